@@ -1,0 +1,12 @@
+// Package conformance proves that the Go packages generated into libs/api are
+// wire-identical to the upstream APIs Plinth implements (CNPG-I, Koor stats
+// and auth, TopoLVM lvmd, CNCT KaaS, Vagrant server).
+//
+// The package has no production code: its tests load the upstream wire facts
+// kept in testdata/<api>.json (services, methods, fields, enum values taken
+// from the upstream descriptors; facts only, no upstream source) and compare
+// them with the descriptors our generated packages register in
+// protoregistry.GlobalFiles. Run them with `go test ./conformance/...` from
+// libs/api. The subpackage upstreamcnpgi additionally round-trips every CNPG-I
+// message through the upstream cnpg-i Go types.
+package conformance

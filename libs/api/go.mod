@@ -1,0 +1,16 @@
+module github.com/plinth-dev/plinth/libs/api
+
+go 1.26.7
+
+require (
+	github.com/cloudnative-pg/cnpg-i v0.6.0
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa
+	google.golang.org/grpc v1.83.2
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+)
