@@ -1,0 +1,154 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+var errNATSDisconnected = errors.New("not connected to NATS")
+
+type outboxRow struct {
+	id          int64
+	eventID     uuid.UUID
+	subject     string
+	typ         string
+	payload     []byte
+	traceparent *string
+	tracestate  *string
+	createdAt   time.Time
+}
+
+// publishBatch claims up to BatchSize unsent rows, publishes them in order and marks the
+// acknowledged ones sent, all in one transaction. It stops at the first failure so a
+// later event never overtakes an earlier one from the same relay.
+func (r *Relay) publishBatch(ctx context.Context) (int, error) {
+	tx, err := r.cfg.Pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows, err := tx.Query(ctx, `SELECT id, event_id, subject, type, payload, traceparent, tracestate, created_at
+		FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, r.cfg.BatchSize)
+	if err != nil {
+		return 0, fmt.Errorf("select unsent: %w", err)
+	}
+	batch, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (outboxRow, error) {
+		var o outboxRow
+		err := row.Scan(&o.id, &o.eventID, &o.subject, &o.typ, &o.payload, &o.traceparent, &o.tracestate, &o.createdAt)
+		return o, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("select unsent: %w", err)
+	}
+	if len(batch) == 0 {
+		return 0, nil
+	}
+	var sent []int64
+	var pubErr error
+	for _, row := range batch {
+		if pubErr = r.publish(ctx, row); pubErr != nil {
+			// Recorded for operators looking at a stuck row.
+			if _, err := tx.Exec(ctx, "UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1",
+				row.id, pubErr.Error()); err != nil {
+				return 0, fmt.Errorf("record failure: %w", err)
+			}
+			pubErr = fmt.Errorf("publish %s (%s): %w", row.eventID, row.subject, pubErr)
+			break
+		}
+		sent = append(sent, row.id)
+	}
+	if len(sent) > 0 {
+		if _, err := tx.Exec(ctx, "UPDATE outbox SET sent_at = now() WHERE id = ANY($1)", sent); err != nil {
+			return 0, fmt.Errorf("mark sent: %w", err)
+		}
+	}
+	// If this commit fails the rows are published again later; Nats-Msg-Id makes the
+	// stream drop the copies.
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("commit: %w", err)
+	}
+	r.published.Add(uint64(len(sent)))
+	return len(sent), pubErr
+}
+
+// publish sends one row and waits for the stream's acknowledgement.
+func (r *Relay) publish(ctx context.Context, row outboxRow) error {
+	// While disconnected nats.go would buffer the message and we would time out waiting
+	// for its ack; fail fast instead and let the backoff pace the retries.
+	if !r.cfg.JetStream.Conn().IsConnected() {
+		return errNATSDisconnected
+	}
+	msg := nats.NewMsg(row.subject)
+	msg.Data = row.payload
+	id := row.eventID.String()
+	msg.Header.Set(HeaderSpecVersion, SpecVersion)
+	msg.Header.Set(HeaderID, id)
+	msg.Header.Set(HeaderSource, r.cfg.Source)
+	msg.Header.Set(HeaderType, row.typ)
+	msg.Header.Set(HeaderTime, row.createdAt.UTC().Format(time.RFC3339Nano))
+	msg.Header.Set(HeaderContentType, ContentTypeProtobuf)
+	if row.traceparent != nil {
+		msg.Header.Set("traceparent", *row.traceparent)
+	}
+	if row.tracestate != nil {
+		msg.Header.Set("tracestate", *row.tracestate)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.PublishTimeout)
+	defer cancel()
+	_, err := r.cfg.JetStream.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+	return err
+}
+
+// listen turns NOTIFYs for this schema's outbox into wake-ups, reconnecting after
+// errors; the poll interval covers the gaps.
+func (r *Relay) listen(ctx context.Context, schema string) {
+	bo := backoff{min: r.cfg.MinBackoff, max: r.cfg.MaxBackoff}
+	for ctx.Err() == nil {
+		err := r.listenOnce(ctx, schema)
+		if ctx.Err() != nil {
+			return
+		}
+		d := bo.next()
+		r.log.Warn("outbox LISTEN connection lost; polling until it is back", "err", err, "retry_in", d)
+		sleep(ctx, d)
+	}
+}
+
+func (r *Relay) listenOnce(ctx context.Context, schema string) error {
+	pc, err := r.cfg.Pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// A listening connection must not return to the pool: it would keep collecting
+	// notifications nobody reads.
+	conn := pc.Hijack()
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, "LISTEN plinth_outbox"); err != nil {
+		return err
+	}
+	// Rows inserted before LISTEN took effect produced no notification we saw.
+	r.signal()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if n.Payload == schema {
+			r.signal()
+		}
+	}
+}
+
+func (r *Relay) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,286 @@
+// Package pglocal runs a private PostgreSQL cluster (initdb + pg_ctl) for local runs and tests.
+package pglocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Options configures Start.
+type Options struct {
+	// DataDir holds the cluster. A directory without PG_VERSION is initialised
+	// (it must then be empty or absent); an existing cluster is reused.
+	DataDir string
+	// Port is the TCP port on 127.0.0.1; 0 picks a free port below 32768.
+	Port int
+	// Logger receives progress messages; nil discards them.
+	Logger *slog.Logger
+	// NoSync turns fsync, synchronous_commit and full_page_writes off: much faster,
+	// and a crash can corrupt the cluster. For throw-away test clusters only.
+	NoSync bool
+}
+
+// Cluster is a running private PostgreSQL server.
+type Cluster struct {
+	dataDir   string
+	port      int
+	socketDir string
+	// ownSocketDir is removed at Stop: it was created because the data directory's
+	// path is too long for a unix socket.
+	ownSocketDir bool
+	run          *runner
+	log          *slog.Logger
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+const startTimeout = 60 * time.Second
+
+// Start initialises DataDir when it holds no cluster, then starts PostgreSQL on
+// 127.0.0.1 and waits until it accepts connections. Superuser "postgres" with trust
+// authentication: the server only listens on loopback and a socket in a 0700 directory.
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	if o.DataDir == "" {
+		return nil, errors.New("pglocal: Options.DataDir is required")
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return nil, fmt.Errorf("pglocal: port %d out of range", o.Port)
+	}
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("pglocal: data dir: %w", err)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	binDir, err := FindBinaries()
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRunner(binDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareDataDir(ctx, r, dataDir); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		log.Info("initialising PostgreSQL cluster", "data_dir", dataDir, "bin_dir", binDir)
+		if err := initdb(ctx, r, dataDir, o.NoSync); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("pglocal: %w", err)
+	}
+	if err := ensureInclude(dataDir); err != nil {
+		return nil, fmt.Errorf("pglocal: %w", err)
+	}
+	// A postmaster left by a process that died without Stop holds the data directory;
+	// it is ours (private cluster), so restart it with this run's settings.
+	if _, err := r.run(ctx, "pg_ctl", "status", "-D", dataDir); err == nil {
+		log.Warn("PostgreSQL from an earlier run still running on this data directory; restarting it", "data_dir", dataDir)
+		if err := stopDataDir(ctx, r, dataDir, "fast"); err != nil {
+			return nil, err
+		}
+	}
+	c := &Cluster{dataDir: dataDir, run: r, log: log}
+	if err := c.start(ctx, o); err != nil {
+		c.removeSocketDir()
+		return nil, err
+	}
+	log.Info("PostgreSQL started", "data_dir", dataDir, "port", c.port)
+	return c, nil
+}
+
+func prepareDataDir(ctx context.Context, r *runner, dataDir string) error {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("pglocal: create data dir: %w", err)
+	}
+	// PostgreSQL insists on 0700 (or 0750) and on owning its data directory.
+	if err := os.Chmod(dataDir, 0o700); err != nil {
+		return fmt.Errorf("pglocal: chmod data dir: %w", err)
+	}
+	if err := r.chown(dataDir); err != nil {
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	if err := r.checkAccess(ctx, dataDir); err != nil {
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	return nil
+}
+
+func initdb(ctx context.Context, r *runner, dataDir string, noSync bool) error {
+	args := []string{"-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-locale"}
+	if noSync {
+		args = append(args, "--no-sync")
+	}
+	if _, err := r.run(ctx, "initdb", args...); err != nil {
+		return fmt.Errorf("pglocal: initdb failed (the data directory must be empty or absent): %w", err)
+	}
+	return nil
+}
+
+// start picks a port, writes plinth.conf and runs pg_ctl start; with Port 0 it retries
+// on another port when the one picked was taken meanwhile.
+func (c *Cluster) start(ctx context.Context, o Options) error {
+	attempts := 1
+	if o.Port == 0 {
+		attempts = 5
+	}
+	var lastErr error
+	for range attempts {
+		port := o.Port
+		if port == 0 {
+			p, err := pickPort()
+			if err != nil {
+				return fmt.Errorf("pglocal: %w", err)
+			}
+			port = p
+		}
+		if err := c.configure(port, o.NoSync); err != nil {
+			return err
+		}
+		lastErr = c.pgCtlStart(ctx)
+		if lastErr == nil {
+			return c.waitReady(ctx)
+		}
+		if !strings.Contains(lastErr.Error(), "could not bind") && !strings.Contains(lastErr.Error(), "already in use") {
+			return lastErr
+		}
+		c.log.Warn("PostgreSQL port taken, retrying", "port", port)
+	}
+	return lastErr
+}
+
+func (c *Cluster) configure(port int, noSync bool) error {
+	c.port = port
+	c.removeSocketDir()
+	c.socketDir = c.dataDir
+	if !socketPathFits(c.dataDir, port) {
+		dir, err := os.MkdirTemp("", "pgsock-")
+		if err != nil {
+			return fmt.Errorf("pglocal: socket dir: %w", err)
+		}
+		c.socketDir, c.ownSocketDir = dir, true
+		if err := c.run.chown(dir); err != nil {
+			return fmt.Errorf("pglocal: %w", err)
+		}
+	}
+	path := filepath.Join(c.dataDir, confFile)
+	if err := os.WriteFile(path, settings(port, c.socketDir, noSync), 0o600); err != nil {
+		return fmt.Errorf("pglocal: write %s: %w", path, err)
+	}
+	if err := c.run.chown(path); err != nil {
+		return fmt.Errorf("pglocal: %w", err)
+	}
+	return nil
+}
+
+func (c *Cluster) pgCtlStart(ctx context.Context) error {
+	logFile := filepath.Join(c.dataDir, "postgres.log")
+	_, err := c.run.run(ctx, "pg_ctl", "start", "-D", c.dataDir, "-l", logFile, "-w",
+		"-t", fmt.Sprint(int(startTimeout.Seconds())), "-s")
+	if err != nil {
+		return fmt.Errorf("pglocal: start PostgreSQL: %w\n%s", err, tail(logFile, 15))
+	}
+	return nil
+}
+
+// waitReady returns once a real client can connect: pg_ctl -w only reads the pid file.
+func (c *Cluster) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	for {
+		conn, err := pgx.Connect(ctx, c.URL("postgres"))
+		if err == nil {
+			return conn.Close(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pglocal: PostgreSQL on port %d not accepting connections: %w", c.port, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// URL returns a connection URL for database on this cluster.
+func (c *Cluster) URL(database string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, database)
+}
+
+// Port returns the TCP port the cluster listens on.
+func (c *Cluster) Port() int { return c.port }
+
+// DataDir returns the absolute data directory.
+func (c *Cluster) DataDir() string { return c.dataDir }
+
+// Stop shuts the cluster down (fast mode: open sessions are disconnected) and waits.
+// Calling it again returns the first result.
+func (c *Cluster) Stop(ctx context.Context) error {
+	c.stopOnce.Do(func() {
+		c.stopErr = stopDataDir(ctx, c.run, c.dataDir, "fast")
+		c.removeSocketDir()
+		if c.stopErr == nil {
+			c.log.Info("PostgreSQL stopped", "data_dir", c.dataDir)
+		}
+	})
+	return c.stopErr
+}
+
+func (c *Cluster) removeSocketDir() {
+	if c.ownSocketDir {
+		_ = os.RemoveAll(c.socketDir)
+		c.ownSocketDir = false
+	}
+}
+
+// StopDataDir stops whatever postmaster runs on dataDir, in immediate mode: for
+// clusters left running by a process that died before calling Stop.
+func StopDataDir(ctx context.Context, dataDir string) error {
+	binDir, err := FindBinaries()
+	if err != nil {
+		return err
+	}
+	r, err := newRunner(binDir)
+	if err != nil {
+		return err
+	}
+	return stopDataDir(ctx, r, dataDir, "immediate")
+}
+
+func stopDataDir(ctx context.Context, r *runner, dataDir, mode string) error {
+	if _, err := os.Stat(filepath.Join(dataDir, "postmaster.pid")); errors.Is(err, os.ErrNotExist) {
+		return nil // not running
+	}
+	if _, err := r.run(ctx, "pg_ctl", "stop", "-D", dataDir, "-m", mode, "-w", "-t", "60", "-s"); err != nil {
+		if _, serr := os.Stat(filepath.Join(dataDir, "postmaster.pid")); errors.Is(serr, os.ErrNotExist) {
+			return nil // a stale pid file that pg_ctl cleaned up
+		}
+		return fmt.Errorf("pglocal: stop PostgreSQL: %w", err)
+	}
+	return nil
+}
+
+// tail returns the last n lines of a log file, for error messages.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
