@@ -1,0 +1,121 @@
+package authn
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Checker asks the auth service whether a token is live and whose it is.
+type Checker interface {
+	CheckToken(ctx context.Context, token string) (accountID string, ok bool, err error)
+}
+
+// MaxCacheTTL bounds how long a revoked token can survive in a cache that missed the event.
+const MaxCacheTTL = 30 * time.Second
+
+// Options configure a Verifier.
+type Options struct {
+	// CacheTTL is how long a positive answer is reused (0 disables the cache; at most 30 s).
+	CacheTTL time.Duration
+	// CacheSize bounds the number of cached tokens.
+	CacheSize int
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Verifier authenticates incoming calls by their bearer token. Its Authenticate method is the
+// auth hook of libs/platform/server (a go-grpc-middleware auth.AuthFunc).
+type Verifier struct {
+	checker Checker
+	cache   *Cache
+	log     *slog.Logger
+	now     func() time.Time
+	ttl     time.Duration
+
+	mu sync.Mutex
+	// revoked remembers recent revocations for one cache TTL, so that a CheckToken answer that
+	// was in flight when the revocation arrived cannot put the token back into the cache.
+	revoked map[string]time.Time
+
+	watching atomic.Bool
+}
+
+// NewVerifier returns a Verifier asking checker.
+func NewVerifier(checker Checker, o Options) (*Verifier, error) {
+	if o.CacheTTL < 0 || o.CacheTTL > MaxCacheTTL {
+		return nil, errors.New("authn cache TTL must be between 0 and 30s")
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 10000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Verifier{
+		checker: checker, cache: NewCache(o.CacheTTL, o.CacheSize, o.Now), log: o.Logger,
+		now: o.Now, ttl: o.CacheTTL, revoked: make(map[string]time.Time),
+	}, nil
+}
+
+// Authenticate checks the call's bearer token and returns a context carrying the account; it is
+// a server.AuthFunc (the method name is not needed: which methods need a token is the server's
+// AuthExempt list). No token or a bad token is Unauthenticated with upstream's messages; an unreachable auth
+// service is Unavailable, so clients retry instead of asking the user to log in again.
+func (v *Verifier) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+	token := BearerToken(ctx)
+	if token == "" {
+		return nil, status.Error(codes.Unauthenticated, MsgNoToken)
+	}
+	id := TokenID(token)
+	if a, ok := v.cache.Get(id); ok {
+		return WithAccount(ctx, a), nil
+	}
+	asked := v.now()
+	accountID, ok, err := v.checker.CheckToken(ctx, token)
+	if err != nil {
+		v.log.WarnContext(ctx, "token check failed", "token_id", id[:12], "error", err)
+		return nil, status.Error(codes.Unavailable, "authentication service unavailable, retry")
+	}
+	if !ok {
+		return nil, status.Error(codes.Unauthenticated, MsgInvalidToken)
+	}
+	a := Account{ID: accountID}
+	if !v.revokedSince(id, asked) {
+		v.cache.Put(id, a)
+	}
+	return WithAccount(ctx, a), nil
+}
+
+// Revoke forgets a token at once; call it for every token.revoked event.
+func (v *Verifier) Revoke(tokenID string) {
+	now := v.now()
+	v.mu.Lock()
+	v.revoked[tokenID] = now
+	for id, at := range v.revoked { // prune: entries older than a TTL can no longer race
+		if now.Sub(at) > v.ttl+time.Second {
+			delete(v.revoked, id)
+		}
+	}
+	v.mu.Unlock()
+	v.cache.Revoke(tokenID)
+}
+
+func (v *Verifier) revokedSince(id string, t time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	at, ok := v.revoked[id]
+	return ok && !at.Before(t)
+}
+
+// CacheLen reports how many tokens are cached (for metrics and tests).
+func (v *Verifier) CacheLen() int { return v.cache.Len() }
