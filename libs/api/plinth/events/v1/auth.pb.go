@@ -108,6 +108,9 @@ const (
 	LoginFailureReason_LOGIN_FAILURE_REASON_USER_DISABLED LoginFailureReason = 3
 	// The request failed validation (username or password format).
 	LoginFailureReason_LOGIN_FAILURE_REASON_INVALID_REQUEST LoginFailureReason = 4
+	// The username or the client address is locked out after too many failures; the password
+	// was not checked.
+	LoginFailureReason_LOGIN_FAILURE_REASON_LOCKED_OUT LoginFailureReason = 5
 )
 
 // Enum value maps for LoginFailureReason.
@@ -118,6 +121,7 @@ var (
 		2: "LOGIN_FAILURE_REASON_WRONG_PASSWORD",
 		3: "LOGIN_FAILURE_REASON_USER_DISABLED",
 		4: "LOGIN_FAILURE_REASON_INVALID_REQUEST",
+		5: "LOGIN_FAILURE_REASON_LOCKED_OUT",
 	}
 	LoginFailureReason_value = map[string]int32{
 		"LOGIN_FAILURE_REASON_UNSPECIFIED":     0,
@@ -125,6 +129,7 @@ var (
 		"LOGIN_FAILURE_REASON_WRONG_PASSWORD":  2,
 		"LOGIN_FAILURE_REASON_USER_DISABLED":   3,
 		"LOGIN_FAILURE_REASON_INVALID_REQUEST": 4,
+		"LOGIN_FAILURE_REASON_LOCKED_OUT":      5,
 	}
 )
 
@@ -397,13 +402,14 @@ const file_plinth_events_v1_auth_proto_rawDesc = "" +
 	"%TOKEN_REVOCATION_REASON_USER_DISABLED\x10\x03\x12!\n" +
 	"\x1dTOKEN_REVOCATION_REASON_ADMIN\x10\x04\x12#\n" +
 	"\x1fTOKEN_REVOCATION_REASON_EXPIRED\x10\x05\x12(\n" +
-	"$TOKEN_REVOCATION_REASON_USER_DELETED\x10\x06*\xdc\x01\n" +
+	"$TOKEN_REVOCATION_REASON_USER_DELETED\x10\x06*\x81\x02\n" +
 	"\x12LoginFailureReason\x12$\n" +
 	" LOGIN_FAILURE_REASON_UNSPECIFIED\x10\x00\x12%\n" +
 	"!LOGIN_FAILURE_REASON_UNKNOWN_USER\x10\x01\x12'\n" +
 	"#LOGIN_FAILURE_REASON_WRONG_PASSWORD\x10\x02\x12&\n" +
 	"\"LOGIN_FAILURE_REASON_USER_DISABLED\x10\x03\x12(\n" +
-	"$LOGIN_FAILURE_REASON_INVALID_REQUEST\x10\x04B\xc4\x01\n" +
+	"$LOGIN_FAILURE_REASON_INVALID_REQUEST\x10\x04\x12#\n" +
+	"\x1fLOGIN_FAILURE_REASON_LOCKED_OUT\x10\x05B\xc4\x01\n" +
 	"\x14com.plinth.events.v1B\tAuthProtoP\x01Z?github.com/plinth-dev/plinth/libs/api/plinth/events/v1;eventsv1\xa2\x02\x03PEX\xaa\x02\x10Plinth.Events.V1\xca\x02\x10Plinth\\Events\\V1\xe2\x02\x1cPlinth\\Events\\V1\\GPBMetadata\xea\x02\x12Plinth::Events::V1b\x06proto3"
 
 var (
