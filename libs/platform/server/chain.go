@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc/filters"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/plinth-dev/plinth/libs/platform/telemetry"
+)
+
+// newMetrics builds the per-server registry: gRPC server metrics with a handling-time
+// histogram, plus Go runtime and process collectors.
+func (s *Server) newMetrics() error {
+	s.registry = prometheus.NewRegistry()
+	s.metrics = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	for _, c := range []prometheus.Collector{
+		s.metrics,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := s.registry.Register(c); err != nil {
+			return fmt.Errorf("server: register metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// serverOptions assembles tracing and the interceptor chain, outermost first:
+//
+//	recovery  – a panic anywhere below (including the service's auth hook) becomes Internal
+//	logging   – one line per finished call: method, code, duration, trace id; never payloads
+//	            or metadata
+//	metrics   – grpc_server_handled_total and handling-time histogram, including calls the
+//	            auth hook rejected, so brute force shows up on dashboards
+//	auth      – the service's AuthFunc, skipped for health, reflection and AuthExempt
+//	recovery  – again, innermost, so a panicking handler is logged and counted as Internal
+//	            by the layers above instead of vanishing from logs and metrics
+func (s *Server) serverOptions(exempt map[string]bool) []grpc.ServerOption {
+	rec := recovery.WithRecoveryHandlerContext(s.recoverPanic)
+	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+	// Health probes arrive every few seconds; logging them would drown everything else.
+	notHealth := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {
+		return c.Service != healthpb.Health_ServiceDesc.ServiceName
+	})
+	exemplar := grpcprom.WithExemplarFromContext(traceExemplar)
+
+	unary := []grpc.UnaryServerInterceptor{
+		recovery.UnaryServerInterceptor(rec),
+		selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(logger, logOpts...), notHealth),
+		s.metrics.UnaryServerInterceptor(exemplar),
+	}
+	stream := []grpc.StreamServerInterceptor{
+		recovery.StreamServerInterceptor(rec),
+		selector.StreamServerInterceptor(logging.StreamServerInterceptor(logger, logOpts...), notHealth),
+		s.metrics.StreamServerInterceptor(exemplar),
+	}
+	if auth := s.opts.Authenticate; auth != nil {
+		m := authRequired(exempt)
+		unary = append(unary, selector.UnaryServerInterceptor(auth.unary(s.log), m))
+		stream = append(stream, selector.StreamServerInterceptor(auth.stream(s.log), m))
+	}
+	unary = append(unary, recovery.UnaryServerInterceptor(rec))
+	stream = append(stream, recovery.StreamServerInterceptor(rec))
+
+	tp := s.opts.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return []grpc.ServerOption{
+		grpc.StatsHandler(otelgrpc.NewServerHandler(
+			otelgrpc.WithTracerProvider(tp),
+			otelgrpc.WithPropagators(telemetry.Propagator()),
+			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
+		)),
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
+	}
+}
+
+// recoverPanic logs the panic with its stack and the trace id, and gives the client only a
+// generic Internal: the panic value may hold internal state or data of another caller.
+func (s *Server) recoverPanic(ctx context.Context, p any) error {
+	method, _ := grpc.Method(ctx)
+	s.log.ErrorContext(ctx, "panic in gRPC handler",
+		"grpc.method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	return status.Error(codes.Internal, "internal error")
+}
+
+// traceExemplar links histogram samples to the trace that produced them.
+func traceExemplar(ctx context.Context) prometheus.Labels {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		return prometheus.Labels{"trace_id": sc.TraceID().String()}
+	}
+	return nil
+}

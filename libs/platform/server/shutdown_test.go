@@ -1,0 +1,150 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func TestGracefulShutdownFinishesInFlightCall(t *testing.T) {
+	h := start(t, Options{ShutdownTimeout: 20 * time.Second})
+	result := make(chan error, 1)
+	go func() {
+		out, err := h.call(context.Background(), "Slow", "")
+		if err == nil && out != "slow done" {
+			err = errors.New("unexpected reply " + out)
+		}
+		result <- err
+	}()
+	<-h.svc.slowEntered
+
+	h.cancel()
+	// The server must wait for Slow, so Run cannot have returned yet.
+	select {
+	case err := <-h.done:
+		h.done <- err
+		t.Fatalf("Run returned (%v) while a call was in flight", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(h.svc.slowRelease)
+	if err := <-result; err != nil {
+		t.Errorf("in-flight call during graceful shutdown: %v", err)
+	}
+	if err := h.stop(t); err != nil {
+		t.Errorf("Run = %v", err)
+	}
+}
+
+func TestShutdownDeadlineCutsHungCall(t *testing.T) {
+	h := start(t, Options{ShutdownTimeout: 300 * time.Millisecond})
+	result := make(chan error, 1)
+	go func() {
+		_, err := h.call(context.Background(), "Hang", "")
+		result <- err
+	}()
+	<-h.svc.hangEntered
+
+	if err := h.stop(t); err != nil {
+		t.Errorf("Run = %v", err)
+	}
+	err := <-result
+	if c := status.Code(err); c != codes.Unavailable && c != codes.Canceled {
+		t.Errorf("hung call got %v, want Unavailable or Canceled after the forced stop", err)
+	}
+	if !contains(h.logs.String(), "shutdown deadline reached") {
+		t.Error("forced stop was not logged")
+	}
+}
+
+func TestClosersRunInReverseOrderWithDeadline(t *testing.T) {
+	h := start(t, Options{})
+	var mu sync.Mutex
+	var order []string
+	closer := func(name string, err error) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if _, ok := ctx.Deadline(); !ok {
+				t.Errorf("closer %s got a context without deadline", name)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, name)
+			return err
+		}
+	}
+	h.srv.OnClose("telemetry", closer("telemetry", nil))
+	h.srv.OnClose("postgres", closer("postgres", errors.New("pool busy")))
+	h.srv.OnClose("nats", closer("nats", nil))
+
+	err := h.stop(t)
+	if err == nil || err.Error() != "close postgres: pool busy" {
+		t.Errorf("Run = %v, want the closer error", err)
+	}
+	if want := []string{"nats", "postgres", "telemetry"}; !slices.Equal(order, want) {
+		t.Errorf("closers ran in order %v, want %v", order, want)
+	}
+}
+
+func TestRunStopsOnSIGTERM(t *testing.T) {
+	h := start(t, Options{})
+	if _, err := h.call(testCtx(t), "Echo", "x"); err != nil { // Run is serving, so the signal is caught
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-h.done:
+		h.done <- err
+		if err != nil {
+			t.Errorf("Run after SIGTERM = %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not stop on SIGTERM")
+	}
+}
+
+func TestRunTwiceFails(t *testing.T) {
+	h := start(t, Options{})
+	if _, err := h.call(testCtx(t), "Echo", "x"); err != nil { // the harness's Run is serving
+		t.Fatal(err)
+	}
+	if err := h.srv.Run(context.Background()); err == nil {
+		t.Error("second Run succeeded")
+	}
+}
+
+func TestRunReturnsServeError(t *testing.T) {
+	s, err := New(Options{Name: "t", GRPCAddr: "127.0.0.1:0", AdminAddr: "off", Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var closed bool
+	s.OnClose("db", func(context.Context) error { closed = true; return nil })
+	_ = s.lis.Close() // make Serve fail the way a broken listener would
+
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "grpc serve") {
+			t.Errorf("Run = %v, want the serve error", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after Serve failed")
+	}
+	if !closed {
+		t.Error("closers did not run after a serve error")
+	}
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
