@@ -1,0 +1,140 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/services/auth/internal/app"
+)
+
+// users runs `auth users <args>` against the env's database with password on stdin.
+func (e *env) users(t *testing.T, password string, args ...string) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteString(password + "\n")
+	w.Close()
+	stdin := os.Stdin
+	os.Stdin = r // the CLI reads passwords from stdin, like an operator's pipe
+	defer func() { os.Stdin = stdin; r.Close() }()
+	var out bytes.Buffer
+	stdout := os.Stdout
+	pr, pw, _ := os.Pipe()
+	os.Stdout = pw
+	environ := []string{"PLINTH_DATABASE_URL=" + e.dbURL, "PLINTH_LOG_FORMAT=json", "PLINTH_AUTH_ARGON2_MEMORY_KIB=8192", "PLINTH_AUTH_ARGON2_ITERATIONS=1"}
+	runErr := app.Main(context.Background(), append([]string{"users"}, args...), environ)
+	pw.Close()
+	os.Stdout = stdout
+	out.ReadFrom(pr)
+	return out.String(), runErr
+}
+
+func TestUserAdministrationRevokesTokens(t *testing.T) {
+	e := newEnv(t) // not parallel: swaps os.Stdin/os.Stdout for the CLI
+	c := authpb.NewAuthServiceClient(e.start(t, e.config(t)))
+	ctx := ctxT(t)
+	if out, err := e.users(t, "bob-password-1", "add", "Bob"); err != nil || !strings.Contains(out, "created") {
+		t.Fatalf("add: %q %v", out, err)
+	}
+	if _, err := e.users(t, "another-pw", "add", "bob"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("duplicate add: %v", err)
+	}
+	if _, err := e.users(t, "x", "add", "carol"); err == nil || !strings.Contains(err.Error(), "password") {
+		t.Fatalf("short password: %v", err)
+	}
+	if _, err := e.users(t, "", "passwd", "nobody"); err == nil {
+		t.Fatal("passwd of a missing user succeeded")
+	}
+	out, err := e.users(t, "", "list")
+	if err != nil || !strings.Contains(out, "Bob") || !strings.Contains(out, "admin") || strings.Contains(out, "argon2") {
+		t.Fatalf("list: %q %v", out, err)
+	}
+
+	tok := login(t, ctx, c, "bob", "bob-password-1").GetToken()
+	if _, err := e.users(t, "bob-password-2", "passwd", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if checkToken(t, ctx, c, tok) {
+		t.Fatal("password change must revoke the user's tokens")
+	}
+	if _, err := c.Login(ctx, &authpb.LoginRequest{Username: "bob", Password: "bob-password-1"}); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("old password: %v", err)
+	}
+	tok = login(t, ctx, c, "bob", "bob-password-2").GetToken()
+	if _, err := e.users(t, "", "disable", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if checkToken(t, ctx, c, tok) {
+		t.Fatal("disabling must revoke the user's tokens")
+	}
+	if _, err := c.Login(ctx, &authpb.LoginRequest{Username: "bob", Password: "bob-password-2"}); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("disabled user logged in: %v", err)
+	}
+	if _, err := e.users(t, "", "enable", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	tok = login(t, ctx, c, "bob", "bob-password-2").GetToken()
+	if out, err := e.users(t, "", "revoke-tokens", "bob"); err != nil || !strings.Contains(out, "revoked 1 token") {
+		t.Fatalf("revoke-tokens: %q %v", out, err)
+	}
+	if checkToken(t, ctx, c, tok) {
+		t.Fatal("revoke-tokens left the token valid")
+	}
+	for _, secret := range []string{"bob-password-1", "bob-password-2", tok, "$argon2id$"} {
+		if strings.Contains(e.logs.String(), secret) {
+			t.Fatalf("a secret reached the log: %q", secret)
+		}
+	}
+}
+
+func TestExtAuthzGuardsTheGateway(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	conn := e.start(t, e.config(t))
+	ctx := ctxT(t)
+	token := login(t, ctx, authpb.NewAuthServiceClient(conn), "admin", "admin-secret-pw").GetToken()
+	z := authv3.NewAuthorizationClient(conn)
+	check := func(path, authorization string) *authv3.CheckResponse {
+		t.Helper()
+		headers := map[string]string{}
+		if authorization != "" {
+			headers["authorization"] = authorization
+		}
+		resp, err := z.Check(ctx, &authv3.CheckRequest{Attributes: &authv3.AttributeContext{Request: &authv3.AttributeContext_Request{
+			Http: &authv3.AttributeContext_HttpRequest{Path: path, Method: "POST", Headers: headers}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if r := check("/stats.StatsService/GetClusterStats", ""); r.GetStatus().GetCode() != int32(codes.Unauthenticated) ||
+		r.GetDeniedResponse().GetStatus().GetCode() != 401 || r.GetDeniedResponse().GetBody() != authn.MsgNoToken {
+		t.Fatalf("no token: %v", r)
+	}
+	if r := check("/stats.StatsService/GetClusterStats", "Bearer plt_nope"); r.GetDeniedResponse().GetBody() != authn.MsgInvalidToken {
+		t.Fatalf("bad token: %v", r)
+	}
+	r := check("/stats.StatsService/GetClusterStats", "Bearer "+token)
+	if r.GetStatus().GetCode() != 0 || r.GetOkResponse() == nil {
+		t.Fatalf("live token: %v", r)
+	}
+	if h := r.GetOkResponse().GetHeaders(); len(h) != 1 || h[0].GetHeader().GetKey() != authn.AccountHeader || h[0].GetHeader().GetValue() == "" {
+		t.Fatalf("the account must be forwarded: %v", h)
+	}
+	for _, public := range []string{"/services.auth.AuthService/Login", "/grpc.health.v1.Health/Check"} {
+		if r := check(public, ""); r.GetStatus().GetCode() != 0 {
+			t.Fatalf("%s must be public: %v", public, r)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+// Package app wires the auth service: config, store, NATS, outbox relay, gRPC servers and the
+// background purge. It holds no business rules.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+)
+
+// Config is the auth binary's configuration (see the README's table).
+type Config struct {
+	config.Common
+
+	AdminPassword   string        `env:"PLINTH_ADMIN_PASSWORD" secret:"true" usage:"password for the first user, admin, created when there are no users (empty: generate one and print it once)"`
+	TokenTTL        time.Duration `env:"PLINTH_AUTH_TOKEN_TTL" flag:"token-ttl" default:"26h" usage:"lifetime of issued tokens"`
+	LockUserAfter   int           `env:"PLINTH_AUTH_LOCK_USER_AFTER" flag:"lock-user-after" default:"5" usage:"failed logins of one username before it is locked"`
+	LockAddrAfter   int           `env:"PLINTH_AUTH_LOCK_ADDR_AFTER" flag:"lock-addr-after" default:"20" usage:"failed logins from one client address before it is locked"`
+	LockBase        time.Duration `env:"PLINTH_AUTH_LOCK_BASE" flag:"lock-base" default:"30s" usage:"first lock interval; doubles with each further failure"`
+	LockMax         time.Duration `env:"PLINTH_AUTH_LOCK_MAX" flag:"lock-max" default:"1h" usage:"longest lock interval"`
+	TrustedProxies  []string      `env:"PLINTH_AUTH_TRUSTED_PROXIES" flag:"trusted-proxies" usage:"CIDRs of proxies (the gateway) whose x-forwarded-for is believed"`
+	PublicPaths     []string      `env:"PLINTH_AUTH_PUBLIC_PATHS" flag:"public-paths" usage:"gateway paths allowed without a token (ext_authz); empty: login, health, reflection"`
+	PurgeInterval   time.Duration `env:"PLINTH_AUTH_PURGE_INTERVAL" flag:"purge-interval" default:"10m" usage:"how often expired tokens and stale counters are deleted"`
+	HashMemoryKiB   int           `env:"PLINTH_AUTH_ARGON2_MEMORY_KIB" flag:"argon2-memory-kib" default:"19456" usage:"argon2id memory (KiB); raising it rehashes on next login"`
+	HashIterations  int           `env:"PLINTH_AUTH_ARGON2_ITERATIONS" flag:"argon2-iterations" default:"2" usage:"argon2id iterations"`
+	HashParallelism int           `env:"PLINTH_AUTH_ARGON2_PARALLELISM" flag:"argon2-parallelism" default:"1" usage:"argon2id lanes"`
+}
+
+// Defaults returns a Config with the auth service's own ports; Load fills the rest.
+func Defaults() Config {
+	return Config{Common: config.Common{GRPCAddr: "127.0.0.1:7001", AdminAddr: "127.0.0.1:7101"}}
+}
+
+// Validate checks everything before anything starts. The NATS URL is checked by ValidateServe:
+// the users CLI needs only the database.
+func (c *Config) Validate() error {
+	errs := []error{c.Common.Validate()}
+	if err := config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL); err != nil {
+		errs = append(errs, err)
+	}
+	if c.TokenTTL < time.Minute {
+		errs = append(errs, errors.New("PLINTH_AUTH_TOKEN_TTL: must be at least 1m"))
+	}
+	if c.PurgeInterval < time.Second {
+		errs = append(errs, errors.New("PLINTH_AUTH_PURGE_INTERVAL: must be at least 1s"))
+	}
+	if err := c.HashParams().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("PLINTH_AUTH_ARGON2_*: %w", err))
+	}
+	if err := c.Lockout().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("PLINTH_AUTH_LOCK_*: %w", err))
+	}
+	if c.AdminPassword != "" {
+		if err := identity.ValidatePassword(c.AdminPassword); err != nil {
+			errs = append(errs, fmt.Errorf("PLINTH_ADMIN_PASSWORD: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// HashParams are the configured argon2id parameters.
+func (c *Config) HashParams() identity.HashParams {
+	p := identity.DefaultHashParams()
+	p.Memory, p.Iterations, p.Parallelism = uint32(c.HashMemoryKiB), uint32(c.HashIterations), uint8(c.HashParallelism)
+	return p
+}
+
+// Lockout is the configured lockout policy.
+func (c *Config) Lockout() identity.LockoutPolicy {
+	p := identity.DefaultLockoutPolicy()
+	p.UserThreshold, p.AddrThreshold, p.BaseDelay, p.MaxDelay = c.LockUserAfter, c.LockAddrAfter, c.LockBase, c.LockMax
+	return p
+}
+
+// ValidateServe is Validate plus what serving needs beyond the database.
+func (c *Config) ValidateServe() error {
+	return errors.Join(c.Validate(), config.Required(config.EnvNATSURL, "nats-url", c.NATSURL))
+}

@@ -1,0 +1,66 @@
+// Package grpc serves services.auth.AuthService (and Envoy's ext_authz) over the identity rules.
+package grpc
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+)
+
+// badLoginMessage is the one answer for an unknown user, a wrong password and a disabled
+// account, so that responses never reveal which usernames exist.
+const badLoginMessage = "wrong username or password"
+
+// toStatus maps domain errors to gRPC status errors in one place. Each code is chosen for what
+// the client should do next:
+//   - *identity.FieldError → InvalidArgument: fix the request; the message names the field.
+//   - identity.ErrBadLogin → Unauthenticated: the credentials are wrong; retrying the same fails.
+//   - *identity.ErrLocked → ResourceExhausted with RetryInfo and a retry-after header: wait.
+//   - identity.ErrNotFound → NotFound, identity.ErrExists → AlreadyExists.
+//   - anything else → Internal with a fixed message; the cause is logged with the trace id,
+//     never sent (it may hold SQL or paths).
+func toStatus(ctx context.Context, log *slog.Logger, err error) error {
+	if err == nil {
+		return nil
+	}
+	var locked *identity.ErrLocked
+	switch fe, isField := identity.IsFieldError(err); {
+	case isField:
+		return status.Error(codes.InvalidArgument, fe.Error())
+	case errors.Is(err, identity.ErrBadLogin):
+		return status.Error(codes.Unauthenticated, badLoginMessage)
+	case errors.As(err, &locked):
+		return lockedStatus(ctx, locked.RetryAfter)
+	case errors.Is(err, identity.ErrNotFound):
+		return status.Error(codes.NotFound, "user not found")
+	case errors.Is(err, identity.ErrExists):
+		return status.Error(codes.AlreadyExists, "user already exists")
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "request canceled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
+	}
+	log.ErrorContext(ctx, "request failed", "error", err)
+	return status.Error(codes.Internal, "internal error")
+}
+
+func lockedStatus(ctx context.Context, after time.Duration) error {
+	secs := int64((after + time.Second - 1) / time.Second)
+	_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.FormatInt(secs, 10)))
+	st := status.New(codes.ResourceExhausted, "too many failed logins; retry after "+strconv.FormatInt(secs, 10)+"s")
+	if withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}); err == nil {
+		st = withInfo
+	}
+	return st.Err()
+}

@@ -1,0 +1,75 @@
+package grpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+)
+
+func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	cases := []struct {
+		err  error
+		code codes.Code
+		msg  string
+	}{
+		{&identity.FieldError{Field: "username", Reason: "is bad"}, codes.InvalidArgument, "username: is bad"},
+		{fmt.Errorf("wrapped: %w", identity.ErrBadLogin), codes.Unauthenticated, badLoginMessage},
+		{&identity.ErrLocked{RetryAfter: 1500 * time.Millisecond}, codes.ResourceExhausted, "too many failed logins; retry after 2s"},
+		{identity.ErrNotFound, codes.NotFound, "user not found"},
+		{identity.ErrExists, codes.AlreadyExists, "user already exists"},
+		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded"},
+		{errors.New(`ERROR: relation "users" does not exist (SQLSTATE 42P01)`), codes.Internal, "internal error"},
+	}
+	for _, c := range cases {
+		st := status.Convert(toStatus(context.Background(), log, c.err))
+		if st.Code() != c.code || st.Message() != c.msg {
+			t.Errorf("%v → %v %q, want %v %q", c.err, st.Code(), st.Message(), c.code, c.msg)
+		}
+	}
+}
+
+func TestClientAddressBelievesForwardedForOnlyFromTrustedProxies(t *testing.T) {
+	c, err := NewClientAddress([]string{"10.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewClientAddress([]string{"not-a-cidr"}); err == nil {
+		t.Fatal("bad CIDR accepted")
+	}
+	ctx := func(from string, xff ...string) context.Context {
+		ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: &net.TCPAddr{IP: net.ParseIP(from), Port: 5555}})
+		if len(xff) > 0 {
+			ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("x-forwarded-for", xff[0]))
+		}
+		return ctx
+	}
+	cases := []struct {
+		ctx  context.Context
+		want string
+	}{
+		{context.Background(), ""},
+		{ctx("192.0.2.7"), "192.0.2.7"},
+		{ctx("192.0.2.7", "203.0.113.9"), "192.0.2.7"},                          // untrusted peer: header ignored
+		{ctx("10.1.2.3", "203.0.113.9"), "203.0.113.9"},                         // gateway forwards the client
+		{ctx("10.1.2.3", "198.51.100.1, 203.0.113.9, 10.9.9.9"), "203.0.113.9"}, // right-most untrusted
+		{ctx("10.1.2.3", "garbage"), "10.1.2.3"},
+		{ctx("::ffff:192.0.2.8"), "192.0.2.8"},
+	}
+	for i, tc := range cases {
+		if got := c.Of(tc.ctx); got != tc.want {
+			t.Errorf("case %d: %q, want %q", i, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Options configure the Service.
+type Options struct {
+	Hash     HashParams
+	Lockout  LockoutPolicy
+	TokenTTL time.Duration
+	Now      func() time.Time // nil: time.Now
+}
+
+// Service is the auth use cases: login, logout, token checks and user administration.
+type Service struct {
+	store Store
+	opts  Options
+	// dummyHash is verified against when the user does not exist, so that an unknown username
+	// costs the same argon2id work as a wrong password and timing does not enumerate users.
+	dummyHash string
+}
+
+// NewService checks the options and prepares the service.
+func NewService(store Store, o Options) (*Service, error) {
+	if err := o.Hash.Validate(); err != nil {
+		return nil, err
+	}
+	if err := o.Lockout.Validate(); err != nil {
+		return nil, err
+	}
+	if o.TokenTTL < time.Minute {
+		return nil, errors.New("token TTL must be at least a minute")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	dummy, err := HashPassword("plinth-dummy-password", o.Hash)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{store: store, opts: o, dummyHash: dummy}, nil
+}
+
+// Login checks a username and password and issues a token. Every credential failure returns
+// ErrBadLogin, whatever the cause; a lockout returns *ErrLocked; malformed input *FieldError.
+func (s *Service) Login(ctx context.Context, username, password, clientAddr string) (string, Token, error) {
+	a := Attempt{Username: username, ClientAddress: clientAddr, At: s.opts.Now()}
+	if err := ValidateUsername(username); err != nil {
+		return "", Token{}, s.invalid(ctx, a, err)
+	}
+	if err := ValidatePassword(password); err != nil {
+		return "", Token{}, s.invalid(ctx, a, err)
+	}
+	if err := s.store.BeginAttempt(ctx, a, s.opts.Lockout); err != nil {
+		var locked *ErrLocked
+		if errors.As(err, &locked) {
+			_ = s.store.RecordFailure(ctx, a, FailureLocked)
+		}
+		return "", Token{}, err
+	}
+	u, err := s.store.UserByName(ctx, username)
+	if errors.Is(err, ErrNotFound) {
+		_, _, _ = VerifyPassword(s.dummyHash, password, s.opts.Hash)
+		return "", Token{}, s.fail(ctx, a, FailureUnknownUser)
+	}
+	if err != nil {
+		return "", Token{}, err
+	}
+	ok, rehash, err := VerifyPassword(u.PasswordHash, password, s.opts.Hash)
+	if err != nil {
+		return "", Token{}, fmt.Errorf("user %s: %w", u.ID, err)
+	}
+	switch {
+	case !ok:
+		return "", Token{}, s.fail(ctx, a, FailureWrongPassword)
+	case u.Disabled:
+		return "", Token{}, s.fail(ctx, a, FailureDisabled)
+	}
+	if rehash {
+		if h, err := HashPassword(password, s.opts.Hash); err == nil {
+			if err := s.store.SetPassword(ctx, u.ID, h, false); err != nil {
+				return "", Token{}, err
+			}
+		}
+	}
+	token, err := NewToken()
+	if err != nil {
+		return "", Token{}, err
+	}
+	t := Token{ID: TokenID(token), UserID: u.ID, CreatedAt: a.At, ExpiresAt: a.At.Add(s.opts.TokenTTL)}
+	if err := s.store.CreateToken(ctx, t, a); err != nil {
+		return "", Token{}, err
+	}
+	return token, t, nil
+}
+
+func (s *Service) invalid(ctx context.Context, a Attempt, err error) error {
+	if rerr := s.store.RecordFailure(ctx, a, FailureInvalid); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+func (s *Service) fail(ctx context.Context, a Attempt, why LoginFailure) error {
+	if err := s.store.RecordFailure(ctx, a, why); err != nil {
+		return err
+	}
+	return ErrBadLogin
+}
+
+// Logout revokes the presented token. It is idempotent; only a missing token is an error
+// (ErrNoToken), matching upstream's success=false.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	if token == "" {
+		return ErrNoToken
+	}
+	if !LooksLikeToken(token) {
+		return nil // never issued by us, so there is nothing to revoke
+	}
+	return s.store.RevokeToken(ctx, TokenID(token), RevokeLogout)
+}
+
+// CheckToken reports whether token is live, and whose it is. A bad token is a false answer,
+// never an error; errors are the store's.
+func (s *Service) CheckToken(ctx context.Context, token string) (userID string, ok bool, err error) {
+	if !LooksLikeToken(token) {
+		return "", false, nil
+	}
+	return s.store.ValidToken(ctx, TokenID(token), s.opts.Now())
+}
+
+// Bootstrap creates the first user, `admin`, when there are no users. An empty password means
+// "generate one": it is returned so the caller can print it once. created is false when users
+// already exist (or another instance won the race).
+func (s *Service) Bootstrap(ctx context.Context, password string) (generated string, created bool, err error) {
+	n, err := s.store.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return "", false, err
+	}
+	if password == "" {
+		b := make([]byte, 18)
+		if _, err := rand.Read(b); err != nil {
+			return "", false, err
+		}
+		password = base64.RawURLEncoding.EncodeToString(b)
+		generated = password
+	}
+	if err := s.AddUser(ctx, "admin", password); err != nil {
+		if errors.Is(err, ErrExists) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return generated, true, nil
+}

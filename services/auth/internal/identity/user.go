@@ -1,0 +1,113 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// User is an account that can log in.
+type User struct {
+	ID           string
+	Username     string
+	PasswordHash string
+	Disabled     bool
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Token is an issued bearer token as stored: never the token itself, only its ID.
+type Token struct {
+	ID        string // TokenID(token)
+	UserID    string
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
+// RevokeReason says why tokens were revoked; it travels in the token.revoked event.
+type RevokeReason int
+
+// Reasons for revoking tokens.
+const (
+	RevokeLogout RevokeReason = iota + 1
+	RevokePasswordChanged
+	RevokeUserDisabled
+	RevokeAdmin
+)
+
+// String is the reason's stable name, used in logs and CLI output.
+func (r RevokeReason) String() string {
+	switch r {
+	case RevokeLogout:
+		return "logout"
+	case RevokePasswordChanged:
+		return "password_changed"
+	case RevokeUserDisabled:
+		return "user_disabled"
+	case RevokeAdmin:
+		return "admin"
+	}
+	return "unknown"
+}
+
+// Domain errors; the gRPC layer maps them to status codes in one place.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrExists      = errors.New("already exists")
+	ErrBadLogin    = errors.New("wrong username or password")
+	ErrNoToken     = errors.New("no token given")
+	ErrInvalidArgs = errors.New("invalid argument")
+)
+
+// LoginFailure says why a login failed, for the login.failed event. It is never sent to the
+// client (which gets one message for all of them, so usernames cannot be enumerated).
+type LoginFailure int
+
+// Reasons a login fails.
+const (
+	FailureUnknownUser LoginFailure = iota + 1
+	FailureWrongPassword
+	FailureDisabled
+	FailureLocked
+	FailureInvalid
+)
+
+// Attempt is one login attempt as the store records it.
+type Attempt struct {
+	Username      string // as typed
+	ClientAddress string // "" when unknown
+	At            time.Time
+}
+
+// Store persists users, tokens and failure counters. Every method that changes state writes
+// the events it causes in the same transaction (outbox).
+type Store interface {
+	CreateUser(ctx context.Context, username, passwordHash string) (User, error)
+	UserByName(ctx context.Context, username string) (User, error)
+	ListUsers(ctx context.Context) ([]User, error)
+	CountUsers(ctx context.Context) (int, error)
+	// SetPassword stores a new hash; with revoke it also revokes all the user's tokens.
+	SetPassword(ctx context.Context, userID, passwordHash string, revoke bool) error
+	// SetDisabled flips the flag; disabling revokes all the user's tokens.
+	SetDisabled(ctx context.Context, username string, disabled bool) (User, error)
+	// RevokeUserTokens revokes every live token of the user and returns how many.
+	RevokeUserTokens(ctx context.Context, userID string, reason RevokeReason) (int, error)
+
+	// CreateToken stores a token issued by a successful login, records the success (resetting
+	// the username's failure counter, taking back the attempt's address count) and its event.
+	CreateToken(ctx context.Context, t Token, a Attempt) error
+	// ValidToken reports whether id is an existing, unexpired, unrevoked token of an enabled user.
+	ValidToken(ctx context.Context, id string, now time.Time) (userID string, ok bool, err error)
+	// RevokeToken revokes one token; revoking a revoked or unknown token is not an error.
+	RevokeToken(ctx context.Context, id string, reason RevokeReason) error
+
+	// BeginAttempt counts an attempt against the username and the address before the password
+	// is checked, or returns *ErrLocked (counting nothing) while either is locked.
+	BeginAttempt(ctx context.Context, a Attempt, p LockoutPolicy) error
+	// RecordFailure writes the login.failed event for an attempt already counted.
+	RecordFailure(ctx context.Context, a Attempt, why LoginFailure) error
+
+	// Purge deletes tokens expired or revoked before cutoff and counters idle since before
+	// forgetBefore, returning how many rows went.
+	Purge(ctx context.Context, cutoff, forgetBefore time.Time) (int64, error)
+}

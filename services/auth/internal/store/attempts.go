@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/pg"
+	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+)
+
+// neverFailed stands in for "no failure yet" so rows can be created before they are locked.
+var neverFailed = time.Unix(0, 0).UTC()
+
+type counterKey struct{ kind, key string }
+
+func attemptKeys(a identity.Attempt) []counterKey {
+	keys := []counterKey{{"user", identity.NormalizeUsername(a.Username)}}
+	if a.ClientAddress != "" {
+		keys = append(keys, counterKey{"addr", a.ClientAddress})
+	}
+	return keys
+}
+
+// BeginAttempt counts the attempt against the username and the address, unless either is
+// locked. The counter rows are locked (FOR UPDATE) for the decision, so concurrent attempts on
+// any replica see each other's counts and cannot slip past the threshold together.
+func (s *Store) BeginAttempt(ctx context.Context, a identity.Attempt, p identity.LockoutPolicy) error {
+	keys := attemptKeys(a)
+	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var locked time.Duration
+		counters := make([]identity.Counter, len(keys))
+		for i, k := range keys {
+			if _, err := tx.Exec(ctx, `INSERT INTO login_failures (kind, key, failures, last_failure_at)
+				VALUES ($1, $2, 0, $3) ON CONFLICT DO NOTHING`, k.kind, k.key, neverFailed); err != nil {
+				return fmt.Errorf("create failure counter: %w", err)
+			}
+			c := &counters[i]
+			if err := tx.QueryRow(ctx, `SELECT failures, last_failure_at FROM login_failures
+				WHERE kind = $1 AND key = $2 FOR UPDATE`, k.kind, k.key).Scan(&c.Failures, &c.LastFailure); err != nil {
+				return fmt.Errorf("lock failure counter: %w", err)
+			}
+			threshold := p.UserThreshold
+			if k.kind == "addr" {
+				threshold = p.AddrThreshold
+			}
+			locked = max(locked, p.LockedFor(*c, threshold, a.At))
+		}
+		if locked > 0 {
+			return &identity.ErrLocked{RetryAfter: locked} // rolls back: nothing counted
+		}
+		for i, k := range keys {
+			n := counters[i].Failures + 1
+			if a.At.Sub(counters[i].LastFailure) >= p.Forget {
+				n = 1
+			}
+			if _, err := tx.Exec(ctx, `UPDATE login_failures SET failures = $3, last_failure_at = $4
+				WHERE kind = $1 AND key = $2`, k.kind, k.key, n, a.At); err != nil {
+				return fmt.Errorf("count failure: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// forgiveAttempt undoes a successful attempt's counting: the username starts again from zero;
+// the address only gets this attempt back, so a valid login of one's own account cannot wipe
+// out the failures one's address earned guessing at others.
+func forgiveAttempt(ctx context.Context, tx pgx.Tx, a identity.Attempt) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE kind = 'user' AND key = $1`,
+		identity.NormalizeUsername(a.Username)); err != nil {
+		return fmt.Errorf("reset failure counter: %w", err)
+	}
+	if a.ClientAddress == "" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE login_failures SET failures = greatest(failures - 1, 0)
+		WHERE kind = 'addr' AND key = $1`, a.ClientAddress); err != nil {
+		return fmt.Errorf("forgive address attempt: %w", err)
+	}
+	return nil
+}
+
+// RecordFailure writes the login.failed event.
+func (s *Store) RecordFailure(ctx context.Context, a identity.Attempt, why identity.LoginFailure) error {
+	reason := map[identity.LoginFailure]eventsv1.LoginFailureReason{
+		identity.FailureUnknownUser:   eventsv1.LoginFailureReason_LOGIN_FAILURE_REASON_UNKNOWN_USER,
+		identity.FailureWrongPassword: eventsv1.LoginFailureReason_LOGIN_FAILURE_REASON_WRONG_PASSWORD,
+		identity.FailureDisabled:      eventsv1.LoginFailureReason_LOGIN_FAILURE_REASON_USER_DISABLED,
+		identity.FailureLocked:        eventsv1.LoginFailureReason_LOGIN_FAILURE_REASON_LOCKED_OUT,
+		identity.FailureInvalid:       eventsv1.LoginFailureReason_LOGIN_FAILURE_REASON_INVALID_REQUEST,
+	}[why]
+	username := a.Username
+	if why == identity.FailureInvalid {
+		username = "" // unvalidated client input (maybe a password typed into the wrong field)
+	}
+	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		return s.publish(ctx, tx, SubjectLoginFailed, &eventsv1.LoginFailed{
+			Username: username, ClientAddress: a.ClientAddress, Reason: reason,
+		})
+	})
+}

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/pg"
+	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+)
+
+// CreateToken stores a login's token, resets the username's failure counter, takes the
+// attempt's count back from the address counter and records login.succeeded — atomically.
+func (s *Store) CreateToken(ctx context.Context, t identity.Token, a identity.Attempt) error {
+	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var username string
+		err := tx.QueryRow(ctx, `INSERT INTO tokens (id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)
+			RETURNING (SELECT username FROM users WHERE id = $2)`, t.ID, t.UserID, t.CreatedAt, t.ExpiresAt).Scan(&username)
+		if err != nil {
+			return fmt.Errorf("insert token: %w", err)
+		}
+		if err := forgiveAttempt(ctx, tx, a); err != nil {
+			return err
+		}
+		return s.publish(ctx, tx, SubjectLoginSucceeded, &eventsv1.LoginSucceeded{
+			UserId: t.UserID, Username: username, ClientAddress: a.ClientAddress, TokenId: t.ID,
+		})
+	})
+}
+
+// ValidToken reports whether id is an existing, unexpired, unrevoked token of an enabled user.
+func (s *Store) ValidToken(ctx context.Context, id string, now time.Time) (string, bool, error) {
+	var userID string
+	err := s.pool.QueryRow(ctx, `SELECT t.user_id::text FROM tokens t JOIN users u ON u.id = t.user_id
+		WHERE t.id = $1 AND t.revoked_at IS NULL AND t.expires_at > $2 AND NOT u.disabled`, id, now).Scan(&userID)
+	if err == pgx.ErrNoRows {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("select token: %w", err)
+	}
+	return userID, true, nil
+}
+
+// RevokeToken revokes one live token and records token.revoked; an unknown or already revoked
+// token changes nothing.
+func (s *Store) RevokeToken(ctx context.Context, id string, reason identity.RevokeReason) error {
+	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var userID string
+		err := tx.QueryRow(ctx, `UPDATE tokens SET revoked_at = now(), revoke_reason = $2
+			WHERE id = $1 AND revoked_at IS NULL RETURNING user_id::text`, id, reason.String()).Scan(&userID)
+		if err == pgx.ErrNoRows {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("revoke token: %w", err)
+		}
+		return s.publish(ctx, tx, SubjectTokenRevoked, revokedEvent(id, userID, reason))
+	})
+}
+
+// revokeUserTokens revokes every live token of a user inside tx, one event per token, so that
+// every cache holding any of them drops it.
+func (s *Store) revokeUserTokens(ctx context.Context, tx pgx.Tx, userID string, reason identity.RevokeReason) (int, error) {
+	rows, err := tx.Query(ctx, `UPDATE tokens SET revoked_at = now(), revoke_reason = $2
+		WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now() RETURNING id`, userID, reason.String())
+	if err != nil {
+		return 0, fmt.Errorf("revoke tokens: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, fmt.Errorf("revoke tokens: %w", err)
+	}
+	for _, id := range ids {
+		if err := s.publish(ctx, tx, SubjectTokenRevoked, revokedEvent(id, userID, reason)); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
+}
+
+func revokedEvent(tokenID, userID string, r identity.RevokeReason) *eventsv1.TokenRevoked {
+	reason := map[identity.RevokeReason]eventsv1.TokenRevocationReason{
+		identity.RevokeLogout:          eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_LOGOUT,
+		identity.RevokePasswordChanged: eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_PASSWORD_CHANGED,
+		identity.RevokeUserDisabled:    eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_USER_DISABLED,
+		identity.RevokeAdmin:           eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN,
+	}[r]
+	return &eventsv1.TokenRevoked{TokenId: tokenID, UserId: userID, Reason: reason}
+}
+
+// Purge deletes tokens that expired or were revoked before cutoff (no cache can hold them any
+// longer) and failure counters idle since before forgetBefore.
+func (s *Store) Purge(ctx context.Context, cutoff, forgetBefore time.Time) (int64, error) {
+	var n int64
+	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM tokens WHERE expires_at < $1 OR revoked_at < $1`, cutoff)
+		if err != nil {
+			return fmt.Errorf("purge tokens: %w", err)
+		}
+		n = tag.RowsAffected()
+		tag, err = tx.Exec(ctx, `DELETE FROM login_failures WHERE last_failure_at < $1`, forgetBefore)
+		if err != nil {
+			return fmt.Errorf("purge login failures: %w", err)
+		}
+		n += tag.RowsAffected()
+		return nil
+	})
+	return n, err
+}

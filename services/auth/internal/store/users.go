@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plinth-dev/plinth/libs/platform/pg"
+	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+)
+
+const userColumns = `id::text, username, password_hash, disabled, created_at, updated_at`
+
+func scanUser(row pgx.Row) (identity.User, error) {
+	var u identity.User
+	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Disabled, &u.CreatedAt, &u.UpdatedAt)
+	return u, err
+}
+
+// CreateUser inserts a user; a case-insensitively equal username is identity.ErrExists.
+func (s *Store) CreateUser(ctx context.Context, username, passwordHash string) (identity.User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx,
+		`INSERT INTO users (username, password_hash) VALUES ($1, $2) RETURNING `+userColumns, username, passwordHash))
+	if isUniqueViolation(err) {
+		return identity.User{}, identity.ErrExists
+	}
+	if err != nil {
+		return identity.User{}, fmt.Errorf("insert user: %w", err)
+	}
+	return u, nil
+}
+
+// UserByName finds a user by case-insensitive username.
+func (s *Store) UserByName(ctx context.Context, username string) (identity.User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(username) = lower($1)`, username))
+	if err != nil {
+		return identity.User{}, notFound(err, "select user")
+	}
+	return u, nil
+}
+
+// ListUsers returns all users ordered by username.
+func (s *Store) ListUsers(ctx context.Context) ([]identity.User, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM users ORDER BY lower(username)`)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (identity.User, error) { return scanUser(r) })
+}
+
+// CountUsers returns the number of users.
+func (s *Store) CountUsers(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM users`).Scan(&n)
+	return n, err
+}
+
+// SetPassword stores a new hash and, with revoke, revokes every live token of the user.
+func (s *Store) SetPassword(ctx context.Context, userID, passwordHash string, revoke bool) error {
+	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, userID, passwordHash)
+		if err != nil {
+			return fmt.Errorf("update password: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return identity.ErrNotFound
+		}
+		if !revoke {
+			return nil
+		}
+		_, err = s.revokeUserTokens(ctx, tx, userID, identity.RevokePasswordChanged)
+		return err
+	})
+}
+
+// SetDisabled sets the disabled flag; disabling revokes every live token of the user.
+func (s *Store) SetDisabled(ctx context.Context, username string, disabled bool) (identity.User, error) {
+	var u identity.User
+	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET disabled = $2, updated_at = now()
+			WHERE lower(username) = lower($1) RETURNING `+userColumns, username, disabled))
+		if err != nil {
+			return notFound(err, "update user")
+		}
+		if disabled {
+			_, err = s.revokeUserTokens(ctx, tx, u.ID, identity.RevokeUserDisabled)
+		}
+		return err
+	})
+	return u, err
+}
+
+// RevokeUserTokens revokes every live token of the user.
+func (s *Store) RevokeUserTokens(ctx context.Context, userID string, reason identity.RevokeReason) (int, error) {
+	var n int
+	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = s.revokeUserTokens(ctx, tx, userID, reason)
+		return err
+	})
+	return n, err
+}
