@@ -1,0 +1,38 @@
+// Command plinth-up runs the whole Plinth suite on this machine (`make up`): NATS with
+// JetStream, Postgres, and every service under services/, until Ctrl-C.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/plinth-dev/plinth/deploy/internal/launcher"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "plinth-up:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := launcher.ParseConfig(os.Args[1:], os.Getenv, os.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// Two slots: the second interrupt (kill at once) must not be lost while the first is
+	// being handled.
+	interrupts := make(chan os.Signal, 2)
+	signal.Notify(interrupts, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(interrupts)
+	return launcher.Run(context.Background(), cfg, interrupts)
+}

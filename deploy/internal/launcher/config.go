@@ -1,0 +1,167 @@
+package launcher
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Config is everything one run of the launcher needs, settled before anything starts.
+type Config struct {
+	// Root is the repository root: it holds go.work and services/.
+	Root string
+	// Home holds the runtime state: NATS data, a private Postgres, binaries, sockets.
+	Home string
+	// PortOffset shifts every TCP port the launcher listens on or assigns, so a second suite
+	// (a test) can run beside a developer's.
+	PortOffset int
+	// DatabaseURL, when set, is used as is; otherwise the launcher finds or makes a server.
+	DatabaseURL string
+	// DatabaseName is the database the launcher creates and uses when it picks the server.
+	DatabaseName string
+	// PrivatePostgres skips the server on 127.0.0.1:5432 and always uses the private cluster.
+	PrivatePostgres bool
+	// NATSURL, when set, replaces the embedded NATS server.
+	NATSURL string
+	// ReadyTimeout bounds the wait for each service to report ready.
+	ReadyTimeout time.Duration
+	// StopTimeout bounds the wait for services to exit after SIGTERM before they are killed.
+	StopTimeout time.Duration
+	// Out receives all output. Terminal says it is a terminal (children then log text, not
+	// JSON); Color adds ANSI colours to the name prefixes.
+	Out      io.Writer
+	Terminal bool
+	Color    bool
+}
+
+// Defaults from ARCHITECTURE.md.
+const (
+	defaultNATSPort     = 4222
+	defaultPostgresAddr = "127.0.0.1:5432"
+	defaultDatabaseName = "plinth"
+)
+
+// ParseConfig reads flags (which win) and PLINTH_* environment variables (through getenv).
+// The repository root defaults to the nearest directory above the working directory that
+// holds go.work.
+func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	fs := flag.NewFlagSet("plinth-up", flag.ContinueOnError)
+	fs.SetOutput(out)
+	c := Config{Out: out, Terminal: isTerminal(out)}
+	c.Color = c.Terminal && getenv("NO_COLOR") == ""
+	offset, err := envInt(getenv, "PLINTH_PORT_OFFSET")
+	if err != nil {
+		return Config{}, err
+	}
+	fs.StringVar(&c.Root, "root", "", "repository root (default: nearest directory with go.work)")
+	fs.StringVar(&c.Home, "home", getenv("PLINTH_HOME"), "runtime state directory (env PLINTH_HOME; default ROOT/.plinth)")
+	fs.IntVar(&c.PortOffset, "port-offset", offset, "shift every TCP port by N (env PLINTH_PORT_OFFSET)")
+	fs.StringVar(&c.DatabaseURL, "database-url", getenv("PLINTH_DATABASE_URL"), "use this Postgres (env PLINTH_DATABASE_URL)")
+	fs.StringVar(&c.DatabaseName, "database-name", orDefault(getenv("PLINTH_DATABASE_NAME"), defaultDatabaseName),
+		"database to create and use when the launcher picks the server (env PLINTH_DATABASE_NAME)")
+	fs.BoolVar(&c.PrivatePostgres, "private-postgres", getenv("PLINTH_PRIVATE_POSTGRES") == "1",
+		"always run a private cluster under HOME/postgres (env PLINTH_PRIVATE_POSTGRES=1)")
+	fs.StringVar(&c.NATSURL, "nats-url", getenv("PLINTH_NATS_URL"), "use this NATS instead of the embedded one (env PLINTH_NATS_URL)")
+	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 90*time.Second, "how long each service may take to become ready")
+	fs.DurationVar(&c.StopTimeout, "stop-timeout", 20*time.Second, "how long services may take to exit after SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments %q: plinth-up takes only flags (see -h)", fs.Args())
+	}
+	if c.Root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return Config{}, fmt.Errorf("find repository root: %w", err)
+		}
+		if c.Root, err = findRoot(wd); err != nil {
+			return Config{}, err
+		}
+	}
+	if c.Home == "" {
+		c.Home = filepath.Join(c.Root, ".plinth")
+	}
+	if c.Root, err = filepath.Abs(c.Root); err != nil {
+		return Config{}, err
+	}
+	if c.Home, err = filepath.Abs(c.Home); err != nil {
+		return Config{}, err
+	}
+	return c, c.Validate()
+}
+
+// Validate reports the first setting that cannot work.
+func (c Config) Validate() error {
+	if _, err := os.Stat(filepath.Join(c.Root, "go.work")); err != nil {
+		return fmt.Errorf("%s is not the Plinth repository root (no go.work): run from the repository or pass -root", c.Root)
+	}
+	if c.PortOffset < 0 || defaultNATSPort+c.PortOffset > 65000 || 7200+c.PortOffset > 65000 {
+		return fmt.Errorf("port offset %d out of range: it must keep every port between 1024 and 65000", c.PortOffset)
+	}
+	if !validDatabaseName(c.DatabaseName) {
+		return fmt.Errorf("database name %q: use lower-case letters, digits and _ (at most 63)", c.DatabaseName)
+	}
+	if c.ReadyTimeout <= 0 || c.StopTimeout <= 0 {
+		return errors.New("-ready-timeout and -stop-timeout must be positive durations")
+	}
+	return nil
+}
+
+func findRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.work in %s or above: run plinth-up inside the Plinth repository or pass -root", dir)
+		}
+	}
+}
+
+func envInt(getenv func(string) string, key string) (int, error) {
+	v := getenv(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: want an integer", key, v)
+	}
+	return n, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// validDatabaseName accepts the names the launcher creates without quoting surprises:
+// lower-case letters, digits and _, not starting with a digit, at most 63 bytes.
+func validDatabaseName(s string) bool {
+	if s == "" || len(s) > 63 || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

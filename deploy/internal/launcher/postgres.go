@@ -1,0 +1,152 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/plinth-dev/plinth/libs/platform/pglocal"
+)
+
+// database is the Postgres of this run: the user's, the machine's, or a private cluster.
+type database struct {
+	url      string
+	describe string
+	private  *pglocal.Cluster
+}
+
+// openDatabase picks Postgres in the order the README promises: PLINTH_DATABASE_URL, else a
+// server answering on 127.0.0.1:5432, else a private cluster under HOME/postgres. When it
+// picks the server it creates the database c.DatabaseName there if missing.
+func openDatabase(ctx context.Context, c Config, say func(string, ...any), log *slog.Logger, aptOut io.Writer) (*database, error) {
+	if c.DatabaseURL != "" {
+		if err := ping(ctx, c.DatabaseURL); err != nil {
+			return nil, fmt.Errorf("PLINTH_DATABASE_URL=%s: %w; fix the URL or unset it to let plinth-up pick a server", redact(c.DatabaseURL), err)
+		}
+		return &database{url: c.DatabaseURL, describe: "from PLINTH_DATABASE_URL"}, nil
+	}
+	if !c.PrivatePostgres && answering(defaultPostgresAddr) {
+		admin := "postgres://postgres@" + defaultPostgresAddr + "/postgres?sslmode=disable"
+		err := ensureDatabase(ctx, admin, c.DatabaseName)
+		if err == nil {
+			return &database{
+				url:      "postgres://postgres@" + defaultPostgresAddr + "/" + c.DatabaseName + "?sslmode=disable",
+				describe: "server on " + defaultPostgresAddr,
+			}, nil
+		}
+		say("a server answers on %s but %v; using a private cluster instead (set PLINTH_DATABASE_URL to use that server)", defaultPostgresAddr, err)
+	}
+	if err := ensurePostgresBinaries(ctx, say, aptOut); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(c.Home, "postgres")
+	cl, err := pglocal.Start(ctx, pglocal.Options{DataDir: dir, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("start private Postgres in %s: %w", dir, err)
+	}
+	if err := ensureDatabase(ctx, cl.URL("postgres"), c.DatabaseName); err != nil {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		return nil, errors.Join(err, cl.Stop(stopCtx))
+	}
+	return &database{url: cl.URL(c.DatabaseName), describe: "private cluster, data " + dir, private: cl}, nil
+}
+
+// stop stops a private cluster; servers the launcher did not start are left alone.
+func (d *database) stop(ctx context.Context) error {
+	if d == nil || d.private == nil {
+		return nil
+	}
+	return d.private.Stop(ctx)
+}
+
+// ensurePostgresBinaries installs PostgreSQL with apt when it is missing and we are root on a
+// Debian-like system; otherwise it returns pglocal's error, which names what to install.
+func ensurePostgresBinaries(ctx context.Context, say func(string, ...any), out io.Writer) error {
+	_, err := pglocal.FindBinaries()
+	if err == nil {
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return err
+	}
+	if _, lookErr := exec.LookPath("apt-get"); lookErr != nil {
+		return err
+	}
+	say("PostgreSQL server binaries are missing; installing them: apt-get install -y postgresql")
+	install := func() error { return runApt(ctx, out, "install", "-y", "--no-install-recommends", "postgresql") }
+	if installErr := install(); installErr != nil {
+		// A fresh machine has empty package lists; refresh them once and retry.
+		if updErr := runApt(ctx, out, "update"); updErr != nil {
+			return fmt.Errorf("apt-get update failed (%v): %w", updErr, err)
+		}
+		if installErr = install(); installErr != nil {
+			return fmt.Errorf("apt-get install postgresql failed (%v): %w", installErr, err)
+		}
+	}
+	_, err = pglocal.FindBinaries()
+	return err
+}
+
+func runApt(ctx context.Context, out io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, "apt-get", args...)
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd.Run()
+}
+
+// ensureDatabase creates the database name on the server at adminURL unless it exists.
+func ensureDatabase(ctx context.Context, adminURL, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return fmt.Errorf("cannot connect as %s: %w", redact(adminURL), err)
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return fmt.Errorf("look up database %s: %w", name, err)
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P04" {
+		return nil // created concurrently by another launcher
+	}
+	if err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	return nil
+}
+
+func ping(ctx context.Context, dbURL string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	return conn.Close(ctx)
+}
+
+// redact hides a password in a URL before it is printed or written anywhere.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}

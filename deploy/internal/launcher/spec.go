@@ -1,0 +1,154 @@
+package launcher
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+)
+
+// Spec says how the launcher runs one service binary: where it listens and what else it needs.
+// The ports are the defaults from ARCHITECTURE.md; the launcher shifts them by the port offset.
+type Spec struct {
+	// Binary is the command name: services/<Service>/cmd/<Binary>.
+	Binary string
+	// Service is the directory under services/ that holds the binary.
+	Service string
+	// GRPCPort is the default TCP port of the gRPC server; 0 when Socket is set or the binary
+	// serves no gRPC (a client-only process such as vagrant-runner).
+	GRPCPort int
+	// Socket, when set, is the unix socket (relative to the runtime home) the gRPC server
+	// listens on instead of TCP, as its upstream peer expects.
+	Socket string
+	// AdminPort is the default port of the admin HTTP server (/healthz, /readyz, /metrics).
+	AdminPort int
+	// DependsOn lists binaries that must be ready before this one starts.
+	DependsOn []string
+	// Env returns extra environment for this binary, given the runtime home and where every
+	// binary of this run listens (keyed by binary name).
+	Env func(home string, placed map[string]Placement) map[string]string
+}
+
+// CNPGIPluginName is the plugin name the cnpgi-plugin reports in GetPluginMetadata; CloudNativePG
+// finds a plugin's socket by this name inside its plugin socket directory.
+const CNPGIPluginName = "cnpgi.plinth.dev"
+
+// Table returns the specs of every service binary the launcher knows, in start order.
+// A binary found under services/ but missing here still runs, on the next free ports.
+func Table() []Spec {
+	return []Spec{
+		{Binary: "auth", Service: "auth", GRPCPort: 7001, AdminPort: 7101},
+		{Binary: "stats", Service: "stats", GRPCPort: 7002, AdminPort: 7102},
+		{Binary: "kaas", Service: "kaas", GRPCPort: 7003, AdminPort: 7103},
+		{Binary: "vagrant-server", Service: "vagrant-server", GRPCPort: 7004, AdminPort: 7104},
+		{
+			// TopoLVM's node driver talks to lvmd over a unix socket; TCP 7005 (mTLS) is optional
+			// and stays off until the launcher generates certificates.
+			Binary: "lvmd-agent", Service: "lvmd-agent", Socket: "lvmd.sock", AdminPort: 7105,
+		},
+		{
+			// CloudNativePG dials plugins at <plugin socket dir>/<plugin name>; TCP 7006 needs
+			// mTLS certificates and stays off until the launcher generates them.
+			Binary: "cnpgi-plugin", Service: "cnpgi-plugin",
+			Socket: filepath.Join("plugins", CNPGIPluginName), AdminPort: 7106,
+			Env: func(home string, _ map[string]Placement) map[string]string {
+				return map[string]string{
+					"PLINTH_CNPGI_PLUGIN_DIR":  filepath.Join(home, "plugins"),
+					"PLINTH_CNPGI_PLUGIN_NAME": CNPGIPluginName,
+				}
+			},
+		},
+		{
+			// The runner serves no gRPC: it dials vagrant-server and streams jobs from it.
+			Binary: "vagrant-runner", Service: "vagrant-server", AdminPort: 7107,
+			DependsOn: []string{"vagrant-server"},
+			Env: func(_ string, placed map[string]Placement) map[string]string {
+				return map[string]string{"PLINTH_VAGRANT_SERVER_ADDR": placed["vagrant-server"].GRPC}
+			},
+		},
+	}
+}
+
+// Placement is where one binary of this run listens.
+type Placement struct {
+	Spec Spec
+	// GRPC is "127.0.0.1:PORT", "unix:///abs/path.sock", or "" for a binary without gRPC.
+	GRPC string
+	// Admin is the admin HTTP "127.0.0.1:PORT".
+	Admin string
+}
+
+// Unknown binaries get ports from here on (gRPC N, admin N+100), after the table's range.
+const firstDynamicPort = 7010
+
+// Plan places the found binaries: table ports shifted by offset, unix sockets under home, and
+// the next free ports for binaries the table does not know (reported in warnings). It fails
+// when a table port is taken, since the upstream peers expect those exact ports.
+func Plan(found []Binary, home string, offset int, isFree func(port int) bool) ([]Placement, []string, error) {
+	known := Table()
+	used := map[int]bool{}
+	for _, s := range known {
+		used[s.GRPCPort+offset], used[s.AdminPort+offset] = true, true
+	}
+	var placed, unknown []Placement
+	var warnings []string
+	for _, b := range found {
+		i := slices.IndexFunc(known, func(s Spec) bool { return s.Binary == b.Name })
+		if i < 0 {
+			unknown = append(unknown, Placement{Spec: Spec{Binary: b.Name, Service: b.Service}})
+			continue
+		}
+		p, err := placeKnown(known[i], home, offset, isFree)
+		if err != nil {
+			return nil, nil, err
+		}
+		placed = append(placed, p)
+	}
+	// Keep the table's start order whatever order the directory listing gave.
+	slices.SortStableFunc(placed, func(a, b Placement) int {
+		return indexOf(known, a.Spec.Binary) - indexOf(known, b.Spec.Binary)
+	})
+	next := firstDynamicPort + offset
+	for _, p := range unknown {
+		for used[next] || used[next+100] || !isFree(next) || !isFree(next+100) {
+			next++
+			if next >= firstDynamicPort+offset+90 {
+				return nil, nil, fmt.Errorf("no free port pair left in %d-%d for %s: free some ports or use -port-offset",
+					firstDynamicPort+offset, firstDynamicPort+offset+90, p.Spec.Binary)
+			}
+		}
+		used[next], used[next+100] = true, true
+		p.Spec.GRPCPort, p.Spec.AdminPort = next, next+100
+		p.GRPC, p.Admin = loopback(next), loopback(next+100)
+		warnings = append(warnings, fmt.Sprintf(
+			"%s (services/%s) is not in the launcher's service table: running it on gRPC %s, admin %s; add it to deploy/internal/launcher/spec.go",
+			p.Spec.Binary, p.Spec.Service, p.GRPC, p.Admin))
+		placed = append(placed, p)
+	}
+	return placed, warnings, nil
+}
+
+func placeKnown(s Spec, home string, offset int, isFree func(int) bool) (Placement, error) {
+	p := Placement{Spec: s}
+	ports := []int{s.AdminPort}
+	switch {
+	case s.Socket != "":
+		p.GRPC = "unix://" + filepath.Join(home, s.Socket)
+	case s.GRPCPort != 0:
+		p.GRPC = loopback(s.GRPCPort + offset)
+		ports = append(ports, s.GRPCPort)
+	}
+	p.Admin = loopback(s.AdminPort + offset)
+	for _, port := range ports {
+		if !isFree(port + offset) {
+			return Placement{}, fmt.Errorf("port %d for %s is in use: stop what listens there, or run with -port-offset N (PLINTH_PORT_OFFSET) to shift every port",
+				port+offset, s.Binary)
+		}
+	}
+	return p, nil
+}
+
+func indexOf(specs []Spec, binary string) int {
+	return slices.IndexFunc(specs, func(s Spec) bool { return s.Binary == binary })
+}
+
+func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }

@@ -1,0 +1,89 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// startAll starts the placed binaries in waves: a binary starts once the binaries it depends
+// on are ready. It returns the children started so far, in start order, even on error.
+func startAll(ctx context.Context, c Config, con *Console, placed []Placement, infra Infra, say func(string, ...any)) ([]*child, error) {
+	byName := map[string]Placement{}
+	for _, p := range placed {
+		byName[p.Spec.Binary] = p
+	}
+	if err := prepareSockets(placed); err != nil {
+		return nil, err
+	}
+	var children []*child
+	ready := map[string]bool{}
+	for len(ready) < len(placed) {
+		var wave []int
+		for i, p := range placed {
+			if !ready[p.Spec.Binary] && depsReady(p, byName, ready) {
+				wave = append(wave, i)
+			}
+		}
+		if len(wave) == 0 {
+			return children, errors.New("service dependencies form a cycle: fix DependsOn in deploy/internal/launcher/spec.go")
+		}
+		start := len(children)
+		for _, i := range wave {
+			p := placed[i]
+			for _, d := range p.Spec.DependsOn {
+				if _, ok := byName[d]; !ok {
+					say("warning: %s depends on %s, which is not under services/; starting it anyway", p.Spec.Binary, d)
+				}
+			}
+			env := ChildEnv(os.Environ(), p, byName, c.Home, infra, c.Terminal)
+			ch, err := startChild(p.Spec.Binary, filepath.Join(c.Home, "bin", p.Spec.Binary), env, c.Root, con.Writer(p.Spec.Binary))
+			if err != nil {
+				return children, err
+			}
+			children = append(children, ch)
+		}
+		for k, i := range wave {
+			if err := children[start+k].waitReady(ctx, placed[i].Admin, c.ReadyTimeout); err != nil {
+				return children, err
+			}
+			ready[placed[i].Spec.Binary] = true
+		}
+	}
+	return children, nil
+}
+
+func depsReady(p Placement, byName map[string]Placement, ready map[string]bool) bool {
+	for _, d := range p.Spec.DependsOn {
+		if _, present := byName[d]; present && !ready[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// prepareSockets creates socket directories and removes sockets a killed run left behind; the
+// home lock guarantees no live process owns them.
+func prepareSockets(placed []Placement) error {
+	for _, p := range placed {
+		path, ok := socketPath(p.GRPC)
+		if !ok {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return fmt.Errorf("create socket directory for %s: %w", p.Spec.Binary, err)
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove stale socket %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+func socketPath(addr string) (string, bool) {
+	path, ok := strings.CutPrefix(addr, "unix://")
+	return path, ok && path != ""
+}

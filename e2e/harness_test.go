@@ -1,0 +1,230 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// endpoints mirrors the launcher's HOME/endpoints.json.
+type endpoints struct {
+	NATS     string `json:"nats"`
+	Database string `json:"database"`
+	Services []struct {
+		Name  string `json:"name"`
+		GRPC  string `json:"grpc"`
+		Admin string `json:"admin"`
+		PID   int    `json:"pid"`
+	} `json:"services"`
+}
+
+// repoRoot is the repository root: the e2e package lives one level below it.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.work")); err != nil {
+		t.Fatalf("no go.work in %s: run the e2e tests from the repository", root)
+	}
+	return root
+}
+
+// newHome makes a runtime home the postgres user can traverse: a private cluster runs as
+// postgres when the tests run as root, and t.TempDir's directories are mode 0700.
+func newHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	for _, dir := range []string{home, filepath.Dir(home)} {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return home
+}
+
+// buildLauncher compiles plinth-up the way `make up` does.
+func buildLauncher(t *testing.T, root string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "plinth-up")
+	cmd := exec.Command("go", "build", "-o", bin, "./deploy/cmd/plinth-up")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build launcher: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// portsFree reports whether every port in ports can be bound on 127.0.0.1 now.
+func portsFree(ports ...int) bool {
+	for _, p := range ports {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			return false
+		}
+		_ = l.Close()
+	}
+	return true
+}
+
+// freeOffset finds a port offset under which NATS and every service port the launcher may
+// assign are free, so the test runs beside a developer's `make up`. Each test passes its own
+// base, so tests running in parallel search disjoint bands. Offsets keep every port below
+// 20000: above are pglocal's picks and, from 32768, the kernel's ephemeral ports.
+func freeOffset(t *testing.T, base int) int {
+	t.Helper()
+	for offset := base; offset < base+1000 && offset+7200 < 20000; offset += 250 {
+		ports := []int{4222 + offset}
+		for p := 7000; p < 7200; p++ {
+			ports = append(ports, p+offset)
+		}
+		if portsFree(ports...) {
+			return offset
+		}
+	}
+	t.Fatalf("no port offset in %d-%d with free ports", base, base+1000)
+	return 0
+}
+
+// launcher is one running plinth-up.
+type launcher struct {
+	cmd  *exec.Cmd
+	home string
+	log  *lockedBuffer
+	done chan struct{}
+	err  error
+}
+
+// startLauncher runs bin with its runtime home and port offset; extra is added to the
+// environment. Variables that would point it at other infrastructure are removed.
+func startLauncher(t *testing.T, bin, root, home string, offset int, extra ...string) *launcher {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PLINTH_DATABASE_URL", "PLINTH_NATS_URL", "PLINTH_HOME", "PLINTH_PORT_OFFSET",
+			"PLINTH_DATABASE_NAME", "PLINTH_PRIVATE_POSTGRES":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "PLINTH_HOME="+home, "PLINTH_PORT_OFFSET="+strconv.Itoa(offset))
+	l := &launcher{home: home, log: &lockedBuffer{}, done: make(chan struct{})}
+	l.cmd = exec.Command(bin, "-root", root)
+	l.cmd.Env = append(env, extra...)
+	l.cmd.Stdout, l.cmd.Stderr = l.log, l.log
+	if err := l.cmd.Start(); err != nil {
+		t.Fatalf("start launcher: %v", err)
+	}
+	go func() {
+		l.err = l.cmd.Wait()
+		close(l.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-l.done:
+		default:
+			_ = l.cmd.Process.Kill()
+			<-l.done
+		}
+		if t.Failed() {
+			t.Logf("launcher output:\n%s", l.log.String())
+		}
+	})
+	return l
+}
+
+// waitEndpoints waits until the launcher reports ready by writing endpoints.json.
+func (l *launcher) waitEndpoints(t *testing.T, timeout time.Duration) endpoints {
+	t.Helper()
+	path := filepath.Join(l.home, "endpoints.json")
+	deadline := time.After(timeout)
+	for {
+		if data, err := os.ReadFile(path); err == nil {
+			var e endpoints
+			if err := json.Unmarshal(data, &e); err != nil {
+				t.Fatalf("endpoints.json: %v\n%s", err, data)
+			}
+			return e
+		}
+		select {
+		case <-l.done:
+			t.Fatalf("launcher exited before it was ready: %v", l.err)
+		case <-deadline:
+			t.Fatalf("launcher not ready after %s (no %s)", timeout, path)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// interrupt sends SIGINT, as Ctrl-C does, and requires a clean exit within timeout.
+func (l *launcher) interrupt(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	if err := l.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatalf("interrupt launcher: %v", err)
+	}
+	select {
+	case <-l.done:
+	case <-time.After(timeout):
+		t.Fatalf("launcher still running %s after SIGINT", timeout)
+	}
+	if l.err != nil {
+		t.Fatalf("launcher exit after SIGINT: %v, want a clean exit", l.err)
+	}
+	if _, err := os.Stat(filepath.Join(l.home, "endpoints.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("endpoints.json still present after exit (err %v)", err)
+	}
+}
+
+// processesUsing lists processes whose command line mentions dir: the service binaries run
+// from HOME/bin and a private postmaster runs with -D HOME/postgres.
+func processesUsing(t *testing.T, dir string) []string {
+	t.Helper()
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatalf("read /proc: %v", err)
+	}
+	var found []string
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(dir)) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", p.Name(), "stat")); err == nil && isZombie(st) {
+			continue // exited, waiting for its parent to reap it
+		}
+		found = append(found, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	}
+	return found
+}
+
+func isZombie(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+// skipOrFail skips, or fails under PLINTH_TEST_STRICT=1: CI wants a missing prerequisite to
+// fail, not to pass silently.
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("PLINTH_TEST_STRICT") == "1" {
+		t.Fatalf(format+" (PLINTH_TEST_STRICT=1 turns this skip into a failure)", args...)
+	}
+	t.Skipf(format, args...)
+}
