@@ -1,0 +1,74 @@
+package store_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+)
+
+// cheap are fast argon2id parameters; stronger ones stand for "the operator raised them".
+func cheap() identity.HashParams {
+	return identity.HashParams{Memory: 8 * 1024, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32}
+}
+
+func service(t *testing.T, st identity.Store, p identity.HashParams, now func() time.Time) *identity.Service {
+	t.Helper()
+	svc, err := identity.NewService(st, identity.Options{Hash: p, Lockout: identity.DefaultLockoutPolicy(), TokenTTL: time.Hour, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func TestTokensExpire(t *testing.T) {
+	t.Parallel()
+	st, ctx := open(t)
+	clock := time.Now()
+	svc := service(t, st, cheap(), func() time.Time { return clock })
+	if err := svc.AddUser(ctx, "erin", "erin-password"); err != nil {
+		t.Fatal(err)
+	}
+	token, tok, err := svc.Login(ctx, "erin", "erin-password", "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tok.ExpiresAt.Equal(clock.Add(time.Hour)) {
+		t.Fatalf("expires %v", tok.ExpiresAt)
+	}
+	clock = clock.Add(59 * time.Minute)
+	if _, ok, _ := svc.CheckToken(ctx, token); !ok {
+		t.Fatal("token invalid before its expiry")
+	}
+	clock = clock.Add(2 * time.Minute)
+	if _, ok, _ := svc.CheckToken(ctx, token); ok {
+		t.Fatal("token valid after its expiry")
+	}
+}
+
+func TestLoginRehashesWithRaisedParameters(t *testing.T) {
+	t.Parallel()
+	st, ctx := open(t)
+	old := service(t, st, cheap(), nil)
+	if err := old.AddUser(ctx, "frank", "frank-password"); err != nil {
+		t.Fatal(err)
+	}
+	raised := cheap()
+	raised.Iterations = 3
+	if _, _, err := service(t, st, raised, nil).Login(ctx, "frank", "frank-password", ""); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := st.UserByName(ctx, "frank")
+	if !strings.Contains(u.PasswordHash, "m=8192,t=3,p=1") {
+		t.Fatalf("hash not upgraded on login: %s", u.PasswordHash[:30])
+	}
+	// The upgraded hash still verifies, and old-parameter services can still read it.
+	if _, _, err := old.Login(ctx, "frank", "frank-password", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := old.Login(ctx, "frank", "wrong-password", ""); !errors.Is(err, identity.ErrBadLogin) {
+		t.Fatalf("wrong password: %v", err)
+	}
+}
