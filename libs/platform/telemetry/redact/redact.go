@@ -32,6 +32,11 @@ var secretWords = []string{
 // and " "), is "pwd", or ends with "key"/"keys" (access_key, encryptionKey, ssh_keys).
 func IsSecretKey(key string) bool {
 	k := normalise(key)
+	for _, suffix := range settingSuffixes {
+		if strings.HasSuffix(k, suffix) {
+			return false // a setting or a fact about a secret (token_ttl), not the secret
+		}
+	}
 	if k == "pwd" || strings.HasSuffix(k, "key") || strings.HasSuffix(k, "keys") {
 		return true
 	}
@@ -55,6 +60,11 @@ func normalise(key string) string {
 	}
 	return b.String()
 }
+
+// settingSuffixes end keys that name durations, counts and flags about secrets rather than
+// secrets, e.g. PLINTH_AUTH_TOKEN_TTL or password_generated: redacting them only hides what an
+// operator needs to see.
+var settingSuffixes = []string{"ttl", "count", "generated", "expiry", "length"}
 
 var (
 	// userinfoPassword finds "scheme://user:password@" anywhere in a text. The password part

@@ -37,6 +37,9 @@ func TestIsSecretKey(t *testing.T) {
 		{"duration", false},
 		{"keyspace", false},
 		{"url", false},
+		{"PLINTH_AUTH_TOKEN_TTL", false},
+		{"password_generated", false},
+		{"token_count", false},
 	}
 	for _, tt := range tests {
 		if got := IsSecretKey(tt.key); got != tt.want {
