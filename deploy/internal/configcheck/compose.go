@@ -1,0 +1,141 @@
+package configcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/loader"
+	"github.com/compose-spec/compose-go/v2/types"
+)
+
+// LoadCompose loads a Compose file as `docker compose` does: Compose Spec schema validation,
+// interpolation from env, relative paths resolved against the file's directory, and the
+// loader's consistency checks (depends_on, networks, volumes that must be declared).
+// content replaces the file's bytes when not nil (to check a changed copy).
+func LoadCompose(ctx context.Context, path string, content []byte, env map[string]string) (*types.Project, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if content == nil {
+		if content, err = os.ReadFile(abs); err != nil {
+			return nil, err
+		}
+	}
+	details := types.ConfigDetails{
+		WorkingDir:  filepath.Dir(abs),
+		ConfigFiles: []types.ConfigFile{{Filename: abs, Content: content}},
+		Environment: env,
+	}
+	p, err := loader.LoadWithContext(ctx, details)
+	if err != nil {
+		return nil, fmt.Errorf("compose file %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// CheckCompose checks what the Compose loader cannot know about this repository:
+//   - every depends_on names a service of the file;
+//   - every build context and Dockerfile exists, the Dockerfile parses (ParseDockerfile) and
+//     declares every build arg given, and SERVICE/BINARY args name a services/<S>/cmd/<B>;
+//   - every bind-mounted file or directory exists;
+//   - Plinth services (those with PLINTH_GRPC_ADDR) are configured as the runtime conventions
+//     say (CheckPlinthService);
+//   - the gateway (the envoyproxy/envoy image) gets its config from a bind mount, and auth
+//     trusts the x-forwarded-for of exactly the gateway's fixed address (CheckTrustedProxies).
+func CheckCompose(p *types.Project) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(p.Services)) {
+		s := p.Services[name]
+		for dep := range s.DependsOn {
+			if _, ok := p.Services[dep]; !ok {
+				errs = append(errs, fmt.Errorf("service %s depends on %s, which is not a service of this file", name, dep))
+			}
+		}
+		errs = append(errs, checkBuild(s)...)
+		for _, v := range s.Volumes {
+			if v.Type == types.VolumeTypeBind {
+				if _, err := os.Stat(v.Source); err != nil {
+					errs = append(errs, fmt.Errorf("service %s mounts %s, which does not exist", name, v.Source))
+				}
+			}
+		}
+		if _, ok := s.Environment["PLINTH_GRPC_ADDR"]; ok {
+			errs = append(errs, CheckPlinthService(p, s)...)
+		}
+		if isEnvoy(s) {
+			errs = append(errs, checkEnvoyMount(s)...)
+		}
+	}
+	errs = append(errs, CheckTrustedProxies(p)...)
+	return errors.Join(errs...)
+}
+
+func checkBuild(s types.ServiceConfig) []error {
+	if s.Build == nil {
+		return nil
+	}
+	ctxDir := s.Build.Context
+	if st, err := os.Stat(ctxDir); err != nil || !st.IsDir() {
+		return []error{fmt.Errorf("service %s: build context %s is not a directory", s.Name, ctxDir)}
+	}
+	df := s.Build.Dockerfile
+	if df == "" {
+		df = "Dockerfile"
+	}
+	if !filepath.IsAbs(df) {
+		df = filepath.Join(ctxDir, df)
+	}
+	src, err := os.ReadFile(df)
+	if err != nil {
+		return []error{fmt.Errorf("service %s: dockerfile: %w", s.Name, err)}
+	}
+	d, err := ParseDockerfile(src)
+	if err != nil {
+		return []error{fmt.Errorf("service %s: %s: %w", s.Name, df, err)}
+	}
+	var errs []error
+	for _, arg := range slices.Sorted(maps.Keys(s.Build.Args)) {
+		if !d.Args[arg] {
+			errs = append(errs, fmt.Errorf("service %s: build arg %s is not declared (ARG) in %s", s.Name, arg, df))
+		}
+	}
+	if svc := s.Build.Args["SERVICE"]; svc != nil {
+		bin := svc
+		if b := s.Build.Args["BINARY"]; b != nil {
+			bin = b
+		}
+		dir := filepath.Join(ctxDir, "services", *svc, "cmd", *bin)
+		if err := mainPackage(dir); err != nil {
+			errs = append(errs, fmt.Errorf("service %s: build args SERVICE=%s BINARY=%s: %w", s.Name, *svc, *bin, err))
+		}
+	}
+	return errs
+}
+
+func isEnvoy(s types.ServiceConfig) bool {
+	return strings.HasPrefix(s.Image, "envoyproxy/envoy:")
+}
+
+// checkEnvoyMount checks that Envoy's -c file is bind-mounted from deploy/envoy/envoy.yaml.
+func checkEnvoyMount(s types.ServiceConfig) []error {
+	i := slices.Index(s.Command, "-c")
+	if i < 0 || i+1 >= len(s.Command) {
+		return []error{fmt.Errorf("service %s: command %q does not name a config file with -c", s.Name, s.Command)}
+	}
+	for _, v := range s.Volumes {
+		if v.Type == types.VolumeTypeBind && v.Target == s.Command[i+1] {
+			if !strings.HasSuffix(filepath.ToSlash(v.Source), "/deploy/envoy/envoy.yaml") {
+				return []error{fmt.Errorf("service %s: %s comes from %s, not deploy/envoy/envoy.yaml", s.Name, v.Target, v.Source)}
+			}
+			return nil
+		}
+	}
+	return []error{fmt.Errorf("service %s: nothing is mounted at %s (-c)", s.Name, s.Command[i+1])}
+}

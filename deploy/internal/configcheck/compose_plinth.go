@@ -1,0 +1,152 @@
+package configcheck
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/compose-spec/compose-go/v2/types"
+)
+
+// CheckPlinthService checks a Plinth service container against the runtime conventions:
+// gRPC and admin servers listen on all interfaces (127.0.0.1 would be unreachable from other
+// containers) and the gRPC port is published; Postgres and NATS URLs name services of the file
+// that this one waits for until healthy; a health check asks the admin /readyz.
+func CheckPlinthService(p *types.Project, s types.ServiceConfig) []error {
+	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("service %s: %s", s.Name, fmt.Sprintf(format, args...)))
+	}
+	env := func(k string) string {
+		if v := s.Environment[k]; v != nil {
+			return *v
+		}
+		fail("%s is not set", k)
+		return ""
+	}
+	grpcPort, err := containerPort(env("PLINTH_GRPC_ADDR"))
+	if err != nil {
+		fail("PLINTH_GRPC_ADDR: %v", err)
+	} else if grpcPort > 0 && !publishes(s, grpcPort) {
+		fail("the gRPC port %d is not published", grpcPort)
+	}
+	adminPort, err := containerPort(env("PLINTH_ADMIN_ADDR"))
+	if err != nil {
+		fail("PLINTH_ADMIN_ADDR: %v", err)
+	}
+	for _, k := range []string{"PLINTH_DATABASE_URL", "PLINTH_NATS_URL"} {
+		v := env(k)
+		if v == "" {
+			continue
+		}
+		u, err := url.Parse(v)
+		if err != nil {
+			fail("%s: %v", k, err)
+			continue
+		}
+		dep := u.Hostname()
+		if _, ok := p.Services[dep]; !ok {
+			fail("%s names host %q, which is not a service of this file", k, dep)
+		} else if d, ok := s.DependsOn[dep]; !ok || d.Condition != types.ServiceConditionHealthy {
+			fail("%s is on %s, but the service does not wait for %s to be healthy (depends_on)", k, dep, dep)
+		}
+	}
+	if hc := s.HealthCheck; hc != nil && adminPort > 0 {
+		want := fmt.Sprintf("127.0.0.1:%d/readyz", adminPort)
+		if !slices.ContainsFunc(hc.Test, func(a string) bool { return strings.Contains(a, want) }) {
+			fail("the health check %q does not ask %s", hc.Test, want)
+		}
+	}
+	return errs
+}
+
+// containerPort is the TCP port of a listen address that other containers can reach; 0 for a
+// unix socket or "off".
+func containerPort(addr string) (int, error) {
+	if addr == "" || addr == "off" || strings.HasPrefix(addr, "unix://") {
+		return 0, nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, err
+	}
+	if host != "0.0.0.0" && host != "" && host != "::" {
+		return 0, fmt.Errorf("%s listens only on %s: use 0.0.0.0 in a container", addr, host)
+	}
+	return strconv.Atoi(port)
+}
+
+func publishes(s types.ServiceConfig, port int) bool {
+	return slices.ContainsFunc(s.Ports, func(pc types.ServicePortConfig) bool { return int(pc.Target) == port })
+}
+
+// CheckTrustedProxies checks that each gateway (envoyproxy/envoy) container has a fixed IPv4
+// address inside its network's subnet, and that auth's PLINTH_AUTH_TRUSTED_PROXIES is exactly
+// those addresses: a wider prefix would also cover clients of auth's published port, which
+// arrive from the network's gateway address, and let them choose their x-forwarded-for.
+func CheckTrustedProxies(p *types.Project) []error {
+	var errs []error
+	gateways := map[netip.Addr]string{}
+	for _, s := range p.Services {
+		if !isEnvoy(s) {
+			continue
+		}
+		a, err := fixedAddress(p, s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		gateways[a] = s.Name
+	}
+	auth, ok := p.Services["auth"]
+	if !ok || len(gateways) == 0 {
+		return errs
+	}
+	v := auth.Environment["PLINTH_AUTH_TRUSTED_PROXIES"]
+	if v == nil || *v == "" {
+		return append(errs, errors.New("service auth: PLINTH_AUTH_TRUSTED_PROXIES is not set: logins through the gateway would all count against the gateway's address"))
+	}
+	covered := map[netip.Addr]bool{}
+	for _, item := range strings.Split(*v, ",") {
+		pfx, err := netip.ParsePrefix(strings.TrimSpace(item))
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("service auth: PLINTH_AUTH_TRUSTED_PROXIES: %w", err))
+		case !pfx.IsSingleIP() || gateways[pfx.Addr()] == "":
+			errs = append(errs, fmt.Errorf("service auth: PLINTH_AUTH_TRUSTED_PROXIES trusts %s, which is not exactly a gateway's fixed address", pfx))
+		default:
+			covered[pfx.Addr()] = true
+		}
+	}
+	for a, name := range gateways {
+		if !covered[a] {
+			errs = append(errs, fmt.Errorf("service auth: PLINTH_AUTH_TRUSTED_PROXIES does not trust gateway %s at %s", name, a))
+		}
+	}
+	return errs
+}
+
+// fixedAddress is a service's ipv4_address, checked against its network's declared subnets.
+func fixedAddress(p *types.Project, s types.ServiceConfig) (netip.Addr, error) {
+	for netName, sn := range s.Networks {
+		if sn == nil || sn.Ipv4Address == "" {
+			continue
+		}
+		a, err := netip.ParseAddr(sn.Ipv4Address)
+		if err != nil {
+			return netip.Addr{}, fmt.Errorf("service %s: ipv4_address: %w", s.Name, err)
+		}
+		for _, c := range p.Networks[netName].Ipam.Config {
+			if pfx, err := netip.ParsePrefix(c.Subnet); err == nil && pfx.Contains(a) {
+				return a, nil
+			}
+		}
+		return netip.Addr{}, fmt.Errorf("service %s: ipv4_address %s is not in a subnet declared for network %s", s.Name, a, netName)
+	}
+	return netip.Addr{}, fmt.Errorf("service %s has no fixed ipv4_address, so auth cannot trust exactly it", s.Name)
+}
