@@ -9,11 +9,13 @@
 // owns one JetStream stream that captures `plinth.<service>.>`. One subject carries exactly
 // one message type:
 //
-//   | subject                      | payload message                   | publisher |
-//   |------------------------------|-----------------------------------|-----------|
-//   | plinth.auth.token.revoked    | plinth.events.v1.TokenRevoked     | auth      |
-//   | plinth.auth.login.succeeded  | plinth.events.v1.LoginSucceeded   | auth      |
-//   | plinth.auth.login.failed     | plinth.events.v1.LoginFailed      | auth      |
+//   | subject                             | payload message                     | publisher      |
+//   |-------------------------------------|-------------------------------------|----------------|
+//   | plinth.auth.token.revoked           | plinth.events.v1.TokenRevoked       | auth           |
+//   | plinth.auth.login.succeeded         | plinth.events.v1.LoginSucceeded     | auth           |
+//   | plinth.auth.login.failed            | plinth.events.v1.LoginFailed        | auth           |
+//   | plinth.vagrant.job.state_changed    | plinth.events.v1.JobStateChanged    | vagrant-server |
+//   | plinth.vagrant.runner.state_changed | plinth.events.v1.RunnerStateChanged | vagrant-server |
 //
 // # Envelope
 //

@@ -1,0 +1,183 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/telemetry"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/app"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// syncBuffer collects logs from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// env is one database schema and NATS server shared by the server instances of a test.
+type env struct {
+	dbURL, natsURL string
+	logs           *syncBuffer
+	mu             sync.Mutex
+	secrets        []string // tokens issued during the test: none may reach a log line
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{dbURL: testenv.DB(t).URL, natsURL: testenv.NATS(t), logs: &syncBuffer{}}
+	t.Cleanup(func() { e.assertNoSecrets(t) })
+	return e
+}
+
+func (e *env) secret(s string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.secrets = append(e.secrets, s)
+	return s
+}
+
+func (e *env) assertNoSecrets(t *testing.T) {
+	logs := e.logs.String()
+	if logs == "" {
+		t.Error("no logs captured: the secret check would prove nothing")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range e.secrets {
+		if strings.Contains(logs, s) {
+			t.Errorf("a token reached the log")
+		}
+	}
+}
+
+// start runs one vagrant-server until the test ends and returns a client to it.
+func (e *env) start(t *testing.T) vagrant.VagrantClient {
+	t.Helper()
+	c, _ := e.startStoppable(t)
+	return c
+}
+
+// startStoppable is start that also returns a function stopping the server (gracefully,
+// as a restart would) before the test ends.
+func (e *env) startStoppable(t *testing.T) (vagrant.VagrantClient, func()) {
+	t.Helper()
+	cfg := app.Defaults()
+	environ := []string{"PLINTH_DATABASE_URL=" + e.dbURL, "PLINTH_NATS_URL=" + e.natsURL,
+		"PLINTH_GRPC_ADDR=127.0.0.1:0", "PLINTH_ADMIN_ADDR=off", "PLINTH_SHUTDOWN_TIMEOUT=5s"}
+	if err := config.Load(&cfg, nil, environ); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := telemetry.NewLogger(e.logs, "json", "debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.Open(ctx, cfg, log.With("instance", t.Name()))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("vagrant-server stopped with %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("vagrant-server did not stop")
+		}
+	}
+	t.Cleanup(stop)
+	conn, err := grpc.NewClient(a.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return vagrant.NewVagrantClient(conn), stop
+}
+
+// call is the metadata a Vagrant client sends: the protocol range and, when given, a token.
+func call(t *testing.T, token string) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	md := metadata.Pairs("client-api-protocol", "1,1")
+	if token != "" {
+		md.Set("authorization", token)
+	}
+	return metadata.NewOutgoingContext(ctx, md)
+}
+
+// bootstrap returns the first login token of a fresh server.
+func (e *env) bootstrap(t *testing.T, c vagrant.VagrantClient) string {
+	t.Helper()
+	resp, err := c.BootstrapToken(call(t, ""), &emptypb.Empty{})
+	if err != nil {
+		t.Fatalf("BootstrapToken: %v", err)
+	}
+	return e.secret(resp.GetToken())
+}
+
+// code requires err to carry want, and the message to contain every part of wantIn.
+func code(t *testing.T, what string, err error, want codes.Code, wantIn ...string) {
+	t.Helper()
+	st := status.Convert(err)
+	if st.Code() != want {
+		t.Fatalf("%s: %v, want %v", what, err, want)
+	}
+	for _, w := range wantIn {
+		if !strings.Contains(st.Message(), w) {
+			t.Fatalf("%s: message %q lacks %q", what, st.Message(), w)
+		}
+	}
+}
+
+// must takes a call's (value, error) and returns a check failing t on the error.
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}

@@ -1,0 +1,76 @@
+package jobqueue
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+)
+
+// Sentinel errors; match them with errors.Is. The gRPC layer maps each to one status code.
+var (
+	// ErrJobNotFound: no job has that id (NotFound).
+	ErrJobNotFound = errors.New("job not found")
+	// ErrRunnerNotFound: the runner never registered (NotFound); it must open RunnerConfig
+	// first.
+	ErrRunnerNotFound = errors.New("runner not registered")
+	// ErrInvalidJob: the job is malformed; the error is a *ValidationError naming the field
+	// (InvalidArgument).
+	ErrInvalidJob = errors.New("invalid job")
+	// ErrUnknownOperation: the job's operation is one this server does not know, e.g. a newer
+	// client's (Unimplemented: the request is well-formed, the server lacks the feature).
+	ErrUnknownOperation = errors.New("unknown job operation")
+	// ErrWrongState: the job is not in a state that allows the call, e.g. Ack of a job that
+	// is no longer assigned to this runner; the error is a *StateError (FailedPrecondition).
+	ErrWrongState = errors.New("job is not in the required state")
+)
+
+// ValidationError says which field of a job is wrong and why. It matches ErrInvalidJob.
+type ValidationError struct {
+	// Field is the proto path of the offending field, e.g. "job.target_runner".
+	Field string
+	// Reason says what is wrong and what to send instead.
+	Reason string
+}
+
+func (e *ValidationError) Error() string { return e.Field + ": " + e.Reason }
+
+// Is makes errors.Is(err, ErrInvalidJob) true.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidJob }
+
+// UnknownOperationError names the unknown operation's field number. It matches
+// ErrUnknownOperation.
+type UnknownOperationError struct {
+	// FieldNumber is the field number of the operation in hashicorp.vagrant.Job.
+	FieldNumber int32
+}
+
+func (e *UnknownOperationError) Error() string {
+	return fmt.Sprintf("job.operation: operation field %d is not supported by this server", e.FieldNumber)
+}
+
+// Is makes errors.Is(err, ErrUnknownOperation) true.
+func (e *UnknownOperationError) Is(target error) bool { return target == ErrUnknownOperation }
+
+// StateError says a job was in the wrong state (or held by another runner) for a call. It
+// matches ErrWrongState.
+type StateError struct {
+	JobID string
+	// Op is the refused call: "ack", "nack", "heartbeat", "complete" or "fail".
+	Op string
+	// State is the job's current state.
+	State vagrant.Job_State
+	// Runner is the job's assigned runner, when that is why the call was refused.
+	Runner string
+}
+
+func (e *StateError) Error() string {
+	msg := fmt.Sprintf("job %s: cannot %s a job in state %s", e.JobID, e.Op, e.State)
+	if e.Runner != "" {
+		msg += " assigned to runner " + e.Runner
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrWrongState) true.
+func (e *StateError) Is(target error) bool { return target == ErrWrongState }

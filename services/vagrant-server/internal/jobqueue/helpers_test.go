@@ -1,0 +1,219 @@
+package jobqueue_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/events"
+	"github.com/plinth-dev/plinth/libs/platform/pg"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// fastOptions are short deadlines so timeout tests take well under a second each.
+func fastOptions() jobqueue.Options {
+	return jobqueue.Options{
+		AckTimeout:       300 * time.Millisecond,
+		HeartbeatTimeout: 300 * time.Millisecond,
+		PollInterval:     time.Minute, // tests that wait on Assign must be woken by NOTIFY
+	}
+}
+
+// replica is one server replica: its own pool, Queue and (optionally) Reaper.
+type replica struct {
+	pool *pgxpool.Pool
+	q    *jobqueue.Queue
+}
+
+// openReplica opens a pool on url (migrating like the service does) and a Queue on it,
+// closed when the test ends (queue first, then pool).
+func openReplica(t testing.TB, url string, opts jobqueue.Options) *replica {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pg.Open(ctx, url, "vagrant", nil, events.Migrations(), jobqueue.Migrations())
+	if err != nil {
+		t.Fatalf("pg.Open: %v", err)
+	}
+	q, err := jobqueue.New(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		t.Fatalf("jobqueue.New: %v", err)
+	}
+	r := &replica{pool: pool, q: q}
+	t.Cleanup(r.close)
+	return r
+}
+
+func (r *replica) close() {
+	r.q.Close()
+	r.pool.Close()
+}
+
+// runReaper runs a Reaper for q until the test ends.
+func runReaper(t testing.TB, q *jobqueue.Queue, interval time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = jobqueue.NewReaper(q, interval).Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func ctxT(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func anyRunner() *vagrant.Ref_Runner {
+	return &vagrant.Ref_Runner{Target: &vagrant.Ref_Runner_Any{Any: &vagrant.Ref_RunnerAny{}}}
+}
+
+func runnerID(id string) *vagrant.Ref_Runner {
+	return &vagrant.Ref_Runner{Target: &vagrant.Ref_Runner_Id{Id: &vagrant.Ref_RunnerId{Id: id}}}
+}
+
+func noopJob(target *vagrant.Ref_Runner) *vagrant.Job {
+	return &vagrant.Job{TargetRunner: target, Operation: &vagrant.Job_Noop_{Noop: &vagrant.Job_Noop{}}}
+}
+
+func register(t testing.TB, q *jobqueue.Queue, id string, byIDOnly bool, components ...*vagrant.Component) int64 {
+	t.Helper()
+	s, err := q.RegisterRunner(context.Background(), &vagrant.Runner{Id: id, ByIdOnly: byIDOnly, Components: components})
+	if err != nil {
+		t.Fatalf("RegisterRunner(%s): %v", id, err)
+	}
+	return s
+}
+
+func mustQueue(t testing.TB, q *jobqueue.Queue, job *vagrant.Job, expiresIn time.Duration) string {
+	t.Helper()
+	id, err := q.Queue(context.Background(), job, expiresIn)
+	if err != nil {
+		t.Fatalf("Queue: %v", err)
+	}
+	return id
+}
+
+// assignWithin calls Assign and fails the test when nothing comes within d.
+func assignWithin(t testing.TB, q *jobqueue.Queue, runner string, d time.Duration) *vagrant.Job {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	job, err := q.Assign(ctx, runner)
+	if err != nil {
+		t.Fatalf("Assign(%s): %v", runner, err)
+	}
+	return job
+}
+
+// assertNoAssignment checks that runner gets nothing within d.
+func assertNoAssignment(t testing.TB, q *jobqueue.Queue, runner string, d time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	job, err := q.Assign(ctx, runner)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Assign(%s) = %v, %v; want nothing to assign", runner, job.GetId(), err)
+	}
+}
+
+func getJob(t testing.TB, q *jobqueue.Queue, id string) *vagrant.Job {
+	t.Helper()
+	j, err := q.Get(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", id, err)
+	}
+	return j
+}
+
+// waitState polls until job id is in state want (deadline enforcement is asynchronous).
+func waitState(t testing.TB, q *jobqueue.Queue, id string, want vagrant.Job_State, within time.Duration) *vagrant.Job {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		j := getJob(t, q, id)
+		if j.GetState() == want {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s is %s after %s, want %s", id, j.GetState(), within, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// jobEvents returns the job.state_changed events of id in the outbox, in order.
+func jobEvents(t testing.TB, pool *pgxpool.Pool, id string) []*eventsv1.JobStateChanged {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT payload FROM outbox WHERE subject = $1 ORDER BY id`,
+		jobqueue.SubjectJobStateChanged)
+	if err != nil {
+		t.Fatalf("read outbox: %v", err)
+	}
+	defer rows.Close()
+	var out []*eventsv1.JobStateChanged
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			t.Fatalf("scan outbox: %v", err)
+		}
+		ev := &eventsv1.JobStateChanged{}
+		if err := proto.Unmarshal(b, ev); err != nil {
+			t.Fatalf("decode event: %v", err)
+		}
+		if ev.GetJobId() == id {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// eventStates lists the states of evs.
+func eventStates(evs []*eventsv1.JobStateChanged) []eventsv1.JobState {
+	var s []eventsv1.JobState
+	for _, e := range evs {
+		s = append(s, e.GetState())
+	}
+	return s
+}
+
+// nextChange waits for the next change on w.
+func nextChange(t testing.TB, w *jobqueue.Watch, within time.Duration) jobqueue.Change {
+	t.Helper()
+	select {
+	case c := <-w.C():
+		return c
+	case <-time.After(within):
+		t.Fatalf("no change within %s", within)
+		return jobqueue.Change{}
+	}
+}
+
+// waitChange waits until w reports a change for which ok is true.
+func waitChange(t testing.TB, w *jobqueue.Watch, within time.Duration, ok func(jobqueue.Change) bool) jobqueue.Change {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case c := <-w.C():
+			if ok(c) {
+				return c
+			}
+		case <-deadline:
+			t.Fatalf("no matching change within %s", within)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package jobqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/pg"
+)
+
+// RunnerInfo is a registered runner.
+type RunnerInfo struct {
+	// Runner is what the runner registered: id, by_id_only and components.
+	Runner *vagrant.Runner
+	// Online is true while a RunnerConfig stream of the runner is open.
+	Online    bool
+	FirstSeen time.Time
+	LastSeen  time.Time
+}
+
+// RegisterRunner records r (a RunnerConfig Open) and marks it online, replacing an earlier
+// registration of the same id. It returns the session number to hand to RunnerOffline when
+// this registration's stream ends.
+func (q *Queue) RegisterRunner(ctx context.Context, r *vagrant.Runner) (int64, error) {
+	if r.GetId() == "" {
+		return 0, &ValidationError{Field: "runner.id", Reason: "required: a unique id chosen by the runner (e.g. a UUID)"}
+	}
+	b, err := proto.Marshal(r)
+	if err != nil {
+		return 0, fmt.Errorf("marshal runner: %w", err)
+	}
+	var session int64
+	err = pg.InTx(ctx, q.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `INSERT INTO runners (id, by_id_only, runner, component_tokens, online, session, first_seen, last_seen)
+			VALUES ($1, $2, $3, $4, true, 1, now(), now())
+			ON CONFLICT (id) DO UPDATE SET by_id_only = EXCLUDED.by_id_only, runner = EXCLUDED.runner,
+				component_tokens = EXCLUDED.component_tokens, online = true,
+				session = runners.session + 1, last_seen = now()
+			RETURNING session`,
+			r.GetId(), r.GetByIdOnly(), b, componentTokens(r.GetComponents())).Scan(&session)
+		if err != nil {
+			return fmt.Errorf("register runner %s: %w", r.GetId(), err)
+		}
+		return q.recordRunnerChange(ctx, tx, r, true)
+	})
+	return session, err
+}
+
+// RunnerOffline marks the runner offline when its stream of the given session ends. A
+// newer registration (the runner reconnected, perhaps to another replica) stays online.
+func (q *Queue) RunnerOffline(ctx context.Context, id string, session int64) error {
+	return pg.InTx(ctx, q.pool, func(tx pgx.Tx) error {
+		var b []byte
+		err := tx.QueryRow(ctx, `UPDATE runners SET online = false, last_seen = now()
+			WHERE id = $1 AND session = $2 AND online RETURNING runner`, id, session).Scan(&b)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("mark runner %s offline: %w", id, err)
+		}
+		r := &vagrant.Runner{}
+		if err := proto.Unmarshal(b, r); err != nil {
+			return fmt.Errorf("runner %s: decode stored runner: %w", id, err)
+		}
+		return q.recordRunnerChange(ctx, tx, r, false)
+	})
+}
+
+// GetRunner returns a registered runner; ErrRunnerNotFound when it never registered.
+func (q *Queue) GetRunner(ctx context.Context, id string) (*RunnerInfo, error) {
+	var b []byte
+	info := &RunnerInfo{Runner: &vagrant.Runner{}}
+	err := q.pool.QueryRow(ctx, `SELECT runner, online, first_seen, last_seen FROM runners WHERE id = $1`, id).
+		Scan(&b, &info.Online, &info.FirstSeen, &info.LastSeen)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("runner %s: %w", id, ErrRunnerNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load runner %s: %w", id, err)
+	}
+	if err := proto.Unmarshal(b, info.Runner); err != nil {
+		return nil, fmt.Errorf("runner %s: decode stored runner: %w", id, err)
+	}
+	return info, nil
+}

@@ -1,0 +1,119 @@
+// Package registrytest is the conformance suite every registry.Store implementation must
+// pass (after Waypoint's statetest): a table of behaviours, each run twice — once on one
+// store, once reopening the store mid-test, so that nothing a behaviour relies on lives only
+// in a process.
+package registrytest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
+)
+
+// Factory returns an empty store for one test; it cleans up after itself via t.Cleanup.
+type Factory func(t *testing.T) registry.Store
+
+// Reopen returns a fresh store on the same data as s, as a restarted server would have.
+type Reopen func(t *testing.T, s registry.Store) registry.Store
+
+// H is what a behaviour works with.
+type H struct {
+	T      *testing.T
+	Ctx    context.Context
+	Store  registry.Store
+	reopen func() registry.Store
+}
+
+// Restart reopens the store (a no-op in the plain variant).
+func (h *H) Restart() { h.Store = h.reopen() }
+
+// behaviour is one row of the conformance table.
+type behaviour struct {
+	name string
+	run  func(h *H)
+}
+
+// behaviours is the conformance table.
+func behaviours() []behaviour {
+	var all []behaviour
+	for _, group := range [][]behaviour{basisBehaviours(), projectBehaviours(), targetBehaviours(), boxBehaviours()} {
+		all = append(all, group...)
+	}
+	return all
+}
+
+// Run runs every behaviour against stores from factory, plain and with a restart.
+func Run(t *testing.T, factory Factory, reopen Reopen) {
+	for _, b := range behaviours() {
+		for _, variant := range []string{"plain", "restart"} {
+			t.Run(b.name+"/"+variant, func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				t.Cleanup(cancel)
+				h := &H{T: t, Ctx: ctx, Store: factory(t)}
+				h.reopen = func() registry.Store { return h.Store }
+				if variant == "restart" {
+					h.reopen = func() registry.Store { return reopen(t, h.Store) }
+				}
+				b.run(h)
+			})
+		}
+	}
+}
+
+// id returns a fresh resource id, as the registry service assigns.
+func id() string { return ulid.Make().String() }
+
+// equal fails the test when got and want differ as protobuf messages.
+func equal(t *testing.T, what string, got, want proto.Message) {
+	t.Helper()
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Fatalf("%s differs (-want +got):\n%s", what, diff)
+	}
+}
+
+// must takes a call's (value, error) and returns a check that fails t on the error and
+// otherwise gives the value: must(s.GetBasis(ctx, id))(t).
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// ok fails t on err.
+func ok(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// notFound requires a *registry.NotFoundError.
+func notFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, registry.ErrNotFound) {
+		t.Fatalf("%s: %v, want not found", what, err)
+	}
+}
+
+// precondition requires a *registry.PreconditionError on field.
+func precondition(t *testing.T, what string, err error, field string) {
+	t.Helper()
+	var pe *registry.PreconditionError
+	if !errors.As(err, &pe) || pe.Field != field {
+		t.Fatalf("%s: %v, want a precondition error on %s", what, err, field)
+	}
+}

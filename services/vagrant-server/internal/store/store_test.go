@@ -1,0 +1,107 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry/registrytest"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/store"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// opener opens stores on one test schema; reopening closes the old pool first, as a
+// restarted server would.
+type opener struct {
+	url   string
+	mu    sync.Mutex
+	close map[registry.Store]func()
+}
+
+func (o *opener) open(t *testing.T) *store.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, pool, err := store.Open(ctx, o.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.mu.Lock()
+	o.close[st] = pool.Close
+	o.mu.Unlock()
+	t.Cleanup(pool.Close) // idempotent
+	return st
+}
+
+func (o *opener) reopen(t *testing.T, s registry.Store) registry.Store {
+	o.mu.Lock()
+	closePool := o.close[s]
+	o.mu.Unlock()
+	closePool()
+	return o.open(t)
+}
+
+func TestRegistryConformance(t *testing.T) {
+	var mu sync.Mutex
+	openers := map[*testing.T]*opener{}
+	factory := func(t *testing.T) registry.Store {
+		o := &opener{url: testenv.DB(t).URL, close: map[registry.Store]func(){}}
+		mu.Lock()
+		openers[t] = o
+		mu.Unlock()
+		return o.open(t)
+	}
+	reopen := func(t *testing.T, s registry.Store) registry.Store {
+		mu.Lock()
+		o := openers[t]
+		mu.Unlock()
+		return o.reopen(t, s)
+	}
+	registrytest.Run(t, factory, reopen)
+}
+
+func TestFirstKeyIsCreatedOnceAcrossConcurrentBootstraps(t *testing.T) {
+	t.Parallel()
+	o := &opener{url: testenv.DB(t).URL, close: map[registry.Store]func(){}}
+	ctx := context.Background()
+	stores := []*store.Store{o.open(t), o.open(t)} // two "replicas"
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var winners []string
+	for i := range 8 {
+		wg.Go(func() {
+			key := []byte(strings.Repeat(string(rune('a'+i)), tokens.KeySize))
+			created, err := stores[i%2].CreateFirstKey(ctx, tokens.DefaultKeyID, key)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if created {
+				mu.Lock()
+				winners = append(winners, string(key))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(winners) != 1 {
+		t.Fatalf("%d bootstraps created a key, want exactly 1", len(winners))
+	}
+	got, err := o.reopen(t, stores[0]).(*store.Store).Key(ctx, tokens.DefaultKeyID)
+	if err != nil || string(got) != winners[0] {
+		t.Fatalf("stored key after restart = %q, %v; want the winner's", got, err)
+	}
+	if _, err := stores[1].Key(ctx, "k2"); !errors.Is(err, tokens.ErrUnknownKey) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	if created, err := stores[1].CreateFirstKey(ctx, "k2", []byte(strings.Repeat("z", tokens.KeySize))); err != nil || created {
+		t.Fatalf("a second key was created: %v %v", created, err)
+	}
+}
