@@ -16,16 +16,18 @@ PACKAGES = $(shell $(GO) list -m -f '{{.Path}}/...')
 MODULE_DIRS = $(shell $(GO) list -m -f '{{.Dir}}')
 
 TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/grpcurl
+# The S3-compatible server the object-store tests run against (tools/s3/go.mod pins it).
+S3_SERVER := $(BIN)/versitygw
 
 # Flags for the launcher, e.g. `make up UP_FLAGS='-port-offset 100'`.
 UP_FLAGS ?=
 # Flags for go test, e.g. `make test TEST_FLAGS='-run TestMakeUp -v'`.
 TEST_FLAGS ?=
 
-.PHONY: help up tools generate lint lint-proto lint-generated lint-breaking lint-go vet test bench
+.PHONY: help up tools tools-s3 generate lint lint-proto lint-generated lint-breaking lint-go vet test bench
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
 up: ## run the whole suite on this machine (NATS, Postgres, every service) until Ctrl-C
 	$(GO) build -o $(BIN)/plinth-up ./deploy/cmd/plinth-up
@@ -37,6 +39,12 @@ tools: $(TOOLS) ## build the pinned buf, protoc plugins and grpcurl into bin/
 $(TOOLS) &: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off GOBIN=$(BIN) $(GO) install tool
 	@touch $(TOOLS)
+
+tools-s3: $(S3_SERVER) ## build the pinned versitygw (S3 server for tests) into bin/; ~4 min cold
+
+$(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
+	cd tools/s3 && GOWORK=off GOBIN=$(BIN) $(GO) install tool
+	@touch $(S3_SERVER)
 
 generate: tools ## regenerate libs/api from proto/
 	find libs/api -name '*.pb.go' -delete

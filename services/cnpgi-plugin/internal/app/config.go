@@ -1,0 +1,85 @@
+// Package app wires the cnpgi-plugin binary: configuration, object stores, catalog, WAL
+// service and gRPC server, and dispatches the wal-archive / wal-restore CLI. It holds no
+// business rules.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/config"
+)
+
+// DefaultPluginName is the name the plugin reports and its socket's file name.
+const DefaultPluginName = "cnpgi.plinth.dev"
+
+// Config is the plugin server's configuration (see the README's table).
+type Config struct {
+	config.Common
+
+	PluginName      string        `env:"PLINTH_CNPGI_PLUGIN_NAME" flag:"plugin-name" default:"cnpgi.plinth.dev" usage:"plugin name in domain notation; clusters list it in spec.plugins and the socket is named after it"`
+	PluginDir       string        `env:"PLINTH_CNPGI_PLUGIN_DIR" flag:"plugin-dir" default:".plinth/plugins" usage:"plugin socket directory (CloudNativePG's PLUGIN_SOCKET_DIR); the gRPC socket defaults to <dir>/<plugin name>"`
+	ConfigFile      string        `env:"PLINTH_CNPGI_CONFIG" flag:"config" usage:"object store configuration file (YAML or JSON); empty: one POSIX store named local"`
+	DefaultStoreDir string        `env:"PLINTH_CNPGI_DEFAULT_STORE_DIR" flag:"default-store-dir" usage:"directory of the local POSIX store used without a config file (default <plugin dir>/../cnpgi-store)"`
+	SpoolDir        string        `env:"PLINTH_CNPGI_SPOOL_DIR" flag:"spool-dir" usage:"directory for WAL read ahead during recovery, emptied at start (default <plugin dir>/../cnpgi-spool)"`
+	WALTimeout      time.Duration `env:"PLINTH_CNPGI_WAL_TIMEOUT" flag:"wal-timeout" default:"10m" usage:"longest a single WAL archive or restore call may take"`
+}
+
+// Defaults returns a Config with the plugin's own admin port; the gRPC address is derived
+// from the plugin directory and name unless set.
+func Defaults() Config {
+	return Config{Common: config.Common{AdminAddr: "127.0.0.1:7106"}}
+}
+
+// pluginNameRE is CNPG-I's rule for GetPluginMetadataResponse.name.
+var pluginNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?$`)
+
+// Resolve makes the directories absolute and fills the derived defaults; call it after
+// config.Load and before Validate.
+func (c *Config) Resolve() error {
+	dir, err := filepath.Abs(c.PluginDir)
+	if err != nil {
+		return fmt.Errorf("PLINTH_CNPGI_PLUGIN_DIR: %w", err)
+	}
+	c.PluginDir = dir
+	if c.GRPCAddr == "" {
+		c.GRPCAddr = "unix://" + filepath.Join(dir, c.PluginName)
+	}
+	home := filepath.Dir(dir)
+	for _, p := range []struct {
+		dst *string
+		def string
+	}{{&c.DefaultStoreDir, filepath.Join(home, "cnpgi-store")}, {&c.SpoolDir, filepath.Join(home, "cnpgi-spool")}} {
+		if *p.dst == "" {
+			*p.dst = p.def
+		}
+		if *p.dst, err = filepath.Abs(*p.dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks everything before anything starts and reports every problem at once.
+func (c *Config) Validate() error {
+	errs := []error{c.Common.Validate(), config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL)}
+	if !pluginNameRE.MatchString(c.PluginName) {
+		errs = append(errs, fmt.Errorf("PLINTH_CNPGI_PLUGIN_NAME (-plugin-name): %q must be at most 63 characters of letters, digits, '.' and '-', starting and ending alphanumeric", c.PluginName))
+	}
+	if network, path, err := config.ParseListenAddr(c.GRPCAddr); err == nil && network == "unix" && filepath.Base(path) != c.PluginName {
+		errs = append(errs, fmt.Errorf("PLINTH_GRPC_ADDR (-grpc-addr): the socket must be named after the plugin (%s): CloudNativePG dials <socket dir>/<plugin name>", c.PluginName))
+	}
+	if c.ConfigFile != "" {
+		if _, err := os.Stat(c.ConfigFile); err != nil {
+			errs = append(errs, fmt.Errorf("PLINTH_CNPGI_CONFIG (-config): %w", err))
+		}
+	}
+	if c.WALTimeout < time.Second {
+		errs = append(errs, errors.New("PLINTH_CNPGI_WAL_TIMEOUT (-wal-timeout): must be at least 1s"))
+	}
+	return errors.Join(errs...)
+}

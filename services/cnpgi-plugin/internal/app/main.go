@@ -1,0 +1,53 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/telemetry"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cli"
+)
+
+// Main runs the binary: `cnpgi-plugin [serve] [flags]` serves the plugin;
+// `cnpgi-plugin wal-archive ...` and `wal-restore ...` call it (archive_command and
+// restore_command).
+func Main(ctx context.Context, args, environ []string) error {
+	cmd := "serve"
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "wal-archive" || args[0] == "wal-restore") {
+		cmd, args = args[0], args[1:]
+	}
+	if cmd != "serve" {
+		return cli.Run(ctx, cmd, args, environ, cli.IO{Err: os.Stderr})
+	}
+	cfg := Defaults()
+	if err := config.Load(&cfg, args, environ); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, config.Usage(&cfg))
+			return nil
+		}
+		return err
+	}
+	if err := cfg.Resolve(); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	tel, err := telemetry.Setup(ctx, telemetry.Options{
+		ServiceName: "plinth-cnpgi-plugin", LogFormat: cfg.LogFormat, LogLevel: cfg.LogLevel, OTLPEndpoint: cfg.OTLPEndpoint,
+	})
+	if err != nil {
+		return err
+	}
+	defer tel.Shutdown(context.Background())
+	tel.Logger.Info("starting", "config", config.LogValue(&cfg))
+	a, err := Open(ctx, cfg, tel.Logger, environ)
+	if err != nil {
+		return err
+	}
+	return a.Run(ctx)
+}

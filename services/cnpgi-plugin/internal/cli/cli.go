@@ -1,0 +1,185 @@
+// Package cli is the binary's `wal-archive` and `wal-restore` commands: archive_command and
+// restore_command for any PostgreSQL, calling the plugin over its unix socket the way
+// CloudNativePG's instance manager does.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
+	"github.com/plinth-dev/plinth/libs/platform/config"
+)
+
+// Config is what the WAL commands need: where the plugin listens and which cluster (and so
+// which store and server name) the WAL belongs to.
+type Config struct {
+	PluginName  string        `env:"PLINTH_CNPGI_PLUGIN_NAME" flag:"plugin-name" default:"cnpgi.plinth.dev" usage:"the plugin's name, checked against what it reports"`
+	PluginDir   string        `env:"PLINTH_CNPGI_PLUGIN_DIR" flag:"plugin-dir" default:".plinth/plugins" usage:"plugin socket directory; the socket is <dir>/<plugin name>"`
+	Socket      string        `env:"PLINTH_CNPGI_SOCKET" flag:"socket" usage:"the plugin's unix socket (overrides -plugin-dir)"`
+	ClusterFile string        `env:"PLINTH_CNPGI_CLUSTER_FILE" flag:"cluster-file" usage:"a CloudNativePG Cluster as JSON, sent as the cluster definition"`
+	ServerName  string        `env:"PLINTH_CNPGI_SERVER_NAME" flag:"server-name" usage:"without -cluster-file: the server name (directory) in the store"`
+	ObjectStore string        `env:"PLINTH_CNPGI_OBJECT_STORE" flag:"object-store" usage:"without -cluster-file: the store name (default: the plugin's default store)"`
+	Timeout     time.Duration `env:"PLINTH_CNPGI_CLI_TIMEOUT" flag:"timeout" default:"10m" usage:"give up after this long"`
+	CheckEmpty  string        `flag:"check-empty-wal-archive" usage:"wal-archive: send check_empty_wal_archive=true|false (default: not sent)"`
+	Mode        string        `flag:"mode" default:"recovery" usage:"wal-restore: recovery or rewind"`
+}
+
+// IO is where the commands write.
+type IO struct{ Err io.Writer }
+
+// Run executes `wal-archive [flags] PATH` or `wal-restore [flags] NAME PATH`. Flags come
+// first, in -name=value form. PATH may be relative: PostgreSQL runs the commands in PGDATA.
+func Run(ctx context.Context, cmd string, args, environ []string, out IO) error {
+	flags, pos := splitFlags(args)
+	var cfg Config
+	if err := config.Load(&cfg, flags, environ); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(out.Err, "usage: cnpgi-plugin %s [-name=value ...] %s\n\n%s\n", cmd, usageArgs(cmd), config.Usage(&cfg))
+			return nil
+		}
+		return err
+	}
+	want := map[string]int{"wal-archive": 1, "wal-restore": 2}[cmd]
+	if len(pos) != want {
+		return fmt.Errorf("%s takes %s (got %d arguments)", cmd, usageArgs(cmd), len(pos))
+	}
+	definition, err := cfg.clusterDefinition()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	conn, err := cfg.dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := handshake(ctx, conn, cfg.PluginName); err != nil {
+		return err
+	}
+	client := walv1.NewWALClient(conn)
+	switch cmd {
+	case "wal-archive":
+		return archive(ctx, client, cfg, definition, pos[0])
+	default:
+		return restore(ctx, client, cfg, definition, pos[0], pos[1])
+	}
+}
+
+func usageArgs(cmd string) string {
+	if cmd == "wal-archive" {
+		return "PATH (%p)"
+	}
+	return "NAME PATH (%f %p)"
+}
+
+func archive(ctx context.Context, c walv1.WALClient, cfg Config, definition []byte, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	req := &walv1.WALArchiveRequest{ClusterDefinition: definition, SourceFileName: abs}
+	switch cfg.CheckEmpty {
+	case "":
+	case "true", "false":
+		v := cfg.CheckEmpty == "true"
+		req.CheckEmptyWalArchive = &v
+	default:
+		return fmt.Errorf("-check-empty-wal-archive must be true or false, not %q", cfg.CheckEmpty)
+	}
+	if _, err := c.Archive(ctx, req); err != nil {
+		return fmt.Errorf("archive %s: %s", filepath.Base(abs), describe(err))
+	}
+	return nil
+}
+
+func restore(ctx context.Context, c walv1.WALClient, cfg Config, definition []byte, name, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	modes := map[string]walv1.WALRestoreRequest_Mode{"recovery": walv1.WALRestoreRequest_MODE_RECOVERY, "rewind": walv1.WALRestoreRequest_MODE_REWIND}
+	mode, ok := modes[cfg.Mode]
+	if !ok {
+		return fmt.Errorf("-mode must be recovery or rewind, not %q", cfg.Mode)
+	}
+	_, err = c.Restore(ctx, &walv1.WALRestoreRequest{ClusterDefinition: definition, SourceWalName: name, DestinationFileName: abs, Mode: mode})
+	if err != nil {
+		return fmt.Errorf("restore %s: %s", name, describe(err))
+	}
+	return nil
+}
+
+// describe turns a status into "message (Code)".
+func describe(err error) string {
+	st := status.Convert(err)
+	if st.Code() == codes.Unknown {
+		return err.Error()
+	}
+	return st.Message() + " (" + st.Code().String() + ")"
+}
+
+// clusterDefinition is the -cluster-file's content, or a minimal Cluster enabling the
+// plugin with the given server name and store.
+func (c Config) clusterDefinition() ([]byte, error) {
+	if c.ClusterFile != "" {
+		b, err := os.ReadFile(c.ClusterFile)
+		if err != nil {
+			return nil, fmt.Errorf("-cluster-file: %w", err)
+		}
+		return b, nil
+	}
+	if c.ServerName == "" {
+		return nil, errors.New("give -server-name (PLINTH_CNPGI_SERVER_NAME) or -cluster-file (PLINTH_CNPGI_CLUSTER_FILE)")
+	}
+	params := map[string]string{"serverName": c.ServerName}
+	if c.ObjectStore != "" {
+		params["objectStore"] = c.ObjectStore
+	}
+	return json.Marshal(map[string]any{
+		"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster",
+		"metadata": map[string]any{"name": c.ServerName},
+		"spec":     map[string]any{"plugins": []any{map[string]any{"name": c.PluginName, "parameters": params}}},
+	})
+}
+
+func (c Config) dial() (*grpc.ClientConn, error) {
+	socket := c.Socket
+	if socket == "" {
+		socket = filepath.Join(c.PluginDir, c.PluginName)
+	}
+	abs, err := filepath.Abs(socket)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("plugin socket %s: %w (is the plugin running? set -socket or PLINTH_CNPGI_PLUGIN_DIR)", abs, err)
+	}
+	return grpc.NewClient("unix://"+abs, grpc.WithTransportCredentials(insecure.NewCredentials()))
+}
+
+// splitFlags keeps the leading -flags and returns the positional arguments after them.
+func splitFlags(args []string) (flags, pos []string) {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i], args[i+1:]
+		}
+		if len(a) < 2 || a[0] != '-' {
+			return args[:i], args[i:]
+		}
+	}
+	return args, nil
+}

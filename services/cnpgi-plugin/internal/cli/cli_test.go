@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSplitFlags(t *testing.T) {
+	cases := []struct {
+		args, flags, pos []string
+	}{
+		{[]string{"-socket=/s", "-server-name=pg", "pg_wal/x"}, []string{"-socket=/s", "-server-name=pg"}, []string{"pg_wal/x"}},
+		{[]string{"x", "y"}, []string{}, []string{"x", "y"}},
+		{[]string{"-mode=rewind", "--", "-odd-name", "/d"}, []string{"-mode=rewind"}, []string{"-odd-name", "/d"}},
+		{[]string{"-h"}, []string{"-h"}, nil},
+	}
+	for _, c := range cases {
+		flags, pos := splitFlags(c.args)
+		if !slices.Equal(flags, c.flags) || !slices.Equal(pos, c.pos) {
+			t.Errorf("splitFlags(%q) = %q %q", c.args, flags, pos)
+		}
+	}
+}
+
+func TestClusterDefinitionEnablesThePlugin(t *testing.T) {
+	def, err := Config{PluginName: "cnpgi.plinth.dev", ServerName: "pg15", ObjectStore: "s3"}.clusterDefinition()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Metadata struct{ Name string }
+		Spec     struct {
+			Plugins []struct {
+				Name       string
+				Parameters map[string]string
+			}
+		}
+	}
+	if err := json.Unmarshal(def, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Metadata.Name != "pg15" || len(c.Spec.Plugins) != 1 || c.Spec.Plugins[0].Name != "cnpgi.plinth.dev" ||
+		c.Spec.Plugins[0].Parameters["serverName"] != "pg15" || c.Spec.Plugins[0].Parameters["objectStore"] != "s3" {
+		t.Fatalf("definition %s", def)
+	}
+	if _, err := (Config{PluginName: "p"}).clusterDefinition(); err == nil || !strings.Contains(err.Error(), "-server-name") {
+		t.Fatalf("no server name: %v", err)
+	}
+}
+
+func TestRunRefusesBadInvocations(t *testing.T) {
+	socket := filepath.Join(t.TempDir(), "cnpgi.plinth.dev")
+	cases := []struct {
+		cmd  string
+		args []string
+		want string
+	}{
+		{"wal-archive", []string{"-server-name=pg"}, "wal-archive takes PATH"},
+		{"wal-restore", []string{"-server-name=pg", "000000010000000000000001"}, "wal-restore takes NAME PATH"},
+		{"wal-archive", []string{"/x"}, "-server-name"},
+		{"wal-archive", []string{"-socket=" + socket, "-server-name=pg", "/x"}, "is the plugin running?"},
+		{"wal-archive", []string{"-bogus=1", "/x"}, "bogus"},
+	}
+	for _, c := range cases {
+		err := Run(context.Background(), c.cmd, c.args, nil, IO{Err: &bytes.Buffer{}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %q: %v, want an error containing %q", c.cmd, c.args, err, c.want)
+		}
+	}
+	var help bytes.Buffer
+	if err := Run(context.Background(), "wal-restore", []string{"-h"}, nil, IO{Err: &help}); err != nil || !strings.Contains(help.String(), "-mode") {
+		t.Fatalf("help: %v %q", err, help.String())
+	}
+}

@@ -1,0 +1,92 @@
+package cluster_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+)
+
+const plugin = "cnpgi.plinth.dev"
+
+func TestTargets(t *testing.T) {
+	cases := []struct {
+		name, json       string
+		archive, restore cluster.Target
+		err              string // substring of the archive error, "" for none
+	}{
+		{
+			name:    "defaults",
+			json:    `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"other"},{"name":"cnpgi.plinth.dev"}]}}`,
+			archive: cluster.Target{ServerName: "pg"}, restore: cluster.Target{ServerName: "pg"},
+		},
+		{
+			name:    "parameters",
+			json:    `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"objectStore":"s3","serverName":"pg-2024"}}]}}`,
+			archive: cluster.Target{ObjectStore: "s3", ServerName: "pg-2024"}, restore: cluster.Target{ObjectStore: "s3", ServerName: "pg-2024"},
+		},
+		{
+			name: "recovery from an external cluster while bootstrapping",
+			json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev"}],
+				"bootstrap":{"recovery":{"source":"origin"}},
+				"externalClusters":[{"name":"origin","plugin":{"name":"cnpgi.plinth.dev","parameters":{"objectStore":"old"}}}]}}`,
+			archive: cluster.Target{ServerName: "pg"}, restore: cluster.Target{ObjectStore: "old", ServerName: "origin"},
+		},
+		{
+			name: "recovered cluster with a primary restores its own WAL",
+			json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev"}],
+				"bootstrap":{"recovery":{"source":"origin"}},
+				"externalClusters":[{"name":"origin","plugin":{"name":"cnpgi.plinth.dev"}}]},"status":{"currentPrimary":"pg-1"}}`,
+			archive: cluster.Target{ServerName: "pg"}, restore: cluster.Target{ServerName: "pg"},
+		},
+		{name: "not listed", json: `{"metadata":{"name":"pg"},"spec":{}}`, err: "lists no cnpgi.plinth.dev"},
+		{name: "disabled", json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","enabled":false}]}}`, err: "disabled"},
+		{
+			name: "unknown parameter",
+			json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"barmanObjectName":"x"}}]}}`,
+			err:  "spec.plugins[0].parameters.barmanObjectName: unknown parameter",
+		},
+		{
+			name: "unsafe server name",
+			json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"serverName":"../x"}}]}}`,
+			err:  "spec.plugins[0].parameters.serverName",
+		},
+	}
+	for _, c := range cases {
+		cl, err := cluster.Parse([]byte(c.json))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, err := cl.ArchiveTarget(plugin)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want an error containing %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.archive {
+			t.Errorf("%s: archive target %+v %v, want %+v", c.name, got, err, c.archive)
+		}
+		if got, err := cl.RestoreTarget(plugin); err != nil || got != c.restore {
+			t.Errorf("%s: restore target %+v %v, want %+v", c.name, got, err, c.restore)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, def := range []string{"", "{", `{"metadata":{}}`, `[]`} {
+		_, err := cluster.Parse([]byte(def))
+		var ce *cluster.Error
+		if !errors.As(err, &ce) {
+			t.Errorf("Parse(%q): %v, want a cluster.Error", def, err)
+		}
+	}
+	cl, _ := cluster.Parse([]byte(`{"metadata":{"name":"pg","annotations":{"cnpg.io/skipEmptyWalArchiveCheck":"enabled"}},"spec":{}}`))
+	if !cl.SkipEmptyWALArchiveCheck() {
+		t.Error("annotation not read")
+	}
+	if _, err := cl.ArchiveTarget(plugin); !errors.Is(err, cluster.ErrPluginNotUsed) {
+		t.Errorf("not used: %v", err)
+	}
+}

@@ -1,0 +1,146 @@
+package grpc
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+)
+
+// WALServer implements cnpgi.wal.v1.WAL: the instance manager's archive_command and
+// restore_command, plus Status and SetFirstRequired.
+type WALServer struct {
+	walv1.UnimplementedWALServer
+	svc     *wal.Service
+	stores  *objectstore.Registry
+	plugin  string
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+// NewWALServer serves svc for clusters that enable plugin; timeout bounds each call (the
+// instance manager sets no deadline on unix sockets).
+func NewWALServer(svc *wal.Service, stores *objectstore.Registry, plugin string, timeout time.Duration, log *slog.Logger) *WALServer {
+	return &WALServer{svc: svc, stores: stores, plugin: plugin, timeout: timeout, log: log}
+}
+
+// GetCapabilities lists the four WAL RPCs, all implemented.
+func (s *WALServer) GetCapabilities(context.Context, *walv1.WALCapabilitiesRequest) (*walv1.WALCapabilitiesResult, error) {
+	resp := &walv1.WALCapabilitiesResult{}
+	for _, t := range []walv1.WALCapability_RPC_Type{
+		walv1.WALCapability_RPC_TYPE_ARCHIVE_WAL, walv1.WALCapability_RPC_TYPE_RESTORE_WAL,
+		walv1.WALCapability_RPC_TYPE_STATUS, walv1.WALCapability_RPC_TYPE_SET_FIRST_REQUIRED,
+	} {
+		resp.Capabilities = append(resp.Capabilities, &walv1.WALCapability{
+			Type: &walv1.WALCapability_Rpc{Rpc: &walv1.WALCapability_RPC{Type: t}},
+		})
+	}
+	return resp, nil
+}
+
+// Archive stores the segment at source_file_name. check_empty_wal_archive is passed on
+// with its presence: absent means an older operator (see wal.ArchiveRequest).
+func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (*walv1.WALArchiveResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	start := time.Now()
+	c, t, err := s.target(req.GetClusterDefinition(), false)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	err = s.svc.Archive(ctx, t, wal.ArchiveRequest{
+		SourcePath: req.GetSourceFileName(), CheckEmpty: req.CheckEmptyWalArchive, SkipEmptyCheck: c.SkipEmptyWALArchiveCheck(),
+	})
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	s.log.InfoContext(ctx, "archived WAL file", "wal", baseName(req.GetSourceFileName()), "store", t.Store.Name,
+		"server", t.Server, "ms", time.Since(start).Milliseconds())
+	return &walv1.WALArchiveResult{}, nil
+}
+
+// Restore writes source_wal_name to destination_file_name. mode 0 (older operators) is
+// recovery.
+func (s *WALServer) Restore(ctx context.Context, req *walv1.WALRestoreRequest) (*walv1.WALRestoreResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	_, t, err := s.target(req.GetClusterDefinition(), true)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	mode := wal.RestoreRecovery
+	switch req.GetMode() {
+	case walv1.WALRestoreRequest_MODE_UNSPECIFIED, walv1.WALRestoreRequest_MODE_RECOVERY:
+	case walv1.WALRestoreRequest_MODE_REWIND:
+		mode = wal.RestoreRewind
+	default:
+		return nil, toStatus(ctx, s.log, &wal.InvalidError{Field: "mode", Reason: "unknown restore mode " + req.GetMode().String()})
+	}
+	err = s.svc.Restore(ctx, t, wal.RestoreRequest{Name: req.GetSourceWalName(), Destination: req.GetDestinationFileName(), Mode: mode})
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	return &walv1.WALRestoreResult{}, nil
+}
+
+// Status reports the first and last archived segments from the catalog, with counts in
+// additional_information.
+func (s *WALServer) Status(ctx context.Context, req *walv1.WALStatusRequest) (*walv1.WALStatusResult, error) {
+	_, t, err := s.target(req.GetClusterDefinition(), false)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	st, err := s.svc.Status(ctx, t)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	info := map[string]string{
+		"objectStore": t.Store.Name, "serverName": t.Server,
+		"segments": itoa(st.Segments), "storedBytes": itoa(st.Bytes),
+	}
+	if st.FirstRequired != "" {
+		info["firstRequiredWal"] = st.FirstRequired
+	}
+	if !st.LastArchivedAt.IsZero() {
+		info["lastArchivedAt"] = st.LastArchivedAt.UTC().Format(time.RFC3339)
+	}
+	return &walv1.WALStatusResult{FirstWal: st.FirstWAL, LastWal: st.LastWAL, AdditionalInformation: info}, nil
+}
+
+// SetFirstRequired records the oldest WAL segment a backup still needs.
+func (s *WALServer) SetFirstRequired(ctx context.Context, req *walv1.SetFirstRequiredRequest) (*walv1.SetFirstRequiredResult, error) {
+	_, t, err := s.target(req.GetClusterDefinition(), false)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	if err := s.svc.SetFirstRequired(ctx, t, req.GetFirstRequiredWal()); err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	return &walv1.SetFirstRequiredResult{}, nil
+}
+
+// target resolves the cluster's plugin parameters into a store and server name.
+func (s *WALServer) target(definition []byte, restore bool) (*cluster.Cluster, wal.Target, error) {
+	c, err := cluster.Parse(definition)
+	if err != nil {
+		return nil, wal.Target{}, err
+	}
+	pick := c.ArchiveTarget
+	if restore {
+		pick = c.RestoreTarget
+	}
+	ct, err := pick(s.plugin)
+	if err != nil {
+		return nil, wal.Target{}, err
+	}
+	st, err := s.stores.Get(ct.ObjectStore)
+	if err != nil {
+		return nil, wal.Target{}, err
+	}
+	return c, wal.Target{Store: st, Server: ct.ServerName}, nil
+}

@@ -1,0 +1,277 @@
+package objectstore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/s3test"
+)
+
+// posixStore opens a fresh, empty POSIX store.
+func posixStore(t *testing.T) objectstore.Store {
+	st, err := objectstore.NewPOSIX(filepath.Join(t.TempDir(), "store"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// s3Store returns a factory of fresh stores, each in a new bucket of srv.
+func s3Store(srv *s3test.Server, prefix string) func(t *testing.T) objectstore.Store {
+	return func(t *testing.T) objectstore.Store {
+		st, err := objectstore.NewS3(objectstore.S3Options{
+			Endpoint: srv.Endpoint, Bucket: srv.Bucket(t), Prefix: prefix, PathStyle: true,
+			AccessKeyID: srv.AccessKeyID, SecretAccessKey: srv.SecretAccessKey, PartSize: 5 << 20,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+}
+
+// TestConformance runs one suite against every store: what the WAL and backup code relies
+// on must hold for S3 (a real versitygw) and POSIX alike.
+func TestConformance(t *testing.T) {
+	t.Run("posix", func(t *testing.T) { suite(t, posixStore) })
+	t.Run("s3", func(t *testing.T) {
+		srv := s3test.Start(t)
+		suite(t, s3Store(srv, ""))
+		t.Run("with-prefix", func(t *testing.T) { suite(t, s3Store(srv, "clusters/prod")) })
+	})
+}
+
+func suite(t *testing.T, open func(t *testing.T) objectstore.Store) {
+	t.Run("RoundTrip", func(t *testing.T) { testRoundTrip(t, open(t)) })
+	t.Run("IfAbsent", func(t *testing.T) { testIfAbsent(t, open(t)) })
+	t.Run("ConcurrentIfAbsent", func(t *testing.T) { testConcurrentIfAbsent(t, open(t)) })
+	t.Run("List", func(t *testing.T) { testList(t, open(t)) })
+	t.Run("Delete", func(t *testing.T) { testDelete(t, open(t)) })
+	t.Run("BadKeys", func(t *testing.T) { testBadKeys(t, open(t)) })
+	t.Run("LargeUnsized", func(t *testing.T) { testLargeUnsized(t, open(t)) })
+	t.Run("FailedPutLeavesNothing", func(t *testing.T) { testFailedPut(t, open(t)) })
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func put(t *testing.T, st objectstore.Store, key string, data []byte, ifAbsent bool) error {
+	t.Helper()
+	return st.Put(ctxT(t), key, bytes.NewReader(data), objectstore.PutOptions{Size: int64(len(data)), IfAbsent: ifAbsent})
+}
+
+func get(t *testing.T, st objectstore.Store, key string) []byte {
+	t.Helper()
+	r, info, err := st.Get(ctxT(t), key)
+	if err != nil {
+		t.Fatalf("get %s: %v", key, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Key != key || info.Size != int64(len(b)) {
+		t.Fatalf("get %s: info %+v for %d bytes", key, info, len(b))
+	}
+	return b
+}
+
+func testRoundTrip(t *testing.T, st objectstore.Store) {
+	data := []byte("segment bytes \x00\x01\x02")
+	if err := put(t, st, "srv/wals/0000000100000000/000000010000000000000001.gz", data, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, st, "srv/wals/0000000100000000/000000010000000000000001.gz"); !bytes.Equal(got, data) {
+		t.Fatalf("read back %q", got)
+	}
+	info, err := st.Stat(ctxT(t), "srv/wals/0000000100000000/000000010000000000000001.gz")
+	if err != nil || info.Size != int64(len(data)) || time.Since(info.ModTime) > time.Hour {
+		t.Fatalf("stat: %+v %v", info, err)
+	}
+	if _, _, err := st.Get(ctxT(t), "srv/missing"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("get missing: %v, want ErrNotFound", err)
+	}
+	if _, err := st.Stat(ctxT(t), "srv/missing"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("stat missing: %v, want ErrNotFound", err)
+	}
+	if _, err := st.Stat(ctxT(t), "srv"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("stat of a key prefix (a directory in POSIX): %v, want ErrNotFound", err)
+	}
+	if err := put(t, st, "srv/wals/0000000100000000/000000010000000000000001.gz", []byte("v2"), false); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, st, "srv/wals/0000000100000000/000000010000000000000001.gz"); string(got) != "v2" {
+		t.Fatalf("a plain Put must replace: %q", got)
+	}
+}
+
+func testIfAbsent(t *testing.T, st objectstore.Store) {
+	if err := put(t, st, "k", []byte("first"), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(t, st, "k", []byte("second"), true); !errors.Is(err, objectstore.ErrExists) {
+		t.Fatalf("IfAbsent over an object: %v, want ErrExists", err)
+	}
+	if got := get(t, st, "k"); string(got) != "first" {
+		t.Fatalf("object replaced: %q", got)
+	}
+}
+
+func testConcurrentIfAbsent(t *testing.T, st objectstore.Store) {
+	var won, lost atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			err := put(t, st, "race/key", []byte{byte('a' + i)}, true)
+			switch {
+			case err == nil:
+				won.Add(1)
+			case errors.Is(err, objectstore.ErrExists):
+				lost.Add(1)
+			default:
+				t.Errorf("writer %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if won.Load() != 1 || lost.Load() != 7 {
+		t.Fatalf("%d writers won, %d lost; want exactly one winner", won.Load(), lost.Load())
+	}
+}
+
+func testList(t *testing.T, st objectstore.Store) {
+	for _, k := range []string{"z", "a/b/c2", "a/b.x", "a/b/c1", "a/bz", "a/a"} {
+		if err := put(t, st, k, []byte(k), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(prefix string, limit int) []string {
+		var keys []string
+		for info, err := range st.List(ctxT(t), prefix) {
+			if err != nil {
+				t.Fatalf("list %q: %v", prefix, err)
+			}
+			if info.Size != int64(len(info.Key)) {
+				t.Errorf("%s: size %d", info.Key, info.Size)
+			}
+			keys = append(keys, info.Key)
+			if len(keys) == limit {
+				break
+			}
+		}
+		return keys
+	}
+	cases := []struct {
+		prefix string
+		limit  int
+		want   []string
+	}{
+		{"a/b", 0, []string{"a/b.x", "a/b/c1", "a/b/c2", "a/bz"}}, // S3 byte order: '.' < '/' < 'z'
+		{"a/b/", 0, []string{"a/b/c1", "a/b/c2"}},
+		{"", 0, []string{"a/a", "a/b.x", "a/b/c1", "a/b/c2", "a/bz", "z"}},
+		{"", 2, []string{"a/a", "a/b.x"}},
+		{"nothing/", 0, nil},
+		{"a/b/c1", 0, []string{"a/b/c1"}},
+	}
+	for _, c := range cases {
+		if got := list(c.prefix, c.limit); !slices.Equal(got, c.want) {
+			t.Errorf("List(%q) = %v, want %v", c.prefix, got, c.want)
+		}
+	}
+}
+
+func testDelete(t *testing.T, st objectstore.Store) {
+	if err := put(t, st, "d/x", []byte("x"), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete(ctxT(t), "d/x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Stat(ctxT(t), "d/x"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+	if err := st.Delete(ctxT(t), "d/x"); err != nil {
+		t.Fatalf("deleting a missing object must succeed: %v", err)
+	}
+}
+
+func testBadKeys(t *testing.T, st objectstore.Store) {
+	for _, k := range []string{"", "/abs", "a//b", "../up", "a/../../b", "a/./b", "trailing/"} {
+		if err := put(t, st, k, []byte("x"), false); err == nil {
+			t.Errorf("Put(%q) accepted", k)
+		}
+		if _, err := st.Stat(ctxT(t), k); err == nil || errors.Is(err, objectstore.ErrNotFound) {
+			t.Errorf("Stat(%q) = %v, want a key error", k, err)
+		}
+	}
+}
+
+// testLargeUnsized streams 12 MiB of unknown size: S3 goes multipart (5 MiB parts) and the
+// conditional write must hold on CompleteMultipartUpload too.
+func testLargeUnsized(t *testing.T, st objectstore.Store) {
+	data := make([]byte, 12<<20+12345)
+	_, _ = rand.Read(data)
+	unsized := func() io.Reader { return io.MultiReader(bytes.NewReader(data[:1<<20]), bytes.NewReader(data[1<<20:])) }
+	if err := st.Put(ctxT(t), "big/object", unsized(), objectstore.PutOptions{Size: -1, IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, st, "big/object"); !bytes.Equal(got, data) {
+		t.Fatalf("large object differs (%d bytes back)", len(got))
+	}
+	err := st.Put(ctxT(t), "big/object", unsized(), objectstore.PutOptions{Size: -1, IfAbsent: true})
+	if !errors.Is(err, objectstore.ErrExists) {
+		t.Fatalf("multipart IfAbsent over an object: %v, want ErrExists", err)
+	}
+}
+
+// failingReader yields some bytes, then an error, like a source file that vanished.
+type failingReader struct{ n int }
+
+func (f *failingReader) Read(b []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, errors.New("source vanished")
+	}
+	n := min(len(b), f.n)
+	f.n -= n
+	return n, nil
+}
+
+func testFailedPut(t *testing.T, st objectstore.Store) {
+	err := st.Put(ctxT(t), "f/obj", &failingReader{n: 100}, objectstore.PutOptions{Size: -1})
+	if err == nil {
+		t.Fatal("a failing reader must fail the Put")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := st.Put(ctx, "f/canceled", strings.NewReader("x"), objectstore.PutOptions{Size: -1}); err == nil {
+		t.Fatal("a canceled context must fail the Put")
+	}
+	for info, err := range st.List(ctxT(t), "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("object %q left behind by a failed Put", info.Key)
+	}
+	if p, ok := st.(*objectstore.POSIX); ok {
+		entries, _ := os.ReadDir(filepath.Join(p.Root(), "f"))
+		for _, e := range entries {
+			t.Errorf("temporary file %q left behind", e.Name())
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package wal
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// sourceErr marks local file errors so the caller learns they are not the store's fault.
+func sourceErr(err error) error {
+	var pathErr *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %w", ErrSourceMissing, err)
+	case errors.As(err, &pathErr):
+		return fmt.Errorf("%w: %w", ErrLocalFile, err)
+	}
+	return err
+}
+
+// digest hashes a file while it is read and keeps its first bytes for the page header.
+type digest struct {
+	h    hash.Hash
+	head []byte
+	size int64
+}
+
+func (d *digest) Write(b []byte) (int, error) {
+	if d.h == nil {
+		d.h = sha256.New()
+	}
+	if need := longHeaderSize - len(d.head); need > 0 {
+		d.head = append(d.head, b[:min(need, len(b))]...)
+	}
+	d.size += int64(len(b))
+	return d.h.Write(b)
+}
+
+// localFile is what hashing a local file learnt.
+type localFile struct {
+	sum    [32]byte
+	size   int64
+	header segmentHeader
+	hasHdr bool
+}
+
+func (d *digest) finish() localFile {
+	if d.h == nil {
+		d.h = sha256.New()
+	}
+	var l localFile
+	copy(l.sum[:], d.h.Sum(nil))
+	l.size = d.size
+	l.header, l.hasHdr = parseHeader(d.head)
+	return l
+}
+
+func (l localFile) archived(t Target, fn FileName, key string, comp Compression, stored int64) ArchivedFile {
+	f := ArchivedFile{
+		Store: t.Store.Name, Server: t.Server, Name: fn.Name, Kind: fn.Kind, Timeline: fn.Timeline,
+		Size: l.size, StoredSize: stored, Compression: comp, SHA256: l.sum, Key: key, ArchivedAt: time.Now(),
+	}
+	if l.hasHdr && (fn.Kind == KindSegment || fn.Kind == KindPartial) {
+		f.SystemID = l.header.SystemID
+	}
+	return f
+}
+
+func hashFile(path string) (localFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return localFile{}, sourceErr(err)
+	}
+	defer f.Close()
+	var d digest
+	if _, err := io.Copy(&d, f); err != nil {
+		return localFile{}, sourceErr(err)
+	}
+	return d.finish(), nil
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }

@@ -1,0 +1,88 @@
+package wal
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// readyShipped remembers the files archived ahead of PostgreSQL's own calls, so that those
+// calls return at once. Memory only: after a restart the call takes the normal path, which
+// finds the file in the catalog with the same bytes and succeeds just the same.
+type readyShipped struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+// shippedTTL bounds the memory: PostgreSQL asks for a ready file within seconds.
+const shippedTTL = 24 * time.Hour
+
+func newReadyShipped() *readyShipped { return &readyShipped{m: map[string]time.Time{}} }
+
+func shippedKey(t Target, name string) string { return t.id() + "\x00" + name }
+
+func (r *readyShipped) add(t Target, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	for k, at := range r.m {
+		if now.Sub(at) > shippedTTL {
+			delete(r.m, k)
+		}
+	}
+	r.m[shippedKey(t, name)] = now
+}
+
+// take reports whether name was archived ahead, forgetting it.
+func (r *readyShipped) take(t Target, name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := shippedKey(t, name)
+	_, ok := r.m[k]
+	delete(r.m, k)
+	return ok
+}
+
+func (r *readyShipped) has(t Target, name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.m[shippedKey(t, name)]
+	return ok
+}
+
+// sibling is another file PostgreSQL has marked ready for archiving.
+type sibling struct {
+	path string
+	name FileName
+}
+
+// siblings lists up to max files with a .ready marker in pg_wal/archive_status beside
+// source, oldest first (PostgreSQL's own order), skipping source and files already shipped.
+func (r *readyShipped) siblings(t Target, source, skip string, max int) []sibling {
+	if max <= 0 {
+		return nil
+	}
+	dir := filepath.Dir(source)
+	entries, err := os.ReadDir(filepath.Join(dir, "archive_status"))
+	if err != nil {
+		return nil // not a PostgreSQL pg_wal, or unreadable: archive just the requested file
+	}
+	var out []sibling
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".ready")
+		if !ok || name == skip || r.has(t, name) {
+			continue
+		}
+		fn, err := ParseFileName(name)
+		if err != nil {
+			continue
+		}
+		out = append(out, sibling{path: filepath.Join(dir, name), name: fn})
+		if len(out) == max {
+			break
+		}
+	}
+	return out
+}
