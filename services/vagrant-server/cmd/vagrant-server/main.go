@@ -1,5 +1,6 @@
 // Command vagrant-server is Plinth's Vagrant server: hashicorp.vagrant.Vagrant over gRPC,
-// with the basis/project/target/box registry and Vagrant's token protocol in Postgres.
+// with the basis/project/target/box registry, the job queue, job output and Vagrant's token
+// protocol in Postgres.
 package main
 
 import (

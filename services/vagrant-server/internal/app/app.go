@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
@@ -17,6 +20,8 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	vgrpc "github.com/plinth-dev/plinth/services/vagrant-server/internal/grpc"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/store"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
@@ -28,9 +33,11 @@ const Stream = "PLINTH_VAGRANT"
 
 // App is a running vagrant-server.
 type App struct {
-	log   *slog.Logger
-	srv   *server.Server
-	relay *events.Relay
+	log         *slog.Logger
+	srv         *server.Server
+	relay       *events.Relay
+	reaper      *jobqueue.Reaper
+	endLifetime context.CancelFunc
 }
 
 // Open connects everything the service needs and registers its gRPC service; Run serves.
@@ -43,11 +50,17 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 			}
 		}
 	}()
+	// Migrates the outbox, the job queue's tables and the service's own, in that order.
 	st, pool, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	closers = append(closers, pool.Close)
+	queue, notices, err := openJobs(ctx, cfg, pool, log)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, func() { notices.Close(); queue.Close() })
 	nc, err := events.Connect(cfg.NATSURL, "plinth-vagrant-server", log)
 	if err != nil {
 		return nil, err
@@ -64,11 +77,18 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 	if err != nil {
 		return nil, err
 	}
+	lifetime, endLifetime := context.WithCancel(context.Background())
+	closers = append(closers, endLifetime)
 	api := vgrpc.NewServer(vgrpc.Options{
-		Registry: registry.NewService(st, registry.Options{}),
-		Tokens:   tokens.NewIssuer(st, nil),
-		Logger:   log,
-		Version:  version(),
+		Registry:      registry.NewService(st, registry.Options{}),
+		Tokens:        tokens.NewIssuer(st, nil),
+		Jobs:          queue,
+		Output:        st,
+		OutputNotices: notices,
+		Logger:        log,
+		Version:       version(),
+		Lifetime:      lifetime,
+		JobsKept:      cfg.JobsKept,
 	})
 	srv, err := server.New(server.Options{
 		Name: "vagrant-server", GRPCAddr: cfg.GRPCAddr, AdminAddr: cfg.AdminAddr, Logger: log,
@@ -87,7 +107,27 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 	}
 	srv.OnClose("postgres", func(context.Context) error { pool.Close(); return nil })
 	srv.OnClose("nats", func(context.Context) error { return nc.Drain() })
-	return &App{log: log, srv: srv, relay: relay}, nil
+	// Registered after the pool, so it runs before the pool closes.
+	srv.OnClose("jobqueue", func(context.Context) error { notices.Close(); queue.Close(); return nil })
+	return &App{log: log, srv: srv, relay: relay, reaper: jobqueue.NewReaper(queue, cfg.JobReapInterval),
+		endLifetime: endLifetime}, nil
+}
+
+// openJobs starts this replica's job queue (its LISTEN connection) and the listener for new
+// job output.
+func openJobs(ctx context.Context, cfg Config, pool *pgxpool.Pool, log *slog.Logger) (*jobqueue.Queue, *joboutput.Listener, error) {
+	queue, err := jobqueue.New(ctx, pool, jobqueue.Options{
+		AckTimeout: cfg.JobAckTimeout, HeartbeatTimeout: cfg.JobHeartbeatTimeout, Logger: log,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the job queue: %w", err)
+	}
+	notices, err := joboutput.Listen(ctx, pool, log)
+	if err != nil {
+		queue.Close()
+		return nil, nil, fmt.Errorf("listen for job output: %w", err)
+	}
+	return queue, notices, nil
 }
 
 func addReadiness(srv *server.Server, pool *pgxpool.Pool, nc *nats.Conn) {
@@ -113,14 +153,24 @@ func version() string {
 // Addr is the bound gRPC address.
 func (a *App) Addr() string { return a.srv.Addr() }
 
-// Run serves until ctx ends or a signal arrives, with the outbox relay alongside; it stops
-// the relay before the connections it uses are closed.
+// Run serves until ctx ends or a signal arrives, with the outbox relay and the job reaper
+// alongside; it stops them before the connections they use are closed.
 func (a *App) Run(ctx context.Context) error {
+	// The same signals the server stops on: when shutdown begins, long-lived streams end so
+	// the graceful stop need not wait for them.
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	context.AfterFunc(ctx, a.endLifetime)
 	bg, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := a.relay.Run(bg); err != nil && !errors.Is(err, context.Canceled) {
 			a.log.Error("outbox relay stopped", "error", err)
+		}
+	})
+	wg.Go(func() {
+		if err := a.reaper.Run(bg); err != nil {
+			a.log.Error("job reaper stopped", "error", err)
 		}
 	})
 	// Registered last, so it runs first: background work stops before NATS and Postgres close.

@@ -4,6 +4,8 @@ package app
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
 )
@@ -12,6 +14,16 @@ import (
 // shares (README), with this service's own port defaults.
 type Config struct {
 	config.Common
+	// JobAckTimeout is how long a runner has to acknowledge an assigned job before it goes
+	// back to the queue.
+	JobAckTimeout time.Duration `env:"PLINTH_VAGRANT_JOB_ACK_TIMEOUT" flag:"job-ack-timeout" default:"30s" usage:"time a runner has to acknowledge an assigned job before it is requeued"`
+	// JobHeartbeatTimeout is how long a running job may go without a heartbeat from its
+	// runner before it fails.
+	JobHeartbeatTimeout time.Duration `env:"PLINTH_VAGRANT_JOB_HEARTBEAT_TIMEOUT" flag:"job-heartbeat-timeout" default:"60s" usage:"time a running job may go without a runner heartbeat before it fails"`
+	// JobReapInterval is how often overdue deadlines are enforced: the most they are late.
+	JobReapInterval time.Duration `env:"PLINTH_VAGRANT_JOB_REAP_INTERVAL" flag:"job-reap-interval" default:"1s" usage:"how often ack, heartbeat and expiry deadlines are enforced"`
+	// JobsKept is how many finished jobs (and their output) PruneOldJobs keeps, newest first.
+	JobsKept int `env:"PLINTH_VAGRANT_JOBS_KEPT" flag:"jobs-kept" default:"50" usage:"finished jobs PruneOldJobs keeps (the newest)"`
 }
 
 // Defaults returns a Config with the vagrant-server's ports; Load fills the rest.
@@ -21,7 +33,17 @@ func Defaults() Config {
 
 // Validate checks everything before anything starts.
 func (c *Config) Validate() error {
-	return errors.Join(c.Common.Validate(),
+	var errs []error
+	positive := func(env, flag string, bad bool) {
+		if bad {
+			errs = append(errs, fmt.Errorf("%s (-%s): must be positive", env, flag))
+		}
+	}
+	positive("PLINTH_VAGRANT_JOB_ACK_TIMEOUT", "job-ack-timeout", c.JobAckTimeout <= 0)
+	positive("PLINTH_VAGRANT_JOB_HEARTBEAT_TIMEOUT", "job-heartbeat-timeout", c.JobHeartbeatTimeout <= 0)
+	positive("PLINTH_VAGRANT_JOB_REAP_INTERVAL", "job-reap-interval", c.JobReapInterval <= 0)
+	positive("PLINTH_VAGRANT_JOBS_KEPT", "jobs-kept", c.JobsKept <= 0)
+	return errors.Join(append([]error{c.Common.Validate(),
 		config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL),
-		config.Required(config.EnvNATSURL, "nats-url", c.NATSURL))
+		config.Required(config.EnvNATSURL, "nats-url", c.NATSURL)}, errs...)...)
 }

@@ -45,14 +45,16 @@ func (s *syncBuffer) String() string {
 // env is one database schema and NATS server shared by the server instances of a test.
 type env struct {
 	dbURL, natsURL string
+	settings       []string // extra environment for every server of the test, e.g. timeouts
+	logLevel       string   // of the servers' logs; default debug
 	logs           *syncBuffer
 	mu             sync.Mutex
 	secrets        []string // tokens issued during the test: none may reach a log line
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB, settings ...string) *env {
 	t.Helper()
-	e := &env{dbURL: testenv.DB(t).URL, natsURL: testenv.NATS(t), logs: &syncBuffer{}}
+	e := &env{dbURL: testenv.DB(t).URL, natsURL: testenv.NATS(t), settings: settings, logs: &syncBuffer{}}
 	t.Cleanup(func() { e.assertNoSecrets(t) })
 	return e
 }
@@ -64,7 +66,7 @@ func (e *env) secret(s string) string {
 	return s
 }
 
-func (e *env) assertNoSecrets(t *testing.T) {
+func (e *env) assertNoSecrets(t testing.TB) {
 	logs := e.logs.String()
 	if logs == "" {
 		t.Error("no logs captured: the secret check would prove nothing")
@@ -79,7 +81,7 @@ func (e *env) assertNoSecrets(t *testing.T) {
 }
 
 // start runs one vagrant-server until the test ends and returns a client to it.
-func (e *env) start(t *testing.T) vagrant.VagrantClient {
+func (e *env) start(t testing.TB) vagrant.VagrantClient {
 	t.Helper()
 	c, _ := e.startStoppable(t)
 	return c
@@ -87,18 +89,23 @@ func (e *env) start(t *testing.T) vagrant.VagrantClient {
 
 // startStoppable is start that also returns a function stopping the server (gracefully,
 // as a restart would) before the test ends.
-func (e *env) startStoppable(t *testing.T) (vagrant.VagrantClient, func()) {
+func (e *env) startStoppable(t testing.TB) (vagrant.VagrantClient, func()) {
 	t.Helper()
 	cfg := app.Defaults()
 	environ := []string{"PLINTH_DATABASE_URL=" + e.dbURL, "PLINTH_NATS_URL=" + e.natsURL,
 		"PLINTH_GRPC_ADDR=127.0.0.1:0", "PLINTH_ADMIN_ADDR=off", "PLINTH_SHUTDOWN_TIMEOUT=5s"}
+	environ = append(environ, e.settings...)
 	if err := config.Load(&cfg, nil, environ); err != nil {
 		t.Fatal(err)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	log, err := telemetry.NewLogger(e.logs, "json", "debug")
+	level := e.logLevel
+	if level == "" {
+		level = "debug"
+	}
+	log, err := telemetry.NewLogger(e.logs, "json", level)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +143,7 @@ func (e *env) startStoppable(t *testing.T) (vagrant.VagrantClient, func()) {
 }
 
 // call is the metadata a Vagrant client sends: the protocol range and, when given, a token.
-func call(t *testing.T, token string) context.Context {
+func call(t testing.TB, token string) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -148,7 +155,7 @@ func call(t *testing.T, token string) context.Context {
 }
 
 // bootstrap returns the first login token of a fresh server.
-func (e *env) bootstrap(t *testing.T, c vagrant.VagrantClient) string {
+func (e *env) bootstrap(t testing.TB, c vagrant.VagrantClient) string {
 	t.Helper()
 	resp, err := c.BootstrapToken(call(t, ""), &emptypb.Empty{})
 	if err != nil {
@@ -158,7 +165,7 @@ func (e *env) bootstrap(t *testing.T, c vagrant.VagrantClient) string {
 }
 
 // code requires err to carry want, and the message to contain every part of wantIn.
-func code(t *testing.T, what string, err error, want codes.Code, wantIn ...string) {
+func code(t testing.TB, what string, err error, want codes.Code, wantIn ...string) {
 	t.Helper()
 	st := status.Convert(err)
 	if st.Code() != want {
@@ -172,8 +179,8 @@ func code(t *testing.T, what string, err error, want codes.Code, wantIn ...strin
 }
 
 // must takes a call's (value, error) and returns a check failing t on the error.
-func must[T any](v T, err error) func(t *testing.T) T {
-	return func(t *testing.T) T {
+func must[T any](v T, err error) func(t testing.TB) T {
+	return func(t testing.TB) T {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)

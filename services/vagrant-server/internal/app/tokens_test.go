@@ -138,7 +138,7 @@ func TestProtocolHeaderIsRequired(t *testing.T) {
 	}
 	must(c.ListBasis(metadata.NewOutgoingContext(bg, metadata.Pairs("authorization", boot, "client-api-protocol", "1,4")), &emptypb.Empty{}))(t)
 
-	// Streams are guarded as well; the job queue's streams are not served yet.
+	// Streams are guarded as well.
 	stream, err := c.RunnerJobStream(tokenOnly)
 	if err == nil {
 		_, err = stream.Recv()
@@ -151,11 +151,15 @@ func TestProtocolHeaderIsRequired(t *testing.T) {
 	code(t, "stream without token", err, codes.Unauthenticated)
 	stream, err = c.RunnerJobStream(call(t, boot))
 	if err == nil {
+		err = stream.Send(&vagrant.RunnerJobStreamRequest{Event: &vagrant.RunnerJobStreamRequest_Request_{
+			Request: &vagrant.RunnerJobStreamRequest_Request{RunnerId: "never-registered"}}})
+	}
+	if err == nil {
 		_, err = stream.Recv()
 	}
-	code(t, "stream with token", err, codes.Unimplemented, "not served by this vagrant-server yet")
+	code(t, "stream with token", err, codes.NotFound, "runner not registered")
 	_, err = c.QueueJob(call(t, boot), &vagrant.QueueJobRequest{})
-	code(t, "QueueJob", err, codes.Unimplemented, "QueueJob")
+	code(t, "QueueJob", err, codes.InvalidArgument, "job: required")
 	if strings.Contains(e.logs.String(), boot) {
 		t.Fatal("token in the log")
 	}

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
@@ -30,6 +32,11 @@ func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
 		{tokens.ErrBootstrapped, codes.PermissionDenied, "server is already bootstrapped"},
 		{tokens.ErrExpired, codes.Unauthenticated, "token has expired"},
 		{fmt.Errorf("%w: bad signature", tokens.ErrInvalid), codes.Unauthenticated, "invalid authentication token"},
+		{&jobqueue.ValidationError{Field: "job.id", Reason: "must be empty"}, codes.InvalidArgument, "job.id: must be empty"},
+		{&jobqueue.UnknownOperationError{FieldNumber: 80}, codes.Unimplemented, "job.operation: operation field 80 is not supported by this server"},
+		{fmt.Errorf("job X: %w", jobqueue.ErrJobNotFound), codes.NotFound, "job X: job not found"},
+		{fmt.Errorf("runner r: %w", jobqueue.ErrRunnerNotFound), codes.NotFound, "runner r: runner not registered: register it with RunnerConfig first"},
+		{&jobqueue.StateError{JobID: "J", Op: "ack", State: vagrant.Job_ERROR}, codes.FailedPrecondition, "job J: cannot ack a job in state ERROR"},
 		{context.Canceled, codes.Canceled, "request canceled"},
 		{fmt.Errorf("select: %w", context.DeadlineExceeded), codes.DeadlineExceeded, "deadline exceeded"},
 		{errors.New(`ERROR: relation "basis" does not exist (SQLSTATE 42P01)`), codes.Internal, "internal error"},

@@ -1,15 +1,22 @@
 // Package grpc serves hashicorp.vagrant.Vagrant: one file per resource, each RPC validated,
-// passed to the registry or token rules, and its error mapped in errors.go. guard.go is the
-// protocol-version and token check every call passes first.
+// passed to the registry, token or job queue rules, and its error mapped in errors.go.
+// guard.go is the protocol-version and token check every call passes first. The streams
+// (runner_*.go, service_jobstream.go, service_logs.go) compose the job queue with the
+// durable job output (package joboutput).
 package grpc
 
 import (
 	"context"
 	"log/slog"
+	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
@@ -26,22 +33,78 @@ type Server struct {
 	vagrant.UnimplementedVagrantServer
 	registry *registry.Service
 	tokens   *tokens.Issuer
+	jobs     *jobqueue.Queue
+	output   joboutput.Store
+	notices  *joboutput.Listener
 	log      *slog.Logger
 	version  string
+	lifetime context.Context
+	jobsKept int
+	poll     time.Duration
 }
 
-// Options configure a Server.
+// Options configure a Server. Every field but Version, Lifetime, JobsKept and OutputPoll is
+// required.
 type Options struct {
 	Registry *registry.Service
 	Tokens   *tokens.Issuer
-	Logger   *slog.Logger
+	// Jobs is the job queue; Output and OutputNotices are where job output is kept and how
+	// its readers learn of new output.
+	Jobs          *jobqueue.Queue
+	Output        joboutput.Store
+	OutputNotices *joboutput.Listener
+	Logger        *slog.Logger
 	// Version is reported by GetVersionInfo (semver; empty hides it, which upstream allows).
 	Version string
+	// Lifetime ends when the server starts shutting down: long-lived streams (runners
+	// waiting for work, job and log streams) then end with Unavailable, so a graceful stop
+	// does not wait for them. A runner's stream with a running job is the exception: it may
+	// still finish the job within the shutdown timeout. Nil: never.
+	Lifetime context.Context
+	// JobsKept is how many finished jobs PruneOldJobs keeps (the newest); 0 means 50, as
+	// upstream.
+	JobsKept int
+	// OutputPoll is how often job and log streams look for new output without a
+	// notification (the fallback should one be lost); 0 means 2s.
+	OutputPoll time.Duration
 }
 
-// NewServer returns the Vagrant API over the registry and the token issuer.
+// DefaultJobsKept is upstream's number of finished jobs PruneOldJobs keeps.
+const DefaultJobsKept = 50
+
+// NewServer returns the Vagrant API over the registry, the token issuer and the job queue.
 func NewServer(o Options) *Server {
-	return &Server{registry: o.Registry, tokens: o.Tokens, log: o.Logger, version: o.Version}
+	if o.Lifetime == nil {
+		o.Lifetime = context.Background()
+	}
+	if o.JobsKept <= 0 {
+		o.JobsKept = DefaultJobsKept
+	}
+	if o.OutputPoll <= 0 {
+		o.OutputPoll = 2 * time.Second
+	}
+	return &Server{registry: o.Registry, tokens: o.Tokens, jobs: o.Jobs, output: o.Output, notices: o.OutputNotices,
+		log: o.Logger, version: o.Version, lifetime: o.Lifetime, jobsKept: o.JobsKept, poll: o.OutputPoll}
+}
+
+// errStopping ends long-lived streams when the server shuts down: Unavailable, since the
+// same call to another replica (or this one, restarted) will work.
+var errStopping = status.Error(codes.Unavailable, "vagrant-server is shutting down; reconnect")
+
+// untilStopping returns ctx that also ends when the server starts shutting down.
+func (s *Server) untilStopping(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.lifetime, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// stopped maps the end of a stream's context to its status: errStopping when the server is
+// shutting down, else the caller's cancellation.
+func (s *Server) stopped(ctx context.Context) error {
+	if s.lifetime.Err() != nil {
+		return errStopping
+	}
+	return toStatus(ctx, s.log, ctx.Err())
 }
 
 // GetVersionInfo reports the protocol ranges clients negotiate against. It needs neither a

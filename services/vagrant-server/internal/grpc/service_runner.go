@@ -2,23 +2,96 @@ package grpc
 
 import (
 	"context"
+	"errors"
+	"io"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 )
 
-// GetRunner is not served yet (see notYet).
-func (s *Server) GetRunner(context.Context, *vagrant.GetRunnerRequest) (*vagrant.Runner, error) {
-	return nil, notYet("GetRunner")
+// cleanupTimeout bounds the database work a stream does after its client went away.
+const cleanupTimeout = 10 * time.Second
+
+// GetRunner returns a registered runner as it registered (id, by_id_only, components).
+func (s *Server) GetRunner(ctx context.Context, req *vagrant.GetRunnerRequest) (*vagrant.Runner, error) {
+	if req.GetRunnerId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "runner_id: required")
+	}
+	info, err := s.jobs.GetRunner(ctx, req.GetRunnerId())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	return info.Runner, nil
 }
 
-// RunnerConfig is not served yet (see notYet).
-func (s *Server) RunnerConfig(grpc.BidiStreamingServer[vagrant.RunnerConfigRequest, vagrant.RunnerConfigResponse]) error {
-	return notYet("RunnerConfig")
+// RunnerConfig registers the runner its first message opens (id, by_id_only, components),
+// sends the runner its configuration and keeps the stream open: the runner is online while
+// it is, and marked offline when it ends (a newer registration of the same id, perhaps on
+// another replica, stays online).
+//
+// The configuration is upstream's RunnerConfig of config vars. This server has no way to set
+// config vars yet (upstream's ConfigSet RPC is not in its API), so it sends one empty
+// configuration at registration; a later version that stores vars re-sends on change.
+func (s *Server) RunnerConfig(stream grpc.BidiStreamingServer[vagrant.RunnerConfigRequest, vagrant.RunnerConfigResponse]) error {
+	ctx, cancel := s.untilStopping(stream.Context())
+	defer cancel()
+	first, err := stream.Recv()
+	if err != nil {
+		return recvStatus(err)
+	}
+	open := first.GetOpen()
+	if open == nil {
+		return status.Error(codes.FailedPrecondition, "the first message of RunnerConfig must be open")
+	}
+	if open.GetRunner() == nil {
+		return status.Error(codes.InvalidArgument, "open.runner: required")
+	}
+	runner := open.GetRunner()
+	session, err := s.jobs.RegisterRunner(ctx, runner)
+	if err != nil {
+		return toStatus(ctx, s.log, err)
+	}
+	log := s.log.With("runner_id", runner.GetId())
+	log.InfoContext(ctx, "runner online", "by_id_only", runner.GetByIdOnly(), "components", len(runner.GetComponents()))
+	defer func() {
+		offCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if err := s.jobs.RunnerOffline(offCtx, runner.GetId(), session); err != nil {
+			log.ErrorContext(ctx, "cannot mark runner offline", "error", err)
+			return
+		}
+		log.InfoContext(ctx, "runner offline")
+	}()
+	if err := stream.Send(&vagrant.RunnerConfigResponse{Config: &vagrant.RunnerConfig{}}); err != nil {
+		return err
+	}
+	// The runner sends nothing more; the stream lives as long as the runner.
+	ended := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := stream.Recv(); err != nil {
+				ended <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-ctx.Done():
+		return s.stopped(ctx)
+	case err := <-ended:
+		return recvStatus(err)
+	}
 }
 
-// RunnerJobStream is not served yet (see notYet).
-func (s *Server) RunnerJobStream(grpc.BidiStreamingServer[vagrant.RunnerJobStreamRequest, vagrant.RunnerJobStreamResponse]) error {
-	return notYet("RunnerJobStream")
+// recvStatus is what a stream returns when receiving failed: nothing when the client
+// closed its side (io.EOF), else the transport's status.
+func recvStatus(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }

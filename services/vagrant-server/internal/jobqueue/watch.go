@@ -24,7 +24,11 @@ type Change struct {
 }
 
 // Watch follows one job. C delivers the latest Change: changes coalesce, so a slow reader
-// skips intermediate states but always sees the newest one. Close it when done.
+// skips intermediate states. A change is a signal, not the truth: the LISTEN connection can
+// deliver a notification after a newer state was read or notified (e.g. the job's QUEUED
+// after its assignment), so a Change may be older than the job. Read the job (Get) when one
+// arrives to act on its current state; every change is followed by its own notification, so
+// the newest state is always read eventually. Close it when done.
 type Watch struct {
 	hub   *hub
 	jobID string

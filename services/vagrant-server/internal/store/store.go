@@ -1,5 +1,6 @@
 // Package store is the vagrant-server's Postgres adapter (schema `vagrant`): the registry
-// (registry.Store) and the token signing keys (tokens.KeyStore).
+// (registry.Store, with target.state_changed events in its outbox), the token signing keys
+// (tokens.KeyStore) and job output (joboutput.Store).
 package store
 
 import (
@@ -15,6 +16,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
@@ -28,14 +30,16 @@ var migrationFiles embed.FS
 // Migrations returns the embedded, append-only migrations of schema vagrant.
 func Migrations() (fs.FS, error) { return fs.Sub(migrationFiles, "migrations") }
 
-// Open connects to the database and migrates schema vagrant: the outbox tables, then extra
-// (library-owned migration lines such as the job queue's), then the registry's own.
+// Open connects to the database and migrates schema vagrant: the outbox tables, the job
+// queue's tables (jobqueue.Migrations), then extra library-owned migration lines, then the
+// service's own (registry, keys, job output). The order matters: job output references the
+// queue's jobs table, so the queue's set is always applied first.
 func Open(ctx context.Context, databaseURL string, extra ...pg.MigrationSet) (*Store, *pgxpool.Pool, error) {
 	migrations, err := Migrations()
 	if err != nil {
 		return nil, nil, err
 	}
-	sets := append([]pg.MigrationSet{events.Migrations()}, extra...)
+	sets := append([]pg.MigrationSet{events.Migrations(), jobqueue.Migrations()}, extra...)
 	pool, err := pg.Open(ctx, databaseURL, Schema, migrations, sets...)
 	if err != nil {
 		return nil, nil, err

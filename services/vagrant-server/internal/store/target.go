@@ -20,23 +20,32 @@ const selectTarget = `SELECT t.resource_id, t.name, coalesce(t.uuid, ''), t.prov
 	FROM target t JOIN project p ON p.resource_id = t.project_id JOIN basis b ON b.resource_id = p.basis_id
 	LEFT JOIN target par ON par.resource_id = t.parent_id `
 
-// CreateTarget inserts t into the project t.Project.ResourceId names.
+// CreateTarget inserts t into the project t.Project.ResourceId names; a target created with a
+// state writes target.state_changed in the same transaction.
 func (s *Store) CreateTarget(ctx context.Context, t *vagrant.Target) (*vagrant.Target, error) {
 	cols, err := targetColumns(t)
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO target (resource_id, project_id, parent_id, name, uuid, provider, state,
-		metadata, datadir, configuration, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		append([]any{t.ResourceId, t.GetProject().GetResourceId()}, cols...)...)
-	if err != nil {
-		return nil, writeError(err, t)
-	}
-	return s.GetTarget(ctx, t.ResourceId)
+	var out *vagrant.Target
+	err = pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO target (resource_id, project_id, parent_id, name, uuid, provider, state,
+			metadata, datadir, configuration, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			append([]any{t.ResourceId, t.GetProject().GetResourceId()}, cols...)...)
+		if err != nil {
+			return writeError(err, t)
+		}
+		if out, err = getTarget(ctx, tx, byID(t.ResourceId), selectTarget+`WHERE t.resource_id = $1`, t.ResourceId); err != nil {
+			return err
+		}
+		return recordTargetChange(ctx, tx, targetState{}, out)
+	})
+	return out, err
 }
 
 // UpdateTarget changes target id through update, holding its row for the transaction.
-// The project never changes.
+// The project never changes. A change of state (Target.state, or the Target.Machine state in
+// Target.record) writes target.state_changed in the same transaction.
 func (s *Store) UpdateTarget(ctx context.Context, id string, update func(*vagrant.Target) error) (*vagrant.Target, error) {
 	var out *vagrant.Target
 	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -44,6 +53,7 @@ func (s *Store) UpdateTarget(ctx context.Context, id string, update func(*vagran
 		if err != nil {
 			return err
 		}
+		before := stateOf(cur)
 		if err := update(cur); err != nil {
 			return err
 		}
@@ -57,8 +67,10 @@ func (s *Store) UpdateTarget(ctx context.Context, id string, update func(*vagran
 		if err != nil {
 			return writeError(err, cur)
 		}
-		out, err = getTarget(ctx, tx, byID(id), selectTarget+`WHERE t.resource_id = $1`, id)
-		return err
+		if out, err = getTarget(ctx, tx, byID(id), selectTarget+`WHERE t.resource_id = $1`, id); err != nil {
+			return err
+		}
+		return recordTargetChange(ctx, tx, before, out)
 	})
 	return out, err
 }

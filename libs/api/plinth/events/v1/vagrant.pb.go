@@ -24,6 +24,71 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TargetState mirrors hashicorp.vagrant.Operation.PhysicalState: the numbers are the same.
+type TargetState int32
+
+const (
+	// Not set (PhysicalState UNKNOWN).
+	TargetState_TARGET_STATE_UNSPECIFIED TargetState = 0
+	// Being created.
+	TargetState_TARGET_STATE_PENDING TargetState = 1
+	// Exists.
+	TargetState_TARGET_STATE_CREATED TargetState = 2
+	// Was destroyed.
+	TargetState_TARGET_STATE_DESTROYED TargetState = 3
+	// Exists but is stopped.
+	TargetState_TARGET_STATE_HALTED TargetState = 4
+	// Was never created.
+	TargetState_TARGET_STATE_NOT_CREATED TargetState = 5
+)
+
+// Enum value maps for TargetState.
+var (
+	TargetState_name = map[int32]string{
+		0: "TARGET_STATE_UNSPECIFIED",
+		1: "TARGET_STATE_PENDING",
+		2: "TARGET_STATE_CREATED",
+		3: "TARGET_STATE_DESTROYED",
+		4: "TARGET_STATE_HALTED",
+		5: "TARGET_STATE_NOT_CREATED",
+	}
+	TargetState_value = map[string]int32{
+		"TARGET_STATE_UNSPECIFIED": 0,
+		"TARGET_STATE_PENDING":     1,
+		"TARGET_STATE_CREATED":     2,
+		"TARGET_STATE_DESTROYED":   3,
+		"TARGET_STATE_HALTED":      4,
+		"TARGET_STATE_NOT_CREATED": 5,
+	}
+)
+
+func (x TargetState) Enum() *TargetState {
+	p := new(TargetState)
+	*p = x
+	return p
+}
+
+func (x TargetState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TargetState) Descriptor() protoreflect.EnumDescriptor {
+	return file_plinth_events_v1_vagrant_proto_enumTypes[0].Descriptor()
+}
+
+func (TargetState) Type() protoreflect.EnumType {
+	return &file_plinth_events_v1_vagrant_proto_enumTypes[0]
+}
+
+func (x TargetState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TargetState.Descriptor instead.
+func (TargetState) EnumDescriptor() ([]byte, []int) {
+	return file_plinth_events_v1_vagrant_proto_rawDescGZIP(), []int{0}
+}
+
 // JobState mirrors hashicorp.vagrant.Job.State: the numbers are the same.
 type JobState int32
 
@@ -73,11 +138,11 @@ func (x JobState) String() string {
 }
 
 func (JobState) Descriptor() protoreflect.EnumDescriptor {
-	return file_plinth_events_v1_vagrant_proto_enumTypes[0].Descriptor()
+	return file_plinth_events_v1_vagrant_proto_enumTypes[1].Descriptor()
 }
 
 func (JobState) Type() protoreflect.EnumType {
-	return &file_plinth_events_v1_vagrant_proto_enumTypes[0]
+	return &file_plinth_events_v1_vagrant_proto_enumTypes[1]
 }
 
 func (x JobState) Number() protoreflect.EnumNumber {
@@ -86,7 +151,7 @@ func (x JobState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use JobState.Descriptor instead.
 func (JobState) EnumDescriptor() ([]byte, []int) {
-	return file_plinth_events_v1_vagrant_proto_rawDescGZIP(), []int{0}
+	return file_plinth_events_v1_vagrant_proto_rawDescGZIP(), []int{1}
 }
 
 // JobStateChanged says a job of the vagrant-server queue moved to another state, or that its
@@ -290,6 +355,140 @@ func (x *RunnerStateChanged) GetComponents() []string {
 	return nil
 }
 
+// TargetStateChanged says a vagrant target's state changed: its physical state
+// (hashicorp.vagrant.Target.state) or the machine state its provider reported
+// (hashicorp.vagrant.Target.Machine.state, packed in Target.record), e.g. after a runner's
+// `up` brought the machine up and recorded it with UpsertTarget. Creating a target with a
+// state set counts as a change from nothing.
+//
+// Subject: plinth.vagrant.target.state_changed.
+type TargetStateChanged struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The target's resource_id (a ULID).
+	TargetId string `protobuf:"bytes,1,opt,name=target_id,json=targetId,proto3" json:"target_id,omitempty"`
+	// The target's name, unique within its project.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The resource_id of the target's project.
+	ProjectId string `protobuf:"bytes,3,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	// The resource_id of the project's basis.
+	BasisId string `protobuf:"bytes,4,opt,name=basis_id,json=basisId,proto3" json:"basis_id,omitempty"`
+	// The provider backing the target (Target.provider), e.g. "netns".
+	Provider string `protobuf:"bytes,5,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The physical state now.
+	State TargetState `protobuf:"varint,6,opt,name=state,proto3,enum=plinth.events.v1.TargetState" json:"state,omitempty"`
+	// The physical state before; TARGET_STATE_UNSPECIFIED when the target was just created.
+	PreviousState TargetState `protobuf:"varint,7,opt,name=previous_state,json=previousState,proto3,enum=plinth.events.v1.TargetState" json:"previous_state,omitempty"`
+	// The provider's machine state id now (Target.Machine.state.id, e.g. "running"); empty
+	// when the record holds no Target.Machine or the machine has no state.
+	MachineState string `protobuf:"bytes,8,opt,name=machine_state,json=machineState,proto3" json:"machine_state,omitempty"`
+	// The machine state id before.
+	PreviousMachineState string `protobuf:"bytes,9,opt,name=previous_machine_state,json=previousMachineState,proto3" json:"previous_machine_state,omitempty"`
+	// The provider's short description of the machine state now.
+	MachineStateDescription string `protobuf:"bytes,10,opt,name=machine_state_description,json=machineStateDescription,proto3" json:"machine_state_description,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
+}
+
+func (x *TargetStateChanged) Reset() {
+	*x = TargetStateChanged{}
+	mi := &file_plinth_events_v1_vagrant_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TargetStateChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TargetStateChanged) ProtoMessage() {}
+
+func (x *TargetStateChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_plinth_events_v1_vagrant_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TargetStateChanged.ProtoReflect.Descriptor instead.
+func (*TargetStateChanged) Descriptor() ([]byte, []int) {
+	return file_plinth_events_v1_vagrant_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *TargetStateChanged) GetTargetId() string {
+	if x != nil {
+		return x.TargetId
+	}
+	return ""
+}
+
+func (x *TargetStateChanged) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TargetStateChanged) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *TargetStateChanged) GetBasisId() string {
+	if x != nil {
+		return x.BasisId
+	}
+	return ""
+}
+
+func (x *TargetStateChanged) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *TargetStateChanged) GetState() TargetState {
+	if x != nil {
+		return x.State
+	}
+	return TargetState_TARGET_STATE_UNSPECIFIED
+}
+
+func (x *TargetStateChanged) GetPreviousState() TargetState {
+	if x != nil {
+		return x.PreviousState
+	}
+	return TargetState_TARGET_STATE_UNSPECIFIED
+}
+
+func (x *TargetStateChanged) GetMachineState() string {
+	if x != nil {
+		return x.MachineState
+	}
+	return ""
+}
+
+func (x *TargetStateChanged) GetPreviousMachineState() string {
+	if x != nil {
+		return x.PreviousMachineState
+	}
+	return ""
+}
+
+func (x *TargetStateChanged) GetMachineStateDescription() string {
+	if x != nil {
+		return x.MachineStateDescription
+	}
+	return ""
+}
+
 var File_plinth_events_v1_vagrant_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_vagrant_proto_rawDesc = "" +
@@ -313,7 +512,27 @@ const file_plinth_events_v1_vagrant_proto_rawDesc = "" +
 	"by_id_only\x18\x03 \x01(\bR\bbyIdOnly\x12\x1e\n" +
 	"\n" +
 	"components\x18\x04 \x03(\tR\n" +
-	"components*\x95\x01\n" +
+	"components\"\xad\x03\n" +
+	"\x12TargetStateChanged\x12\x1b\n" +
+	"\ttarget_id\x18\x01 \x01(\tR\btargetId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\x03 \x01(\tR\tprojectId\x12\x19\n" +
+	"\bbasis_id\x18\x04 \x01(\tR\abasisId\x12\x1a\n" +
+	"\bprovider\x18\x05 \x01(\tR\bprovider\x123\n" +
+	"\x05state\x18\x06 \x01(\x0e2\x1d.plinth.events.v1.TargetStateR\x05state\x12D\n" +
+	"\x0eprevious_state\x18\a \x01(\x0e2\x1d.plinth.events.v1.TargetStateR\rpreviousState\x12#\n" +
+	"\rmachine_state\x18\b \x01(\tR\fmachineState\x124\n" +
+	"\x16previous_machine_state\x18\t \x01(\tR\x14previousMachineState\x12:\n" +
+	"\x19machine_state_description\x18\n" +
+	" \x01(\tR\x17machineStateDescription*\xb2\x01\n" +
+	"\vTargetState\x12\x1c\n" +
+	"\x18TARGET_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14TARGET_STATE_PENDING\x10\x01\x12\x18\n" +
+	"\x14TARGET_STATE_CREATED\x10\x02\x12\x1a\n" +
+	"\x16TARGET_STATE_DESTROYED\x10\x03\x12\x17\n" +
+	"\x13TARGET_STATE_HALTED\x10\x04\x12\x1c\n" +
+	"\x18TARGET_STATE_NOT_CREATED\x10\x05*\x95\x01\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10JOB_STATE_QUEUED\x10\x01\x12\x15\n" +
@@ -335,21 +554,25 @@ func file_plinth_events_v1_vagrant_proto_rawDescGZIP() []byte {
 	return file_plinth_events_v1_vagrant_proto_rawDescData
 }
 
-var file_plinth_events_v1_vagrant_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plinth_events_v1_vagrant_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_plinth_events_v1_vagrant_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_plinth_events_v1_vagrant_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_plinth_events_v1_vagrant_proto_goTypes = []any{
-	(JobState)(0),              // 0: plinth.events.v1.JobState
-	(*JobStateChanged)(nil),    // 1: plinth.events.v1.JobStateChanged
-	(*RunnerStateChanged)(nil), // 2: plinth.events.v1.RunnerStateChanged
+	(TargetState)(0),           // 0: plinth.events.v1.TargetState
+	(JobState)(0),              // 1: plinth.events.v1.JobState
+	(*JobStateChanged)(nil),    // 2: plinth.events.v1.JobStateChanged
+	(*RunnerStateChanged)(nil), // 3: plinth.events.v1.RunnerStateChanged
+	(*TargetStateChanged)(nil), // 4: plinth.events.v1.TargetStateChanged
 }
 var file_plinth_events_v1_vagrant_proto_depIdxs = []int32{
-	0, // 0: plinth.events.v1.JobStateChanged.state:type_name -> plinth.events.v1.JobState
-	0, // 1: plinth.events.v1.JobStateChanged.previous_state:type_name -> plinth.events.v1.JobState
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	1, // 0: plinth.events.v1.JobStateChanged.state:type_name -> plinth.events.v1.JobState
+	1, // 1: plinth.events.v1.JobStateChanged.previous_state:type_name -> plinth.events.v1.JobState
+	0, // 2: plinth.events.v1.TargetStateChanged.state:type_name -> plinth.events.v1.TargetState
+	0, // 3: plinth.events.v1.TargetStateChanged.previous_state:type_name -> plinth.events.v1.TargetState
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_plinth_events_v1_vagrant_proto_init() }
@@ -362,8 +585,8 @@ func file_plinth_events_v1_vagrant_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plinth_events_v1_vagrant_proto_rawDesc), len(file_plinth_events_v1_vagrant_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   2,
+			NumEnums:      2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,209 @@
+package netns_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"math/big"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/provider"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/provider/netns"
+)
+
+// kernelProvider returns a provider on a bridge, subnet and name prefix of its own, so the test
+// cannot touch a runner's machines on this host, and removes the bridge afterwards. It skips
+// (fails under PLINTH_TEST_STRICT=1) without root, iproute2 or ping.
+func kernelProvider(t *testing.T) *netns.Provider {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testenv.SkipOrFail(t, "netns provider tests need root: run them as root (CI does)")
+	}
+	for _, prog := range []string{"ip", "ping"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			testenv.SkipOrFail(t, prog+" is not installed (apt-get install iproute2 iputils-ping)")
+		}
+	}
+	suffix := randomHex(t, 4)
+	third, err := rand.Int(rand.Reader, big.NewInt(150))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := netns.New(netns.Options{
+		Bridge:          "pltst" + suffix,
+		Subnet:          netip.MustParsePrefix("10.213." + third.Add(third, big.NewInt(100)).String() + ".0/24"),
+		NamespacePrefix: "plinthtest-",
+		LinkPrefix:      "ptv",
+		LockDir:         t.TempDir(),
+		StopGrace:       time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(context.Background()); err != nil {
+		testenv.SkipOrFail(t, "netns does not work here: "+err.Error())
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", "pltst"+suffix).Run() })
+	return p
+}
+
+func randomHex(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// run execs argv in machine id and returns its exit code and output.
+func run(t *testing.T, p *netns.Provider, id string, env []string, argv ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code, err := p.Exec(ctx, id, provider.Command{Args: argv, Env: env, Stdout: &stdout, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("exec %v in %s: %v", argv, id, err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+func wantState(t *testing.T, p *netns.Provider, id, want string) provider.State {
+	t.Helper()
+	st, err := p.Status(context.Background(), id)
+	if err != nil {
+		t.Fatalf("status %s: %v", id, err)
+	}
+	if st.ID != want {
+		t.Fatalf("status %s = %+v, want %s", id, st, want)
+	}
+	return st
+}
+
+// TestMachineLifecycle drives two machines through the real kernel: up, status, exec, ping
+// between them, halt, up again, destroy, and checks nothing is left behind.
+func TestMachineLifecycle(t *testing.T) {
+	p := kernelProvider(t)
+	ctx := context.Background()
+	a, b := "a"+randomHex(t, 4), "b"+randomHex(t, 4)
+	t.Cleanup(func() { _ = p.Destroy(ctx, a); _ = p.Destroy(ctx, b) })
+
+	wantState(t, p, a, provider.StateNotCreated)
+	for _, id := range []string{a, b, a} { // the second up of a changes nothing
+		if err := p.Up(ctx, id); err != nil {
+			t.Fatalf("up %s: %v", id, err)
+		}
+	}
+	st := wantState(t, p, a, provider.StateRunning)
+	addrA, okA, errA := p.Address(ctx, a)
+	addrB, okB, errB := p.Address(ctx, b)
+	if !okA || !okB || errA != nil || errB != nil || addrA.Addr() == addrB.Addr() {
+		t.Fatalf("addresses a=%v (%v %v) b=%v (%v %v): want two distinct ones", addrA, okA, errA, addrB, okB, errB)
+	}
+	if !strings.Contains(st.Long, addrA.String()) {
+		t.Errorf("running state %q does not say the address %s", st.Long, addrA)
+	}
+
+	code, out, _ := run(t, p, a, nil, "ip", "addr")
+	if code != 0 || !strings.Contains(out, "inet "+addrA.String()) {
+		t.Fatalf("ip addr in %s: exit %d, output:\n%s\nwant inet %s", a, code, out, addrA)
+	}
+	code, out, _ = run(t, p, a, nil, "ping", "-c", "2", "-W", "2", addrB.Addr().String())
+	if code != 0 {
+		t.Fatalf("ping %s from %s: exit %d\n%s", addrB.Addr(), a, code, out)
+	}
+	code, out, _ = run(t, p, a, nil, "ip", "route")
+	if strings.Contains(out, "default") {
+		t.Errorf("machine has a default route, traffic could leave the host:\n%s", out)
+	}
+
+	code, out, errOut := run(t, p, a, []string{"GREETING=hello"}, "sh", "-c", `echo "$GREETING"; echo oops >&2; exit 3`)
+	if code != 3 || out != "hello\n" || errOut != "oops\n" {
+		t.Errorf("exec: exit %d stdout %q stderr %q; want 3, hello, oops", code, out, errOut)
+	}
+
+	// A process left running in the machine must not survive halt.
+	if code, _, _ := run(t, p, a, nil, "sh", "-c", "sleep 1000 >/dev/null 2>&1 &"); code != 0 {
+		t.Fatalf("starting a background process: exit %d", code)
+	}
+	if err := p.Halt(ctx, a); err != nil {
+		t.Fatalf("halt: %v", err)
+	}
+	wantState(t, p, a, provider.StatePoweroff)
+	if pids, _ := exec.Command("ip", "netns", "pids", p.Namespace(a)).Output(); len(bytes.TrimSpace(pids)) > 0 {
+		t.Errorf("processes left in the halted machine: %s", pids)
+	}
+	if _, err := p.Exec(ctx, a, provider.Command{Args: []string{"true"}}); !errors.Is(err, provider.ErrNotRunning) {
+		t.Errorf("exec in a halted machine: %v, want ErrNotRunning", err)
+	}
+	if err := p.Up(ctx, a); err != nil {
+		t.Fatalf("up after halt: %v", err)
+	}
+	if again, _, _ := p.Address(ctx, a); again != addrA {
+		t.Errorf("address after halt and up = %s, want the old %s", again, addrA)
+	}
+
+	for _, id := range []string{a, b, a} { // destroying twice is fine
+		if err := p.Destroy(ctx, id); err != nil {
+			t.Fatalf("destroy %s: %v", id, err)
+		}
+	}
+	wantState(t, p, a, provider.StateNotCreated)
+	netnsList, _ := exec.Command("ip", "netns", "list").Output()
+	links, _ := exec.Command("ip", "-o", "link").Output()
+	for _, id := range []string{a, b} {
+		if strings.Contains(string(netnsList), p.Namespace(id)) {
+			t.Errorf("namespace %s left after destroy:\n%s", p.Namespace(id), netnsList)
+		}
+		if strings.Contains(string(links), "ptv"+id) {
+			t.Errorf("veth ptv%s left after destroy:\n%s", id, links)
+		}
+	}
+}
+
+// TestExecCancel checks both cancel kinds end the command and what it started.
+func TestExecCancel(t *testing.T) {
+	p := kernelProvider(t)
+	id := "c" + randomHex(t, 4)
+	t.Cleanup(func() { _ = p.Destroy(context.Background(), id) })
+	if err := p.Up(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		cause error
+		argv  []string
+	}{
+		// The shell ignores SIGTERM, so only the SIGKILL after the grace period ends it.
+		{"graceful", context.Canceled, []string{"sh", "-c", "trap '' TERM; sleep 30 & wait"}},
+		{"forced", provider.ErrKilled, []string{"sh", "-c", "sleep 30 & wait"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			time.AfterFunc(300*time.Millisecond, func() { cancel(tc.cause) })
+			start := time.Now()
+			code, err := p.Exec(ctx, id, provider.Command{Args: tc.argv, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+			if !errors.Is(err, tc.cause) {
+				t.Errorf("exec error %v, want the cancel cause %v", err, tc.cause)
+			}
+			if code != 128+9 && code != 128+15 {
+				t.Errorf("exit %d, want killed by a signal", code)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("cancel took %s", took)
+			}
+			if pids, _ := exec.Command("ip", "netns", "pids", p.Namespace(id)).Output(); len(bytes.TrimSpace(pids)) > 0 {
+				t.Errorf("processes left after cancel: %s", pids)
+			}
+		})
+	}
+}

@@ -1,0 +1,231 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/provider"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/runner/operation"
+)
+
+// closeTimeout bounds the wait for the server to end the stream after the job's last event.
+const closeTimeout = 10 * time.Second
+
+// Why a job's context ended (its cancel cause), besides provider.ErrKilled for a forced cancel.
+var (
+	errCanceled   = errors.New("job canceled")
+	errShutdown   = errors.New("vagrant-runner is shutting down")
+	errStreamLost = errors.New("job stream to vagrant-server lost")
+)
+
+// takeJob opens a RunnerJobStream, asks for a job, and runs the one the server assigns. It
+// returns nil once a job was run and reported (or when shutdown interrupted the wait), and an
+// error when the stream failed.
+func (r *Runner) takeJob(ctx context.Context) error {
+	streamCtx, cancelStream := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelStream(nil)
+	// While waiting for an assignment, shutdown closes the stream; once a job is assigned, it
+	// no longer does (the job gets its grace period).
+	stopWaiting := context.AfterFunc(ctx, func() { cancelStream(errShutdown) })
+	defer stopWaiting()
+	stream, err := r.o.Client.RunnerJobStream(streamCtx)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&vagrant.RunnerJobStreamRequest{Event: &vagrant.RunnerJobStreamRequest_Request_{
+		Request: &vagrant.RunnerJobStreamRequest_Request{RunnerId: r.o.ID},
+	}}); err != nil {
+		_, recvErr := stream.Recv()
+		return errors.Join(err, recvErr)
+	}
+	resp, err := stream.Recv()
+	if !stopWaiting() {
+		return nil // shutdown: an assignment that raced in returns to the queue at its ack timeout
+	}
+	if err != nil {
+		return err
+	}
+	job := resp.GetAssignment().GetJob()
+	if job == nil {
+		return fmt.Errorf("protocol error: expected a job assignment, got %T", resp.GetEvent())
+	}
+	return r.runJob(ctx, stream, job)
+}
+
+// runJob acknowledges job, executes it with heartbeats and output, obeys cancels, and reports
+// Complete or Error.
+func (r *Runner) runJob(ctx context.Context, stream jobStream, job *vagrant.Job) error {
+	log := r.log.With("job_id", job.GetId(), "operation", operation.Name(job))
+	s := &sender{stream: stream}
+	if err := s.send(&vagrant.RunnerJobStreamRequest{Event: &vagrant.RunnerJobStreamRequest_Ack_{Ack: &vagrant.RunnerJobStreamRequest_Ack{}}}); err != nil {
+		return fmt.Errorf("ack job %s: %w", job.GetId(), err)
+	}
+	started := time.Now()
+	r.jobStarted(job)
+	log.InfoContext(ctx, "job started")
+
+	jobCtx, cancelJob := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelJob(nil)
+	jobDone := make(chan struct{})
+	defer close(jobDone)
+	go r.abortOnShutdown(ctx, jobDone, cancelJob, log)
+	watched := make(chan error, 1)
+	go func() { watched <- r.watchStream(stream, cancelJob, log) }()
+	heartbeatDone := r.heartbeat(jobCtx, s)
+
+	term := newTerminal(s.send)
+	env := jobEnv(r.o.BaseEnv, r.state.configVars(), r.o.ID, job)
+	result, err := r.o.Executor.Execute(jobCtx, job, env, term)
+	term.close()
+	heartbeatDone()
+
+	cause := context.Cause(jobCtx)
+	if errors.Is(cause, errStreamLost) {
+		r.jobEnded(job, "lost", started)
+		log.WarnContext(ctx, "job stream lost while the job ran; the server fails the job at its heartbeat timeout", "error", <-watched)
+		return errStreamLost
+	}
+	final := &vagrant.RunnerJobStreamRequest{Event: &vagrant.RunnerJobStreamRequest_Complete_{
+		Complete: &vagrant.RunnerJobStreamRequest_Complete{Result: result}}}
+	outcome := "success"
+	if err != nil {
+		st := jobStatus(err, cause)
+		outcome = outcomeOf(cause)
+		final = &vagrant.RunnerJobStreamRequest{Event: &vagrant.RunnerJobStreamRequest_Error_{
+			Error: &vagrant.RunnerJobStreamRequest_Error{Error: st}}}
+		log.InfoContext(ctx, "job failed", "code", codes.Code(st.GetCode()).String(), "message", st.GetMessage())
+	}
+	sendErr := s.send(final)
+	_ = stream.CloseSend()
+	r.jobEnded(job, outcome, started)
+	if sendErr != nil {
+		return fmt.Errorf("report the end of job %s: %w", job.GetId(), sendErr)
+	}
+	select {
+	case err := <-watched:
+		if err != nil {
+			// The server refused the report, e.g. for a job it already ended on a forced cancel.
+			log.InfoContext(ctx, "server ended the job stream with an error", "error", err)
+		}
+	case <-time.After(closeTimeout):
+		log.WarnContext(ctx, "server did not close the job stream after the job ended")
+	}
+	log.InfoContext(ctx, "job done", "outcome", outcome, "duration", time.Since(started).Round(time.Millisecond))
+	return nil
+}
+
+// watchStream reads the server's side of a running job: a JobCancel cancels the job (forced:
+// provider.ErrKilled, so processes are killed at once); a broken stream cancels it with
+// errStreamLost. It returns nil when the server ends the stream normally.
+func (r *Runner) watchStream(stream jobStream, cancelJob context.CancelCauseFunc, log *slog.Logger) error {
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			cancelJob(errStreamLost) // no-op when the job already ended
+			return nil
+		}
+		if err != nil {
+			cancelJob(fmt.Errorf("%w: %w", errStreamLost, err))
+			return err
+		}
+		if c := resp.GetCancel(); c != nil {
+			log.InfoContext(context.Background(), "job cancel received", "force", c.GetForce())
+			if c.GetForce() {
+				cancelJob(provider.ErrKilled)
+			} else {
+				cancelJob(errCanceled)
+			}
+		}
+	}
+}
+
+// abortOnShutdown gives a running job ShutdownGrace once shutdown begins (ctx done), then
+// cancels it with errShutdown; it returns when the job is done.
+func (r *Runner) abortOnShutdown(ctx context.Context, jobDone <-chan struct{}, cancelJob context.CancelCauseFunc, log *slog.Logger) {
+	select {
+	case <-jobDone:
+		return
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: letting the running job finish", "grace", r.o.ShutdownGrace)
+	t := time.NewTimer(r.o.ShutdownGrace)
+	defer t.Stop()
+	select {
+	case <-jobDone:
+	case <-t.C:
+		cancelJob(errShutdown)
+	}
+}
+
+// heartbeat sends a Heartbeat every interval until the returned stop function is called.
+func (r *Runner) heartbeat(ctx context.Context, s *sender) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(r.o.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				// A failed send means a broken stream, which watchStream reports.
+				_ = s.send(&vagrant.RunnerJobStreamRequest{Event: &vagrant.RunnerJobStreamRequest_Heartbeat_{
+					Heartbeat: &vagrant.RunnerJobStreamRequest_Heartbeat{}}})
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// jobStatus is the google.rpc.Status reported for a failed job.
+func jobStatus(err, cause error) *spb.Status {
+	switch {
+	case errors.Is(cause, provider.ErrKilled):
+		return status.New(codes.Canceled, "job force-canceled: its processes were killed").Proto()
+	case errors.Is(cause, errCanceled):
+		return status.New(codes.Canceled, "job canceled").Proto()
+	case errors.Is(cause, errShutdown):
+		host, _ := os.Hostname()
+		return status.Newf(codes.Aborted, "vagrant-runner on %s shut down before the job finished; queue it again", host).Proto()
+	}
+	return status.Convert(err).Proto()
+}
+
+func outcomeOf(cause error) string {
+	switch {
+	case errors.Is(cause, provider.ErrKilled), errors.Is(cause, errCanceled):
+		return "canceled"
+	case errors.Is(cause, errShutdown):
+		return "aborted"
+	}
+	return "error"
+}
+
+func (r *Runner) jobStarted(job *vagrant.Job) {
+	r.state.setJob(job.GetId())
+	if r.o.Metrics != nil {
+		r.o.Metrics.running.Inc()
+	}
+}
+
+func (r *Runner) jobEnded(job *vagrant.Job, outcome string, started time.Time) {
+	r.state.setJob("")
+	if r.o.Metrics != nil {
+		op := operation.Name(job)
+		r.o.Metrics.running.Dec()
+		r.o.Metrics.jobs.WithLabelValues(op, outcome).Inc()
+		r.o.Metrics.duration.WithLabelValues(op).Observe(time.Since(started).Seconds())
+	}
+}

@@ -1,0 +1,119 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/runner/operation"
+)
+
+// Options configure a Runner.
+type Options struct {
+	// ID is the runner's id (LoadID).
+	ID string
+	// ByIDOnly registers the runner for jobs that target it by id only.
+	ByIDOnly bool
+	// Client is the vagrant-server client, dialed with Credentials.
+	Client vagrant.VagrantClient
+	// Credentials hold the login token; they are refreshed before each registration attempt.
+	Credentials *Credentials
+	// Executor executes the jobs' operations.
+	Executor *operation.Executor
+	// BaseEnv starts the environment of commands in machines (HOME, ...); config variables follow.
+	BaseEnv []string
+	// Heartbeat is the interval of job heartbeats; default 10s.
+	Heartbeat time.Duration
+	// ShutdownGrace is how long a running job may go on after shutdown begins; default 15s.
+	ShutdownGrace time.Duration
+	// MinBackoff and MaxBackoff bound the waits between reconnection attempts; default 500ms
+	// and 30s.
+	MinBackoff, MaxBackoff time.Duration
+	// Metrics, when set, are kept up to date.
+	Metrics *Metrics
+	// Logger receives the runner's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Runner registers with vagrant-server, takes jobs one at a time and executes them.
+type Runner struct {
+	o     Options
+	log   *slog.Logger
+	state *state
+}
+
+// New returns a Runner; Run starts it.
+func New(o Options) (*Runner, error) {
+	if o.ID == "" || o.Client == nil || o.Credentials == nil || o.Executor == nil {
+		return nil, errors.New("runner: ID, Client, Credentials and Executor are required")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.Heartbeat, 10*time.Second)
+	def(&o.ShutdownGrace, 15*time.Second)
+	def(&o.MinBackoff, 500*time.Millisecond)
+	def(&o.MaxBackoff, 30*time.Second)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{o: o, log: o.Logger.With("runner_id", o.ID), state: newState(o.ID)}, nil
+}
+
+// Status reports the runner's registration and current job.
+func (r *Runner) Status() Status { return r.state.snapshot() }
+
+// Run registers and executes jobs until ctx is done. Then it stops taking jobs, lets a running
+// job finish for up to ShutdownGrace (after which the job is aborted and reported as such),
+// and closes its streams. Failures to reach the server are retried with backoff, never
+// returned: the runner waits for the server as long as it runs.
+func (r *Runner) Run(ctx context.Context) error {
+	// The registration outlives ctx until the job loop is done: a job still finishing after
+	// the shutdown request keeps its runner registered.
+	regCtx, stopReg := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { r.registerLoop(regCtx) })
+	r.jobLoop(ctx)
+	stopReg()
+	wg.Wait()
+	return nil
+}
+
+// jobLoop takes one job after another while registered.
+func (r *Runner) jobLoop(ctx context.Context) {
+	bo := backoff{min: r.o.MinBackoff, max: r.o.MaxBackoff}
+	for ctx.Err() == nil {
+		ok, changed := r.state.registered()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+			}
+			continue
+		}
+		err := r.takeJob(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil:
+			bo.reset()
+			continue
+		}
+		r.countStreamError("job")
+		wait := bo.next()
+		r.log.WarnContext(ctx, "job stream failed; retrying", "error", err, "retry_in", wait.Round(time.Millisecond))
+		sleep(ctx, wait)
+	}
+}
+
+func (r *Runner) countStreamError(stream string) {
+	if r.o.Metrics != nil {
+		r.o.Metrics.streamErrors.WithLabelValues(stream).Inc()
+	}
+}
