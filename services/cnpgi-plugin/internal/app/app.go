@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,7 +21,8 @@ import (
 
 // App is a running plugin server.
 type App struct {
-	srv *server.Server
+	srv      *server.Server
+	operator *operatorSide
 }
 
 // Open loads the stores (credentials from environ), migrates the catalog and registers the
@@ -52,33 +54,52 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, environ []string) (
 		return nil, err
 	}
 	closers = append(closers, svc.Close)
+	op, err := openOperatorSide(ctx, cfg, log, pool, stores)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, op.close)
 	srv, err := server.New(server.Options{
 		Name: "cnpgi-plugin", GRPCAddr: cfg.GRPCAddr, AdminAddr: cfg.AdminAddr, Logger: log,
-		ShutdownTimeout: cfg.ShutdownTimeout,
+		ShutdownTimeout: cfg.ShutdownTimeout, GRPCOptions: op.grpcOptions(),
 	})
 	if err != nil {
 		return nil, err
 	}
+	closers = append(closers, srv.Close)
 	meta := cnpgigrpc.Metadata{Name: cfg.PluginName, Version: version(), Manifest: map[string]string{
 		"objectStores": strings.Join(stores.Names(), ","), "defaultObjectStore": stores.Default(),
 	}}
 	// Capabilities list exactly the services registered here: the operator calls the
 	// GetCapabilities of every service it is told of.
 	services := []identityv1.PluginCapability_Service_Type{identityv1.PluginCapability_Service_TYPE_WAL_SERVICE}
+	opServices, err := op.register(srv)
+	if err != nil {
+		return nil, err
+	}
+	services = append(services, opServices...)
+	bkServices, err := registerBackup(srv.GRPC(), cfg, log, cat, stores)
+	if err != nil {
+		return nil, err
+	}
+	services = append(services, bkServices...)
 	identityv1.RegisterIdentityServer(srv.GRPC(), cnpgigrpc.NewIdentityServer(meta, services, cat.Ping))
 	walv1.RegisterWALServer(srv.GRPC(), cnpgigrpc.NewWALServer(svc, stores, cfg.PluginName, cfg.WALTimeout, log))
 	srv.AddReadiness("postgres", cat.Ping)
 	srv.OnClose("postgres", func(context.Context) error { pool.Close(); return nil })
 	// Registered last, so it runs first: read-ahead downloads stop before the pool closes.
 	srv.OnClose("wal", func(context.Context) error { svc.Close(); return nil })
-	return &App{srv: srv}, nil
+	return &App{srv: srv, operator: op}, nil
 }
 
 // Addr is the bound gRPC address (unix:///… for the plugin socket).
 func (a *App) Addr() string { return a.srv.Addr() }
 
 // Run serves until ctx ends or a signal arrives, then shuts down gracefully.
-func (a *App) Run(ctx context.Context) error { return a.srv.Run(ctx) }
+func (a *App) Run(ctx context.Context) error {
+	ctx, stop := a.operator.start(ctx, a.srv)
+	return errors.Join(a.srv.Run(ctx), stop())
+}
 
 // loadStores reads the store configuration file, or, without one, configures a single POSIX
 // store named "local" in DefaultStoreDir (what `make up` uses).

@@ -27,6 +27,9 @@ type Config struct {
 	DefaultStoreDir string        `env:"PLINTH_CNPGI_DEFAULT_STORE_DIR" flag:"default-store-dir" usage:"directory of the local POSIX store used without a config file (default <plugin dir>/../cnpgi-store)"`
 	SpoolDir        string        `env:"PLINTH_CNPGI_SPOOL_DIR" flag:"spool-dir" usage:"directory for WAL read ahead during recovery, emptied at start (default <plugin dir>/../cnpgi-spool)"`
 	WALTimeout      time.Duration `env:"PLINTH_CNPGI_WAL_TIMEOUT" flag:"wal-timeout" default:"10m" usage:"longest a single WAL archive or restore call may take"`
+
+	OperatorConfig
+	BackupConfig
 }
 
 // Defaults returns a Config with the plugin's own admin port; the gRPC address is derived
@@ -66,7 +69,7 @@ func (c *Config) Resolve() error {
 
 // Validate checks everything before anything starts and reports every problem at once.
 func (c *Config) Validate() error {
-	errs := []error{c.Common.Validate(), config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL)}
+	errs := []error{c.Common.Validate(), config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL), c.OperatorConfig.validate(), c.BackupConfig.validate()}
 	if !pluginNameRE.MatchString(c.PluginName) {
 		errs = append(errs, fmt.Errorf("PLINTH_CNPGI_PLUGIN_NAME (-plugin-name): %q must be at most 63 characters of letters, digits, '.' and '-', starting and ending alphanumeric", c.PluginName))
 	}

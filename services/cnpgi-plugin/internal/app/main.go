@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
@@ -14,11 +15,23 @@ import (
 
 // Main runs the binary: `cnpgi-plugin [serve] [flags]` serves the plugin;
 // `cnpgi-plugin wal-archive ...` and `wal-restore ...` call it (archive_command and
-// restore_command).
+// restore_command); `cnpgi-plugin gen-certs` writes certificates for its mutual TLS;
+// `cnpgi-plugin retention ...` and `catalog rebuild` maintain the stores and the catalog.
 func Main(ctx context.Context, args, environ []string) error {
 	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "wal-archive" || args[0] == "wal-restore") {
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "wal-archive" || args[0] == "wal-restore" || args[0] == "gen-certs" ||
+		args[0] == "retention" || args[0] == "catalog") {
 		cmd, args = args[0], args[1:]
+	}
+	if cmd == "gen-certs" {
+		return genCerts(args, os.Stdout, os.Stderr)
+	}
+	if cmd == "retention" || cmd == "catalog" {
+		err := runAdmin(ctx, cmd, args, environ, os.Stdout, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		if errors.Is(err, errHelpShown) {
+			return nil
+		}
+		return err
 	}
 	if cmd != "serve" {
 		return cli.Run(ctx, cmd, args, environ, cli.IO{Err: os.Stderr})

@@ -53,10 +53,14 @@ type Cluster struct {
 		Name        string            `json:"name"`
 		Namespace   string            `json:"namespace"`
 		Annotations map[string]string `json:"annotations"`
+		// DeletionTimestamp is set once the Cluster is being deleted.
+		DeletionTimestamp string `json:"deletionTimestamp"`
 	} `json:"metadata"`
 	Spec struct {
-		Plugins   []Plugin `json:"plugins"`
-		Bootstrap *struct {
+		// ImagePullPolicy applies to the cluster's containers, the plugin's sidecar included.
+		ImagePullPolicy string   `json:"imagePullPolicy"`
+		Plugins         []Plugin `json:"plugins"`
+		Bootstrap       *struct {
 			Recovery *struct {
 				Source string `json:"source"`
 			} `json:"recovery"`
@@ -68,6 +72,11 @@ type Cluster struct {
 	} `json:"spec"`
 	Status struct {
 		CurrentPrimary string `json:"currentPrimary"`
+		// PluginStatus holds what each plugin reported (SetStatusInCluster) as a string.
+		PluginStatus []struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		} `json:"pluginStatus"`
 	} `json:"status"`
 }
 
@@ -130,6 +139,17 @@ func (c *Cluster) SkipEmptyWALArchiveCheck() bool {
 // serverNameRE keeps a server name one safe object-key segment.
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?$`)
 
+// KnownParameters lists the plugin parameters this plugin understands.
+func KnownParameters() []string { return slices.Clone(knownParams) }
+
+// ServerNameProblem says what is wrong with a server name, or "" when it is valid.
+func ServerNameProblem(name string) string {
+	if serverNameRE.MatchString(name) {
+		return ""
+	}
+	return fmt.Sprintf("%q must be 1-128 characters of letters, digits, '.', '_' and '-', starting and ending with a letter or digit", name)
+}
+
 func targetOf(p Plugin, path, defaultServer string) (Target, error) {
 	for _, k := range slices.Sorted(maps.Keys(p.Parameters)) {
 		if !slices.Contains(knownParams, k) {
@@ -140,9 +160,8 @@ func targetOf(p Plugin, path, defaultServer string) (Target, error) {
 	if t.ServerName == "" {
 		t.ServerName = defaultServer
 	}
-	if !serverNameRE.MatchString(t.ServerName) {
-		return Target{}, &Error{Field: path + "." + ParamServerName,
-			Reason: fmt.Sprintf("%q must be 1-128 characters of letters, digits, '.', '_' and '-', starting and ending with a letter or digit", t.ServerName)}
+	if problem := ServerNameProblem(t.ServerName); problem != "" {
+		return Target{}, &Error{Field: path + "." + ParamServerName, Reason: problem}
 	}
 	return t, nil
 }

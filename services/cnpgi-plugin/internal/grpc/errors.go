@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
@@ -20,6 +21,7 @@ import (
 // toStatus maps domain errors to gRPC status errors in one place. CloudNativePG treats
 // every non-OK status as failure and shows the message to the user, so each message says
 // what to do; the code tells other clients (our CLI, grpcurl users) whether to retry:
+//   - *backup.Error → by its Kind (backup_errors.go).
 //   - *wal.InvalidError, *cluster.Error → InvalidArgument: the request or the Cluster is
 //     wrong; the message names the field.
 //   - cluster.ErrPluginNotUsed, objectstore.ErrUnknownStore → FailedPrecondition: the
@@ -47,8 +49,11 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 		cerr     *cluster.Error
 		conflict *wal.ConflictError
 		notEmpty *wal.NotEmptyError
+		berr     *backup.Error
 	)
 	switch {
+	case errors.As(err, &berr):
+		return backupStatus(ctx, log, berr)
 	case errors.As(err, &invalid):
 		return status.Error(codes.InvalidArgument, invalid.Error())
 	case errors.As(err, &cerr):

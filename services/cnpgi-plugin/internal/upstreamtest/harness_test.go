@@ -152,8 +152,9 @@ type plugin struct {
 }
 
 // startPlugin runs the binary with two stores: "local" (POSIX, the default) and "s3" (a
-// real versitygw, credentials by env and file reference), both with maxParallel.
-func startPlugin(t *testing.T, maxParallel int) *plugin {
+// real versitygw, credentials by env and file reference), both with maxParallel. extraEnv
+// (NAME=value) is added to, or overrides, the plugin's environment.
+func startPlugin(t *testing.T, maxParallel int, extraEnv ...string) *plugin {
 	t.Helper()
 	bin := pluginBinary(t)
 	o := runAs(t)
@@ -193,6 +194,7 @@ stores:
 		"PLINTH_CNPGI_CONFIG="+filepath.Join(p.home, "config.yaml"), "PLINTH_CNPGI_SPOOL_DIR="+filepath.Join(p.home, "spool"),
 		"PLINTH_LOG_FORMAT=json", "PLINTH_LOG_LEVEL=debug", "TEST_S3_ACCESS_KEY_ID="+p.s3.AccessKeyID,
 	)
+	cmd.Env = append(cmd.Env, extraEnv...) // exec keeps the last value of a repeated name
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

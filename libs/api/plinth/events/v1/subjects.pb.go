@@ -16,6 +16,8 @@
 //   | plinth.auth.login.failed            | plinth.events.v1.LoginFailed        | auth           |
 //   | plinth.vagrant.job.state_changed    | plinth.events.v1.JobStateChanged    | vagrant-server |
 //   | plinth.vagrant.runner.state_changed | plinth.events.v1.RunnerStateChanged | vagrant-server |
+//   | plinth.vagrant.target.state_changed | plinth.events.v1.TargetStateChanged | vagrant-server |
+//   | plinth.cnpgi.wal.archived           | plinth.events.v1.WALArchived        | cnpgi-plugin   |
 //
 // # Envelope
 //

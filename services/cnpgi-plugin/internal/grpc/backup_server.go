@@ -1,0 +1,151 @@
+package grpc
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	backupv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/backup/v1"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+)
+
+// The parameters a Backup (or ScheduledBackup) may set in spec.pluginConfiguration.parameters.
+const (
+	// backupParamStore sends this backup to another configured store than the cluster's
+	// (the WAL it needs is copied along).
+	backupParamStore = "objectStore"
+	// backupParamCompression is gzip (default), zstd or none.
+	backupParamCompression = "compression"
+	// backupParamImmediate overrides spec.onlineConfiguration.immediateCheckpoint.
+	backupParamImmediate = "immediateCheckpoint"
+)
+
+var backupParams = []string{backupParamStore, backupParamCompression, backupParamImmediate}
+
+// BackupServer implements cnpgi.backup.v1.Backup: online base backups of the instance the
+// plugin runs beside.
+type BackupServer struct {
+	backupv1.UnimplementedBackupServer
+	svc      *backup.Service
+	stores   *objectstore.Registry
+	plugin   string
+	version  string
+	instance string
+	log      *slog.Logger
+}
+
+// NewBackupServer serves svc for clusters that enable plugin; instance names the backed-up
+// pod in the catalog and results.
+func NewBackupServer(svc *backup.Service, stores *objectstore.Registry, plugin, version, instance string, log *slog.Logger) *BackupServer {
+	return &BackupServer{svc: svc, stores: stores, plugin: plugin, version: version, instance: instance, log: log}
+}
+
+// GetCapabilities lists the one Backup RPC.
+func (s *BackupServer) GetCapabilities(context.Context, *backupv1.BackupCapabilitiesRequest) (*backupv1.BackupCapabilitiesResult, error) {
+	return &backupv1.BackupCapabilitiesResult{Capabilities: []*backupv1.BackupCapability{{
+		Type: &backupv1.BackupCapability_Rpc{Rpc: &backupv1.BackupCapability_RPC{Type: backupv1.BackupCapability_RPC_TYPE_BACKUP}},
+	}}}, nil
+}
+
+// backupObject is the part of a CloudNativePG Backup the plugin reads.
+type backupObject struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Online              *bool `json:"online"`
+		OnlineConfiguration *struct {
+			ImmediateCheckpoint *bool `json:"immediateCheckpoint"`
+			WaitForArchive      *bool `json:"waitForArchive"`
+		} `json:"onlineConfiguration"`
+	} `json:"spec"`
+}
+
+// Backup takes an online base backup into the cluster's store, or into the store the
+// Backup's own parameters name.
+func (s *BackupServer) Backup(ctx context.Context, req *backupv1.BackupRequest) (*backupv1.BackupResult, error) {
+	r, err := s.request(req)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	res, err := s.svc.Take(ctx, r)
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
+	in := res.Info
+	return &backupv1.BackupResult{
+		BackupId: in.ID, BackupName: in.Name, StartedAt: in.BeginTime.Unix(), StoppedAt: in.EndTime.Unix(),
+		BeginWal: in.BeginWAL, EndWal: in.EndWAL, BeginLsn: in.BeginLSN.String(), EndLsn: in.EndLSN.String(),
+		BackupLabelFile: []byte(in.Label), TablespaceMapFile: []byte(res.TablespaceMap), InstanceId: s.instance, Online: true,
+		Metadata: map[string]string{
+			"pluginName": s.plugin, "pluginVersion": s.version, "objectStore": r.Target.Store.Name, "serverName": r.Target.Server,
+			"timeline": strconv.FormatUint(uint64(in.Timeline), 10), "systemIdentifier": in.SystemID,
+			"compression": string(res.Compression), "size": strconv.FormatInt(in.Size, 10),
+			"storedSize": strconv.FormatInt(res.StoredSize, 10), "walCopied": strconv.Itoa(res.WALCopied),
+		},
+	}, nil
+}
+
+// request validates the call and resolves where the backup goes.
+func (s *BackupServer) request(req *backupv1.BackupRequest) (backup.Request, error) {
+	c, err := cluster.Parse(req.GetClusterDefinition())
+	if err != nil {
+		return backup.Request{}, err
+	}
+	ct, err := c.ArchiveTarget(s.plugin)
+	if err != nil {
+		return backup.Request{}, err
+	}
+	if len(req.GetBackupDefinition()) == 0 {
+		return backup.Request{}, &wal.InvalidError{Field: "backup_definition", Reason: "is empty: the Backup object (JSON) is required"}
+	}
+	var b backupObject
+	if err := json.Unmarshal(req.GetBackupDefinition(), &b); err != nil {
+		return backup.Request{}, &wal.InvalidError{Field: "backup_definition", Reason: "is not a Backup in JSON: " + err.Error()}
+	}
+	if b.Spec.Online != nil && !*b.Spec.Online {
+		return backup.Request{}, &wal.InvalidError{Field: "backup_definition.spec.online", Reason: "offline (cold) backups are not supported: this plugin takes online backups"}
+	}
+	params := req.GetParameters()
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if !slices.Contains(backupParams, k) {
+			return backup.Request{}, &wal.InvalidError{Field: "parameters." + k, Reason: "unknown parameter; known: " + strings.Join(backupParams, ", ")}
+		}
+	}
+	walStore, err := s.stores.Get(ct.ObjectStore)
+	if err != nil {
+		return backup.Request{}, err
+	}
+	store := walStore
+	if name := params[backupParamStore]; name != "" {
+		if store, err = s.stores.Get(name); err != nil {
+			return backup.Request{}, err
+		}
+	}
+	comp, err := backup.ParseCompression(params[backupParamCompression])
+	if err != nil {
+		return backup.Request{}, &wal.InvalidError{Field: "parameters." + backupParamCompression, Reason: err.Error()}
+	}
+	r := backup.Request{
+		Target: wal.Target{Store: store, Server: ct.ServerName}, WALStore: walStore, Name: b.Metadata.Name,
+		Instance: s.instance, Compression: comp, WaitForArchive: true,
+	}
+	if oc := b.Spec.OnlineConfiguration; oc != nil {
+		r.ImmediateCheckpoint = oc.ImmediateCheckpoint != nil && *oc.ImmediateCheckpoint
+		r.WaitForArchive = oc.WaitForArchive == nil || *oc.WaitForArchive
+	}
+	if v, ok := params[backupParamImmediate]; ok {
+		if r.ImmediateCheckpoint, err = strconv.ParseBool(v); err != nil {
+			return backup.Request{}, &wal.InvalidError{Field: "parameters." + backupParamImmediate, Reason: "must be true or false"}
+		}
+	}
+	return r, nil
+}

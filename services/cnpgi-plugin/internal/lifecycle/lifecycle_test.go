@@ -1,0 +1,281 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+)
+
+const plugin = "cnpgi.plinth.dev"
+
+func injector(t *testing.T, s Sidecar) *Injector {
+	t.Helper()
+	s.PluginName = plugin
+	if s.Image == "" {
+		s.Image = "ghcr.io/plinth-dev/cnpgi-plugin:v1"
+	}
+	in, err := NewInjector(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func testdata(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const (
+	usesPlugin       = `{"metadata":{"name":"pg","namespace":"default"},"spec":{"imagePullPolicy":"Always","plugins":[{"name":"` + plugin + `","isWALArchiver":true}]}}`
+	disabled         = `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"` + plugin + `","enabled":false}]}}`
+	withoutPlugin    = `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"other.io"}]}}`
+	recoversFrom     = `{"metadata":{"name":"pg"},"spec":{"bootstrap":{"recovery":{"source":"origin"}},"externalClusters":[{"name":"origin","plugin":{"name":"` + plugin + `"}}]}}`
+	recoveredAlready = `{"metadata":{"name":"pg"},"spec":{"bootstrap":{"recovery":{"source":"origin"}},"externalClusters":[{"name":"origin","plugin":{"name":"` + plugin + `"}}]},"status":{"currentPrimary":"pg-1"}}`
+)
+
+// hook runs the hook and applies its patch as the operator does (evanphx/json-patch v5).
+// It returns the patched object, or nil for an empty patch.
+func hook(t *testing.T, in *Injector, op Operation, clusterDef string, object []byte) map[string]any {
+	t.Helper()
+	p, err := in.Hook(op, []byte(clusterDef), object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw == nil {
+		return nil
+	}
+	patch, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		t.Fatalf("not an RFC 6902 patch: %v", err)
+	}
+	out, err := patch.Apply(object)
+	if err != nil {
+		t.Fatalf("apply %s: %v", raw, err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(out, &obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func at(obj map[string]any, path ...string) any {
+	var cur any = obj
+	for _, p := range path {
+		m, _ := cur.(map[string]any)
+		cur = m[p]
+	}
+	return cur
+}
+
+func named(list any, name string) []map[string]any {
+	var out []map[string]any
+	for _, x := range list.([]any) {
+		if m := x.(map[string]any); m["name"] == name {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func mountPaths(c map[string]any) []string {
+	var out []string
+	for _, m := range c["volumeMounts"].([]any) {
+		out = append(out, m.(map[string]any)["mountPath"].(string))
+	}
+	return out
+}
+
+func TestPodGetsANativeSidecar(t *testing.T) {
+	in := injector(t, Sidecar{})
+	pod := testdata(t, "pod.json")
+	for _, op := range []Operation{OperationCreate, OperationEvaluate} {
+		got := hook(t, in, op, usesPlugin, pod)
+		if got == nil {
+			t.Fatal("no patch for a cluster that uses the plugin")
+		}
+		if got["apiVersion"] != "v1" || got["kind"] != "Pod" || at(got, "metadata", "name") != "pg-1" {
+			t.Fatalf("identity of the object changed: %v %v", got["apiVersion"], got["kind"])
+		}
+		inits := at(got, "spec", "initContainers").([]any)
+		if len(inits) != 2 || inits[0].(map[string]any)["name"] != "bootstrap-controller" {
+			t.Fatalf("init containers %v: the sidecar goes after CloudNativePG's own", inits)
+		}
+		sc := inits[1].(map[string]any)
+		if sc["name"] != SidecarName || sc["image"] != "ghcr.io/plinth-dev/cnpgi-plugin:v1" || sc["restartPolicy"] != "Always" ||
+			sc["imagePullPolicy"] != "Always" || !slices.Equal(toStrings(sc["args"]), []string{"serve"}) {
+			t.Fatalf("sidecar %v", sc)
+		}
+		sec := sc["securityContext"].(map[string]any)
+		if sec["readOnlyRootFilesystem"] != true || sec["runAsNonRoot"] != true || sec["allowPrivilegeEscalation"] != false {
+			t.Fatalf("security context %v", sec)
+		}
+		want := []string{"/var/lib/postgresql/data", "/controller", "/run", "/dev/shm", "/etc/app-secret", "/plugins"}
+		if got := mountPaths(sc); !slices.Equal(got, want) {
+			t.Fatalf("sidecar mounts %v, want the main container's and /plugins %v", got, want)
+		}
+		env := map[string]string{}
+		for _, e := range sc["env"].([]any) {
+			env[e.(map[string]any)["name"].(string)] = e.(map[string]any)["value"].(string)
+		}
+		if env["PLINTH_CNPGI_PLUGIN_DIR"] != "/plugins" || env["PLINTH_CNPGI_PLUGIN_NAME"] != plugin ||
+			!strings.HasPrefix(env["PLINTH_CNPGI_SPOOL_DIR"], "/controller/") {
+			t.Fatalf("env %v", env)
+		}
+		main := named(at(got, "spec", "containers"), "postgres")[0]
+		if !slices.Contains(mountPaths(main), "/plugins") {
+			t.Fatal("postgres does not mount /plugins: the instance manager would not find the socket")
+		}
+		if v := named(at(got, "spec", "volumes"), PluginsVolume); len(v) != 1 || v[0]["emptyDir"] == nil {
+			t.Fatalf("plugins volume %v", v)
+		}
+		// Idempotent: the patched Pod needs nothing more.
+		again, _ := json.Marshal(got)
+		if p := hook(t, in, op, usesPlugin, again); p != nil {
+			t.Fatal("a second hook on the patched Pod changed it again")
+		}
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}
+
+// TestAnOutdatedSidecarIsReplacedNotDuplicated: a new image replaces the old sidecar in place.
+func TestAnOutdatedSidecarIsReplacedNotDuplicated(t *testing.T) {
+	first := hook(t, injector(t, Sidecar{Image: "img:v1"}), OperationCreate, usesPlugin, testdata(t, "pod.json"))
+	raw, _ := json.Marshal(first)
+	second := hook(t, injector(t, Sidecar{Image: "img:v2"}), OperationEvaluate, usesPlugin, raw)
+	if second == nil {
+		t.Fatal("a changed image produced no patch")
+	}
+	sidecars := named(at(second, "spec", "initContainers"), SidecarName)
+	if len(sidecars) != 1 || sidecars[0]["image"] != "img:v2" {
+		t.Fatalf("sidecars %v", sidecars)
+	}
+	if n := len(named(at(second, "spec", "volumes"), PluginsVolume)); n != 1 {
+		t.Fatalf("%d plugins volumes", n)
+	}
+}
+
+func TestConfigMapAndSecretReachTheSidecar(t *testing.T) {
+	got := hook(t, injector(t, Sidecar{ConfigMap: "cnpgi-config", EnvSecret: "cnpgi-env"}), OperationCreate, usesPlugin, testdata(t, "pod.json"))
+	sc := named(at(got, "spec", "initContainers"), SidecarName)[0]
+	if ef := sc["envFrom"].([]any); len(ef) != 1 || at(ef[0].(map[string]any), "secretRef", "name") != "cnpgi-env" {
+		t.Fatalf("envFrom %v", sc["envFrom"])
+	}
+	if !slices.Contains(mountPaths(sc), ConfigMountPath) {
+		t.Fatalf("the configuration is not mounted: %v", mountPaths(sc))
+	}
+	if v := named(at(got, "spec", "volumes"), ConfigVolume); len(v) != 1 || at(v[0], "configMap", "name") != "cnpgi-config" {
+		t.Fatalf("config volume %v", v)
+	}
+	if strings.Contains(string(mustJSON(t, sc)), "PLINTH_DATABASE_URL") {
+		t.Fatal("secrets must come from the Secret, not the patch")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestWhoGetsTheSidecar(t *testing.T) {
+	in := injector(t, Sidecar{})
+	pod, job := testdata(t, "pod.json"), testdata(t, "job.json")
+	initdb := []byte(strings.ReplaceAll(string(job), "full-recovery", "initdb"))
+	cases := []struct {
+		name, cluster string
+		op            Operation
+		object        []byte
+		want          bool
+	}{
+		{"pod, plugin disabled", disabled, OperationCreate, pod, false},
+		{"pod, other plugins only", withoutPlugin, OperationCreate, pod, false},
+		{"pod, patch operation", usesPlugin, OperationOther, pod, false},
+		{"pod of a cluster recovering from the plugin", recoversFrom, OperationCreate, pod, true},
+		{"pod of a cluster done recovering", recoveredAlready, OperationCreate, pod, false},
+		{"recovery job", recoversFrom, OperationCreate, job, true},
+		{"recovery job of a cluster archiving elsewhere", usesPlugin, OperationCreate, job, false},
+		{"initdb job", recoversFrom, OperationCreate, initdb, false},
+		{"another kind", usesPlugin, OperationCreate, []byte(`{"apiVersion":"v1","kind":"Service","metadata":{"name":"x"},"spec":{}}`), false},
+	}
+	for _, c := range cases {
+		if got := hook(t, in, c.op, c.cluster, c.object) != nil; got != c.want {
+			t.Errorf("%s: injected=%v, want %v", c.name, got, c.want)
+		}
+	}
+	got := hook(t, in, OperationCreate, recoversFrom, job)
+	if got["kind"] != "Job" || got["apiVersion"] != "batch/v1" {
+		t.Fatalf("job identity %v %v", got["apiVersion"], got["kind"])
+	}
+	spec := at(got, "spec", "template", "spec").(map[string]any)
+	sc := named(spec["initContainers"], SidecarName)
+	if len(sc) != 1 || !slices.Equal(mountPaths(sc[0]), []string{"/var/lib/postgresql/data", "/controller", "/run", "/plugins"}) {
+		t.Fatalf("job sidecar %v", sc)
+	}
+	if !slices.Contains(mountPaths(named(spec["containers"], "full-recovery")[0]), "/plugins") {
+		t.Fatal("the recovery container does not mount /plugins")
+	}
+}
+
+func TestMinimalPodGetsTheLists(t *testing.T) {
+	pod := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"postgres","image":"pg"}]}}`)
+	got := hook(t, injector(t, Sidecar{}), OperationCreate, usesPlugin, pod)
+	if len(named(at(got, "spec", "initContainers"), SidecarName)) != 1 || len(named(at(got, "spec", "volumes"), PluginsVolume)) != 1 {
+		t.Fatalf("patched %v", got)
+	}
+	if sc := named(at(got, "spec", "initContainers"), SidecarName)[0]; !slices.Equal(mountPaths(sc), []string{"/plugins"}) {
+		t.Fatalf("mounts %v", mountPaths(sc))
+	}
+}
+
+func TestBadObjects(t *testing.T) {
+	in := injector(t, Sidecar{})
+	for name, obj := range map[string]string{
+		"not JSON":               `{`,
+		"no postgres":            `{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"x"}]}}`,
+		"pod without spec":       `{"apiVersion":"v1","kind":"Pod"}`,
+		"job without spec":       `{"apiVersion":"batch/v1","kind":"Job"}`,
+		"job without containers": `{"apiVersion":"batch/v1","kind":"Job","spec":{"template":{"metadata":{"labels":{"cnpg.io/jobRole":"full-recovery"}},"spec":{}}}}`,
+	} {
+		clusterDef := usesPlugin
+		if strings.Contains(obj, "Job") {
+			clusterDef = recoversFrom
+		}
+		_, err := in.Hook(OperationCreate, []byte(clusterDef), []byte(obj))
+		var cerr *cluster.Error
+		if !errors.As(err, &cerr) || cerr.Field != "object_definition" {
+			t.Errorf("%s: %v, want an object_definition error", name, err)
+		}
+	}
+	if _, err := in.Hook(OperationCreate, []byte(`{}`), testdata(t, "pod.json")); err == nil {
+		t.Error("a Cluster without a name was accepted")
+	}
+	if _, err := NewInjector(Sidecar{PluginName: plugin}); err == nil {
+		t.Error("an injector without an image")
+	}
+}

@@ -1,0 +1,108 @@
+// Package lifecycle injects the plugin's instance sidecar into the Pods and recovery Jobs
+// CloudNativePG creates for a cluster that uses the plugin (CNPG-I OperatorLifecycle): a
+// Kubernetes native sidecar (an init container with restartPolicy Always) running this same
+// binary, serving the plugin's socket in the shared /plugins volume for the instance manager.
+package lifecycle
+
+// Paths inside the Pod. /plugins is CloudNativePG's PLUGIN_SOCKET_DIR; /controller is the
+// scratch volume CloudNativePG mounts in every instance and job container, the one writable
+// place the sidecar (read-only root file system) shares with PostgreSQL.
+const (
+	PluginsVolume    = "plugins"
+	PluginsMountPath = "/plugins"
+	ConfigVolume     = "plinth-cnpgi-config"
+	ConfigMountPath  = "/etc/plinth/cnpgi"
+	// ConfigFileKey is the ConfigMap key holding the store configuration file.
+	ConfigFileKey = "config.yaml"
+	spoolDir      = "/controller/plinth-cnpgi-spool"
+	scratchStore  = "/controller/plinth-cnpgi-store"
+)
+
+// SidecarName is the injected container's name; finding it again keeps injection idempotent.
+const SidecarName = "plinth-cnpgi"
+
+// Sidecar configures the injected container.
+type Sidecar struct {
+	// Image runs the plugin (this binary), e.g. ghcr.io/plinth-dev/cnpgi-plugin:v1.
+	Image string
+	// PluginName is the name the sidecar serves (its socket's file name).
+	PluginName string
+	// EnvSecret, when set, names a Secret in the cluster's namespace whose keys become the
+	// sidecar's environment (envFrom): PLINTH_DATABASE_URL and the store credentials the
+	// configuration file refers to. Secrets never pass through the Cluster or the patch.
+	EnvSecret string
+	// ConfigMap, when set, names a ConfigMap in the cluster's namespace whose config.yaml is
+	// the sidecar's store configuration (PLINTH_CNPGI_CONFIG).
+	ConfigMap string
+}
+
+// The Kubernetes fields of the injected container, in Kubernetes' JSON names.
+type (
+	container struct {
+		Name            string          `json:"name"`
+		Image           string          `json:"image"`
+		ImagePullPolicy string          `json:"imagePullPolicy,omitempty"`
+		Args            []string        `json:"args"`
+		Env             []envVar        `json:"env"`
+		EnvFrom         []envFrom       `json:"envFrom,omitempty"`
+		VolumeMounts    []any           `json:"volumeMounts"`
+		RestartPolicy   string          `json:"restartPolicy"`
+		SecurityContext securityContext `json:"securityContext"`
+	}
+	envVar struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	envFrom struct {
+		SecretRef struct {
+			Name string `json:"name"`
+		} `json:"secretRef"`
+	}
+	securityContext struct {
+		AllowPrivilegeEscalation bool `json:"allowPrivilegeEscalation"`
+		Privileged               bool `json:"privileged"`
+		RunAsNonRoot             bool `json:"runAsNonRoot"`
+		ReadOnlyRootFilesystem   bool `json:"readOnlyRootFilesystem"`
+		SeccompProfile           struct {
+			Type string `json:"type"`
+		} `json:"seccompProfile"`
+		Capabilities struct {
+			Drop []string `json:"drop"`
+		} `json:"capabilities"`
+	}
+)
+
+// container builds the sidecar. mounts are the main container's volume mounts (PGDATA, the
+// scratch volume, /plugins), so the sidecar reads pg_wal and writes restored WAL where
+// PostgreSQL expects them.
+func (s Sidecar) container(pullPolicy string, mounts []any) container {
+	env := []envVar{
+		{"PLINTH_CNPGI_PLUGIN_NAME", s.PluginName},
+		{"PLINTH_CNPGI_PLUGIN_DIR", PluginsMountPath},
+		{"PLINTH_CNPGI_SPOOL_DIR", spoolDir},
+		// Without a configuration the binary falls back to a local POSIX store; keep that on
+		// the scratch volume (the root file system is read-only). It is lost with the Pod:
+		// configure a real store through ConfigMap.
+		{"PLINTH_CNPGI_DEFAULT_STORE_DIR", scratchStore},
+		{"PLINTH_ADMIN_ADDR", "off"},
+		{"PLINTH_LOG_FORMAT", "json"},
+	}
+	if s.ConfigMap != "" {
+		env = append(env, envVar{"PLINTH_CNPGI_CONFIG", ConfigMountPath + "/" + ConfigFileKey})
+		mounts = append(mounts, map[string]any{"name": ConfigVolume, "mountPath": ConfigMountPath, "readOnly": true})
+	}
+	c := container{
+		Name: SidecarName, Image: s.Image, ImagePullPolicy: pullPolicy, Args: []string{"serve"},
+		Env: env, VolumeMounts: mounts, RestartPolicy: "Always",
+	}
+	if s.EnvSecret != "" {
+		var ef envFrom
+		ef.SecretRef.Name = s.EnvSecret
+		c.EnvFrom = []envFrom{ef}
+	}
+	c.SecurityContext.RunAsNonRoot = true
+	c.SecurityContext.ReadOnlyRootFilesystem = true
+	c.SecurityContext.SeccompProfile.Type = "RuntimeDefault"
+	c.SecurityContext.Capabilities.Drop = []string{"ALL"}
+	return c
+}
