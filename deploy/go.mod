@@ -8,9 +8,11 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/moby/buildkit v0.33.0
 	github.com/nats-io/nats.go v1.55.0
+	github.com/plinth-dev/plinth/libs/api v0.0.0-00010101000000-000000000000
 	github.com/plinth-dev/plinth/libs/platform v0.0.0-00010101000000-000000000000
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
 	go.yaml.in/yaml/v4 v4.0.0-rc.4
+	google.golang.org/grpc v1.84.0
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -45,6 +47,7 @@ require (
 	github.com/tonistiigi/go-csvvalue v0.0.0-20240814133006-030d3b2625d0 // indirect
 	github.com/xhit/go-str2duration/v2 v2.1.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -55,4 +58,7 @@ require (
 
 // The launcher always runs from this repository, so it builds against the platform library
 // beside it, also outside the workspace (GOWORK=off).
-replace github.com/plinth-dev/plinth/libs/platform => ../libs/platform
+replace (
+	github.com/plinth-dev/plinth/libs/api => ../libs/api
+	github.com/plinth-dev/plinth/libs/platform => ../libs/platform
+)

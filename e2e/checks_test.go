@@ -146,3 +146,24 @@ func checkGRPC(t *testing.T, name, target string) {
 			name, reply.GetListServicesResponse().GetService())
 	}
 }
+
+// checkRunnerRegistered waits until the suite's vagrant-runner reports that it registered with
+// vagrant-server: the launcher bootstraps a login token for it on a fresh database.
+func checkRunnerRegistered(t *testing.T, admin string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	var body string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		resp, err := client.Get("http://" + admin + "/readyz")
+		if err != nil {
+			body = err.Error()
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if body = string(b); strings.Contains(body, "registered with vagrant-server") {
+			return
+		}
+	}
+	t.Errorf("vagrant-runner never registered: %s", body)
+}

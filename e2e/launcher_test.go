@@ -41,6 +41,9 @@ func TestMakeUp(t *testing.T) {
 		if s.GRPC != "" {
 			checkGRPC(t, s.Name, s.GRPC)
 		}
+		if s.Name == "vagrant-runner" {
+			checkRunnerRegistered(t, s.Admin)
+		}
 	}
 	running := processesUsing(t, home)
 	if len(running) < len(e.Services) {

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -21,11 +22,16 @@ type Spec struct {
 	Socket string
 	// AdminPort is the default port of the admin HTTP server (/healthz, /readyz, /metrics).
 	AdminPort int
+	// TLSPort, when set, is a second, mutual-TLS gRPC port (the cnpgi-plugin's operator mode).
+	TLSPort int
 	// DependsOn lists binaries that must be ready before this one starts.
 	DependsOn []string
 	// Env returns extra environment for this binary, given the runtime home and where every
 	// binary of this run listens (keyed by binary name).
 	Env func(home string, placed map[string]Placement) map[string]string
+	// Prepare, when set, runs after DependsOn are ready and before the binary starts (e.g. to
+	// obtain credentials from a dependency). An error stops the launch.
+	Prepare func(ctx context.Context, home string, placed map[string]Placement, say func(string, ...any)) error
 }
 
 // CNPGIPluginName is the plugin name the cnpgi-plugin reports in GetPluginMetadata; CloudNativePG
@@ -49,21 +55,31 @@ func Table() []Spec {
 			// CloudNativePG dials plugins at <plugin socket dir>/<plugin name>; TCP 7006 needs
 			// mTLS certificates and stays off until the launcher generates them.
 			Binary: "cnpgi-plugin", Service: "cnpgi-plugin",
-			Socket: filepath.Join("plugins", CNPGIPluginName), AdminPort: 7106,
-			Env: func(home string, _ map[string]Placement) map[string]string {
+			Socket: filepath.Join("plugins", CNPGIPluginName), AdminPort: 7106, TLSPort: 7006,
+			Env: func(home string, placed map[string]Placement) map[string]string {
+				certs := cnpgiCertDir(home)
 				return map[string]string{
-					"PLINTH_CNPGI_PLUGIN_DIR":  filepath.Join(home, "plugins"),
-					"PLINTH_CNPGI_PLUGIN_NAME": CNPGIPluginName,
+					"PLINTH_CNPGI_PLUGIN_DIR":    filepath.Join(home, "plugins"),
+					"PLINTH_CNPGI_PLUGIN_NAME":   CNPGIPluginName,
+					"PLINTH_CNPGI_TLS_ADDR":      placed["cnpgi-plugin"].TLS,
+					"PLINTH_CNPGI_TLS_CERT":      filepath.Join(certs, "server.crt"),
+					"PLINTH_CNPGI_TLS_KEY":       filepath.Join(certs, "server.key"),
+					"PLINTH_CNPGI_TLS_CLIENT_CA": filepath.Join(certs, "client.crt"),
 				}
 			},
+			Prepare: ensureCNPGICerts,
 		},
 		{
 			// The runner serves no gRPC: it dials vagrant-server and streams jobs from it.
 			Binary: "vagrant-runner", Service: "vagrant-server", AdminPort: 7107,
 			DependsOn: []string{"vagrant-server"},
-			Env: func(_ string, placed map[string]Placement) map[string]string {
-				return map[string]string{"PLINTH_VAGRANT_SERVER_ADDR": placed["vagrant-server"].GRPC}
+			Env: func(home string, placed map[string]Placement) map[string]string {
+				return map[string]string{
+					"PLINTH_VAGRANT_SERVER_ADDR":      placed["vagrant-server"].GRPC,
+					"PLINTH_VAGRANT_RUNNER_STATE_DIR": runnerStateDir(home),
+				}
 			},
+			Prepare: ensureRunnerToken,
 		},
 	}
 }
@@ -75,6 +91,8 @@ type Placement struct {
 	GRPC string
 	// Admin is the admin HTTP "127.0.0.1:PORT".
 	Admin string
+	// TLS is the mutual-TLS gRPC "127.0.0.1:PORT", when the spec has a TLSPort.
+	TLS string
 }
 
 // Unknown binaries get ports from here on (gRPC N, admin N+100), after the table's range.
@@ -138,6 +156,10 @@ func placeKnown(s Spec, home string, offset int, isFree func(int) bool) (Placeme
 		ports = append(ports, s.GRPCPort)
 	}
 	p.Admin = loopback(s.AdminPort + offset)
+	if s.TLSPort != 0 {
+		p.TLS = loopback(s.TLSPort + offset)
+		ports = append(ports, s.TLSPort)
+	}
 	for _, port := range ports {
 		if !isFree(port + offset) {
 			return Placement{}, fmt.Errorf("port %d for %s is in use: stop what listens there, or run with -port-offset N (PLINTH_PORT_OFFSET) to shift every port",

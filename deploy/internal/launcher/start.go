@@ -39,6 +39,11 @@ func startAll(ctx context.Context, c Config, con *Console, placed []Placement, i
 					say("warning: %s depends on %s, which is not under services/; starting it anyway", p.Spec.Binary, d)
 				}
 			}
+			if p.Spec.Prepare != nil {
+				if err := p.Spec.Prepare(ctx, c.Home, byName, say); err != nil {
+					return children, fmt.Errorf("prepare %s: %w", p.Spec.Binary, err)
+				}
+			}
 			env := ChildEnv(os.Environ(), p, byName, c.Home, infra, c.Terminal)
 			ch, err := startChild(p.Spec.Binary, filepath.Join(c.Home, "bin", p.Spec.Binary), env, c.Root, con.Writer(p.Spec.Binary))
 			if err != nil {
