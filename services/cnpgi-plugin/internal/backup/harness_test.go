@@ -3,6 +3,7 @@ package backup_test
 import (
 	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"log/slog"
 	"os"
 	"os/user"
@@ -34,6 +35,7 @@ type instance struct {
 	tbsDir  string
 	svc     *backup.Service
 	catalog *catalog.Catalog
+	pool    *pgxpool.Pool // the catalog\'s: tests read its outbox
 }
 
 func startInstance(t *testing.T) *instance {
@@ -93,7 +95,7 @@ func startInstance(t *testing.T) *instance {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	in.catalog = cat
+	in.catalog, in.pool = cat, pool
 	in.svc = backup.NewService(cat, backup.Options{InstanceURL: in.pg.URL("postgres"), Logger: slog.New(slog.DiscardHandler)})
 	return in
 }

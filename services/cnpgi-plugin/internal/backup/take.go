@@ -155,7 +155,7 @@ func (s *Service) run(ctx context.Context, in *instance, req Request, info *Info
 	if err := st.Put(ctx, InfoKey(server, info.ID), bytes.NewReader(data), objectstore.PutOptions{IfAbsent: true, Size: int64(len(data))}); err != nil {
 		return nil, fmt.Errorf("write backup.info: %w", err)
 	}
-	if err := s.catalog.SaveBackup(ctx, recordOf(req, info, res.StoredSize)); err != nil {
+	if err := s.catalog.FinishBackup(ctx, recordOf(req, info, res.StoredSize)); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -196,7 +196,7 @@ func (s *Service) recordFailure(ctx context.Context, req Request, info *Info, ca
 	if err := req.Target.Store.Store.Put(ctx, InfoKey(req.Target.Server, info.ID), bytes.NewReader(data), objectstore.PutOptions{Size: int64(len(data))}); err != nil {
 		s.log.WarnContext(ctx, "could not write the failed backup's backup.info", "backup_id", info.ID, "error", err)
 	}
-	if err := s.catalog.SaveBackup(ctx, recordOf(req, info, 0)); err != nil {
+	if err := s.catalog.FinishBackup(ctx, recordOf(req, info, 0)); err != nil {
 		s.log.WarnContext(ctx, "could not record the failed backup", "backup_id", info.ID, "error", err)
 	}
 }

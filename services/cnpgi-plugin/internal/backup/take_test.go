@@ -13,6 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
@@ -189,9 +193,41 @@ func TestTakeRecordsFailures(t *testing.T) {
 	if err != nil || len(listed) != 1 || listed[0].Info == nil || listed[0].Info.Status != backup.StatusFailed || listed[0].Usable() {
 		t.Fatalf("store after a failure: %+v %v", listed, err)
 	}
+	// The failure is announced through the outbox, written with the FAILED record.
+	var payload []byte
+	if err := in.pool.QueryRow(ctx, `SELECT payload FROM outbox WHERE subject = 'plinth.cnpgi.backup.failed' AND type = 'plinth.events.v1.BackupFailed'`).Scan(&payload); err != nil {
+		t.Fatalf("no backup.failed event in the outbox: %v", err)
+	}
+	failed := &eventsv1.BackupFailed{}
+	if err := proto.Unmarshal(payload, failed); err != nil || failed.GetBackupId() != recs[0].ID || failed.GetObjectStore() != "flaky" ||
+		failed.GetServerName() != "pg" || !strings.Contains(failed.GetError(), "connection reset") || !failed.GetFailedAt().AsTime().Equal(recs[0].EndTime) {
+		t.Fatalf("backup.failed event %v %v", failed, err)
+	}
 	// The session that held the failed backup is gone: another backup starts at once.
-	if _, err := in.svc.Take(ctx, backup.Request{Target: backup.Target{Store: in.archive, Server: "pg"}, ImmediateCheckpoint: true}); err != nil {
+	if ok, err := in.svc.Take(ctx, backup.Request{Target: backup.Target{Store: in.archive, Server: "pg"}, ImmediateCheckpoint: true}); err != nil {
 		t.Fatalf("backup after a failed one: %v", err)
+	} else {
+		rows, err := in.pool.Query(ctx, `SELECT payload FROM outbox WHERE subject = 'plinth.cnpgi.backup.completed'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payloads, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		n := 0
+		for _, p := range payloads {
+			ev := &eventsv1.BackupCompleted{}
+			if err := proto.Unmarshal(p, ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.GetBackupId() == ok.Info.ID && ev.GetObjectStore() == in.archive.Name {
+				n++
+				if ev.GetEndWal() != ok.Info.EndWAL || ev.GetEndLsn() != ok.Info.EndLSN.String() || ev.GetTimeline() != 1 || ev.GetStoredBytes() != ok.StoredSize {
+					t.Fatalf("backup.completed event %v", ev)
+				}
+			}
+		}
+		if err != nil || n != 1 {
+			t.Fatalf("backup.completed events for %s: %d %v", ok.Info.ID, n, err)
+		}
 	}
 	down := backup.NewService(in.catalog, backup.Options{InstanceURL: "postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2"})
 	_, err = down.Take(ctx, backup.Request{Target: backup.Target{Store: in.archive, Server: "pg"}})

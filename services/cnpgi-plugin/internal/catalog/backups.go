@@ -8,16 +8,48 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/plinth-dev/plinth/libs/platform/pg"
+
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
+	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/events"
 )
 
 var _ backup.Catalog = (*Catalog)(nil)
 
 // SaveBackup inserts or replaces a base backup's record.
 func (c *Catalog) SaveBackup(ctx context.Context, r backup.Record) error {
-	_, err := c.pool.Exec(ctx, `
+	return saveBackup(ctx, c.pool, r)
+}
+
+// FinishBackup records a backup's final status and, in the same transaction, the event
+// announcing it (plinth.cnpgi.backup.completed or .failed): the event is published if and
+// only if the catalog says the backup is done or failed.
+func (c *Catalog) FinishBackup(ctx context.Context, r backup.Record) error {
+	ev, ok := cnpgievents.BackupFinished(r)
+	if !ok {
+		return fmt.Errorf("catalog: finish backup %s: status %q is not final (DONE or FAILED)", r.ID, r.Status)
+	}
+	return pg.InTx(ctx, c.pool, func(tx pgx.Tx) error {
+		if err := saveBackup(ctx, tx, r); err != nil {
+			return err
+		}
+		if _, err := c.outbox.Add(ctx, tx, ev); err != nil {
+			return fmt.Errorf("catalog: finish backup %s: %w", r.ID, err)
+		}
+		return nil
+	})
+}
+
+// execer is a pool or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+func saveBackup(ctx context.Context, db execer, r backup.Record) error {
+	_, err := db.Exec(ctx, `
 		INSERT INTO base_backups (store, server, backup_id, backup_name, status, timeline, begin_wal, end_wal,
 			begin_lsn, end_lsn, begin_time, end_time, size, stored_size, compression, system_identifier,
 			pg_version, instance, error)

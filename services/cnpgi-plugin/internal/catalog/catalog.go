@@ -46,7 +46,8 @@ func Open(ctx context.Context, databaseURL string) (*Catalog, *pgxpool.Pool, err
 
 // Catalog implements wal.Catalog on Postgres.
 type Catalog struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	outbox events.Outbox
 }
 
 var _ wal.Catalog = (*Catalog)(nil)

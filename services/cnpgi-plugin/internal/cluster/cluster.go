@@ -22,11 +22,15 @@ const (
 	// ParamServerName is the directory of this cluster's data in the store; default: the
 	// Cluster's (or external cluster's) name.
 	ParamServerName = "serverName"
+	// ParamRetentionPolicy is applied after every successful base backup of the cluster, to
+	// the store that backup went to: "7d", "keep:5" or "7d,keep:5" (backup.ParsePolicySpec).
+	// Default: none, nothing is deleted.
+	ParamRetentionPolicy = "retentionPolicy"
 )
 
 // knownParams are the parameters this plugin understands; others are refused, so that a
 // typo does not silently archive somewhere else.
-var knownParams = []string{ParamObjectStore, ParamServerName}
+var knownParams = []string{ParamObjectStore, ParamServerName, ParamRetentionPolicy}
 
 // SkipEmptyCheckAnnotation disables check_empty_wal_archive for operators that left the
 // check to the plugin (value "enabled").
@@ -45,6 +49,8 @@ var ErrPluginNotUsed = errors.New("the cluster does not use this plugin")
 // Target names where a cluster's WAL goes: a store name ("" for the default) and a server.
 type Target struct {
 	ObjectStore, ServerName string
+	// RetentionPolicy is the retentionPolicy parameter, unparsed ("" for none).
+	RetentionPolicy string
 }
 
 // Cluster is the part of a CloudNativePG Cluster the plugin reads.
@@ -156,7 +162,8 @@ func targetOf(p Plugin, path, defaultServer string) (Target, error) {
 			return Target{}, &Error{Field: path + "." + k, Reason: "unknown parameter; known: " + strings.Join(knownParams, ", ")}
 		}
 	}
-	t := Target{ObjectStore: p.Parameters[ParamObjectStore], ServerName: p.Parameters[ParamServerName]}
+	t := Target{ObjectStore: p.Parameters[ParamObjectStore], ServerName: p.Parameters[ParamServerName],
+		RetentionPolicy: p.Parameters[ParamRetentionPolicy]}
 	if t.ServerName == "" {
 		t.ServerName = defaultServer
 	}

@@ -1,5 +1,6 @@
 // Package events publishes what the plugin does on NATS, through the outbox of
-// libs/platform/events: plinth.cnpgi.wal.archived, batched by the Announcer.
+// libs/platform/events: plinth.cnpgi.wal.archived, batched by the Announcer, and the base
+// backup events plinth.cnpgi.backup.completed and .failed.
 package events
 
 import (

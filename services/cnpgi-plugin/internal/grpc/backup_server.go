@@ -76,12 +76,12 @@ func (s *BackupServer) Backup(ctx context.Context, req *backupv1.BackupRequest) 
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
-	res, err := s.svc.Take(ctx, r)
+	res, err := s.svc.Take(ctx, r.Request)
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
 	in := res.Info
-	return &backupv1.BackupResult{
+	out := &backupv1.BackupResult{
 		BackupId: in.ID, BackupName: in.Name, StartedAt: in.BeginTime.Unix(), StoppedAt: in.EndTime.Unix(),
 		BeginWal: in.BeginWAL, EndWal: in.EndWAL, BeginLsn: in.BeginLSN.String(), EndLsn: in.EndLSN.String(),
 		BackupLabelFile: []byte(in.Label), TablespaceMapFile: []byte(res.TablespaceMap), InstanceId: s.instance, Online: true,
@@ -91,19 +91,46 @@ func (s *BackupServer) Backup(ctx context.Context, req *backupv1.BackupRequest) 
 			"compression": string(res.Compression), "size": strconv.FormatInt(in.Size, 10),
 			"storedSize": strconv.FormatInt(res.StoredSize, 10), "walCopied": strconv.Itoa(res.WALCopied),
 		},
-	}, nil
+	}
+	s.retain(ctx, r, out.Metadata)
+	return out, nil
+}
+
+// backupCall is a validated Backup call: the backup, and the cluster's retention policy.
+type backupCall struct {
+	backup.Request
+	// Retention is applied after the backup succeeds; nil without a retentionPolicy.
+	Retention *backup.Policy
 }
 
 // request validates the call and resolves where the backup goes.
-func (s *BackupServer) request(req *backupv1.BackupRequest) (backup.Request, error) {
+func (s *BackupServer) request(req *backupv1.BackupRequest) (backupCall, error) {
 	c, err := cluster.Parse(req.GetClusterDefinition())
 	if err != nil {
-		return backup.Request{}, err
+		return backupCall{}, err
 	}
 	ct, err := c.ArchiveTarget(s.plugin)
 	if err != nil {
-		return backup.Request{}, err
+		return backupCall{}, err
 	}
+	r, err := s.backupRequest(req, ct)
+	if err != nil {
+		return backupCall{}, err
+	}
+	call := backupCall{Request: r}
+	if ct.RetentionPolicy != "" {
+		// Validation refuses a bad policy; a cluster the operator never validated gets told here.
+		p, err := backup.ParsePolicySpec(ct.RetentionPolicy)
+		if err != nil {
+			return backupCall{}, &wal.InvalidError{Field: "cluster_definition.spec.plugins.parameters." + cluster.ParamRetentionPolicy, Reason: publicMessage(err)}
+		}
+		call.Retention = &p
+	}
+	return call, nil
+}
+
+// backupRequest resolves the backup itself, for the cluster's archive target ct.
+func (s *BackupServer) backupRequest(req *backupv1.BackupRequest, ct cluster.Target) (backup.Request, error) {
 	if len(req.GetBackupDefinition()) == 0 {
 		return backup.Request{}, &wal.InvalidError{Field: "backup_definition", Reason: "is empty: the Backup object (JSON) is required"}
 	}

@@ -56,6 +56,9 @@ func TestValidateCreate(t *testing.T) {
 		{"unknown store", `{"objectStore":"gcs"}`, "local", []string{"spec.plugins.1.parameters.objectStore=gcs: names no object store"}},
 		{"no store and no default", `{}`, "", []string{"spec.plugins.1.parameters.objectStore=: is required"}},
 		{"bad server name", `{"serverName":"../x"}`, "local", []string{"spec.plugins.1.parameters.serverName=../x: \"../x\" must be"}},
+		{"retention policy", `{"retentionPolicy":"30d,keep:3"}`, "local", nil},
+		{"bad retention policy", `{"retentionPolicy":"30days"}`, "local", []string{
+			"spec.plugins.1.parameters.retentionPolicy=30days: \"30days\": \"30days\" is neither a recovery window"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -78,10 +81,12 @@ func TestValidateCreate(t *testing.T) {
 }
 
 func TestValidateExternalClusters(t *testing.T) {
-	c := parse(t, `{"metadata":{"name":"pg"},"spec":{"externalClusters":[{"name":"src","plugin":{"name":"`+plugin+`","parameters":{"bogus":"1"}}},
+	c := parse(t, `{"metadata":{"name":"pg"},"spec":{"externalClusters":[{"name":"src","plugin":{"name":"`+plugin+`","parameters":{"bogus":"1","retentionPolicy":"7d"}}},
 		{"name":"other","plugin":{"name":"x.io","parameters":{"bogus":"1"}}}]}}`)
 	got := rules("local").ValidateCreate(c)
-	if len(got) != 1 || !slices.Equal(got[0].Path, []string{"spec", "externalClusters", "0", "plugin", "parameters", "bogus"}) {
+	if len(got) != 2 || !slices.Equal(got[0].Path, []string{"spec", "externalClusters", "0", "plugin", "parameters", "bogus"}) ||
+		!slices.Equal(got[1].Path, []string{"spec", "externalClusters", "0", "plugin", "parameters", "retentionPolicy"}) ||
+		!strings.Contains(got[1].Message, "only to the cluster's own archive") {
 		t.Fatalf("errors %v", got)
 	}
 }

@@ -4,12 +4,14 @@
 package operator
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
 )
 
@@ -49,6 +51,8 @@ type entry struct {
 	path          []string // to the parameters map
 	params        map[string]string
 	defaultServer string
+	// external: an externalClusters entry, a source this cluster reads but does not own.
+	external bool
 }
 
 // entries are the Cluster's spec.plugins entries for the plugin and the external clusters
@@ -64,7 +68,7 @@ func (r Rules) entries(c *cluster.Cluster) []entry {
 	for i, ec := range c.Spec.ExternalClusters {
 		if ec.Plugin != nil && ec.Plugin.Name == r.Plugin {
 			out = append(out, entry{key: "externalCluster:" + ec.Name, path: []string{"spec", "externalClusters", strconv.Itoa(i), "plugin", "parameters"},
-				params: ec.Plugin.Parameters, defaultServer: ec.Name})
+				params: ec.Plugin.Parameters, defaultServer: ec.Name, external: true})
 		}
 	}
 	return out
@@ -123,10 +127,33 @@ func (r Rules) checkEntry(e entry) []FieldError {
 		errs = append(errs, FieldError{Path: pathTo(e, cluster.ParamObjectStore),
 			Message: "is required: the plugin has no default store; configured: " + strings.Join(names, ", ")})
 	}
+	if policy, ok := e.params[cluster.ParamRetentionPolicy]; ok {
+		errs = append(errs, checkRetention(e, policy)...)
+	}
 	if name := serverName(e); cluster.ServerNameProblem(name) != "" {
 		errs = append(errs, FieldError{Path: pathTo(e, cluster.ParamServerName), Value: name, Message: cluster.ServerNameProblem(name)})
 	}
 	return errs
+}
+
+// checkRetention refuses a retentionPolicy the plugin could not apply after a backup, and
+// one on an external cluster: that archive belongs to another cluster, whose own policy
+// prunes it, and silently ignoring the parameter would mislead.
+func checkRetention(e entry, policy string) []FieldError {
+	path := pathTo(e, cluster.ParamRetentionPolicy)
+	if e.external {
+		return []FieldError{{Path: path, Value: policy,
+			Message: "applies only to the cluster's own archive (spec.plugins); set it on the cluster that owns this archive"}}
+	}
+	if _, err := backup.ParsePolicySpec(policy); err != nil {
+		msg := err.Error()
+		var be *backup.Error
+		if errors.As(err, &be) {
+			msg = be.Msg
+		}
+		return []FieldError{{Path: path, Value: policy, Message: msg}}
+	}
+	return nil
 }
 
 // serverName is the entry's server name: the parameter, or the (external) cluster's name.

@@ -33,19 +33,20 @@ func TestOperator(t *testing.T) {
 	}
 
 	t.Run("validate create", func(t *testing.T) {
-		res, err := c.ValidateClusterCreate(ctx, &operator.OperatorValidateClusterCreateRequest{Definition: cluster("pg", map[string]string{"objectStore": "s3"})})
+		res, err := c.ValidateClusterCreate(ctx, &operator.OperatorValidateClusterCreateRequest{Definition: cluster("pg", map[string]string{"objectStore": "s3", "retentionPolicy": "7d,keep:5"})})
 		if err != nil || len(res.GetValidationErrors()) != 0 {
 			t.Fatalf("a valid cluster: %v, %v", res.GetValidationErrors(), err)
 		}
 		res, err = c.ValidateClusterCreate(ctx, &operator.OperatorValidateClusterCreateRequest{
-			Definition: cluster("pg", map[string]string{"objectStore": "gcs", "serverName": "a/b", "bogus": "1"}),
+			Definition: cluster("pg", map[string]string{"objectStore": "gcs", "serverName": "a/b", "bogus": "1", "retentionPolicy": "7d,keep:0"}),
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := []struct{ path, value, msg string }{
-			{"spec/plugins/0/parameters/bogus", "1", "unknown parameter; this plugin takes: objectStore, serverName"},
+			{"spec/plugins/0/parameters/bogus", "1", "unknown parameter; this plugin takes: objectStore, serverName, retentionPolicy"},
 			{"spec/plugins/0/parameters/objectStore", "gcs", "names no object store of the plugin; configured: local, s3"},
+			{"spec/plugins/0/parameters/retentionPolicy", "7d,keep:0", `"7d,keep:0": keep:N takes one positive whole number`},
 			{"spec/plugins/0/parameters/serverName", "a/b", `"a/b" must be 1-128 characters`},
 		}
 		got := res.GetValidationErrors()
@@ -72,6 +73,12 @@ func TestOperator(t *testing.T) {
 		if v := res.GetValidationErrors(); len(v) != 1 || strings.Join(v[0].GetPathComponents(), "/") != "spec/plugins/0/parameters/serverName" ||
 			v[0].GetValue() != "pg" || !strings.Contains(v[0].GetMessage(), "immutable") {
 			t.Fatalf("server name change: %v", v)
+		}
+		res, err = c.ValidateClusterChange(ctx, &operator.OperatorValidateClusterChangeRequest{OldCluster: old,
+			NewCluster: cluster("pg", map[string]string{"serverName": "pg-a", "retentionPolicy": "1y"})})
+		if v := res.GetValidationErrors(); err != nil || len(v) != 1 || strings.Join(v[0].GetPathComponents(), "/") != "spec/plugins/0/parameters/retentionPolicy" ||
+			v[0].GetValue() != "1y" || !strings.Contains(v[0].GetMessage(), "neither a recovery window") {
+			t.Fatalf("a bad retention policy on change: %v, %v", v, err)
 		}
 		_, err = c.ValidateClusterChange(ctx, &operator.OperatorValidateClusterChangeRequest{OldCluster: old, NewCluster: []byte(`[]`)})
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "new_cluster") {

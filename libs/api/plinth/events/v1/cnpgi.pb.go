@@ -144,6 +144,289 @@ func (x *WALArchived) GetLastArchivedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// BackupCompleted says cnpgi-plugin finished an online base backup of a PostgreSQL server:
+// the backup and its backup.info are in the store, and the catalog records it as DONE.
+//
+// Subject: plinth.cnpgi.backup.completed. Written in the transaction that records the
+// backup's final status, so it is published exactly when the catalog says DONE.
+type BackupCompleted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The object store's name in the plugin's configuration (the backup's own store).
+	ObjectStore string `protobuf:"bytes,1,opt,name=object_store,json=objectStore,proto3" json:"object_store,omitempty"`
+	// The server name: the directory of the cluster's WAL and backups in the store.
+	ServerName string `protobuf:"bytes,2,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
+	// The backup id (barman's YYYYMMDDTHHMMSS, the start time in UTC).
+	BackupId string `protobuf:"bytes,3,opt,name=backup_id,json=backupId,proto3" json:"backup_id,omitempty"`
+	// The Backup object's name.
+	BackupName string `protobuf:"bytes,4,opt,name=backup_name,json=backupName,proto3" json:"backup_name,omitempty"`
+	// The backed-up instance (pod) name.
+	Instance string `protobuf:"bytes,5,opt,name=instance,proto3" json:"instance,omitempty"`
+	// The timeline the backup was taken on.
+	Timeline uint32 `protobuf:"varint,6,opt,name=timeline,proto3" json:"timeline,omitempty"`
+	// The first and last WAL segment a restore of this backup needs.
+	BeginWal string `protobuf:"bytes,7,opt,name=begin_wal,json=beginWal,proto3" json:"begin_wal,omitempty"`
+	EndWal   string `protobuf:"bytes,8,opt,name=end_wal,json=endWal,proto3" json:"end_wal,omitempty"`
+	// The backup's start and stop LSN, as PostgreSQL prints them (0/3000028).
+	BeginLsn string `protobuf:"bytes,9,opt,name=begin_lsn,json=beginLsn,proto3" json:"begin_lsn,omitempty"`
+	EndLsn   string `protobuf:"bytes,10,opt,name=end_lsn,json=endLsn,proto3" json:"end_lsn,omitempty"`
+	// When the backup started and ended.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	StoppedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=stopped_at,json=stoppedAt,proto3" json:"stopped_at,omitempty"`
+	// The tar bytes before compression, and what the store holds.
+	SizeBytes   int64 `protobuf:"varint,13,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	StoredBytes int64 `protobuf:"varint,14,opt,name=stored_bytes,json=storedBytes,proto3" json:"stored_bytes,omitempty"`
+	// gzip, zstd or none.
+	Compression   string `protobuf:"bytes,15,opt,name=compression,proto3" json:"compression,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupCompleted) Reset() {
+	*x = BackupCompleted{}
+	mi := &file_plinth_events_v1_cnpgi_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupCompleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupCompleted) ProtoMessage() {}
+
+func (x *BackupCompleted) ProtoReflect() protoreflect.Message {
+	mi := &file_plinth_events_v1_cnpgi_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupCompleted.ProtoReflect.Descriptor instead.
+func (*BackupCompleted) Descriptor() ([]byte, []int) {
+	return file_plinth_events_v1_cnpgi_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BackupCompleted) GetObjectStore() string {
+	if x != nil {
+		return x.ObjectStore
+	}
+	return ""
+}
+
+func (x *BackupCompleted) GetServerName() string {
+	if x != nil {
+		return x.ServerName
+	}
+	return ""
+}
+
+func (x *BackupCompleted) GetBackupId() string {
+	if x != nil {
+		return x.BackupId
+	}
+	return ""
+}
+
+func (x *BackupCompleted) GetBackupName() string {
+	if x != nil {
+		return x.BackupName
+	}
+	return ""
+}
+
+func (x *BackupCompleted) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *BackupCompleted) GetTimeline() uint32 {
+	if x != nil {
+		return x.Timeline
+	}
+	return 0
+}
+
+func (x *BackupCompleted) GetBeginWal() string {
+	if x != nil {
+		return x.BeginWal
+	}
+	return ""
+}
+
+func (x *BackupCompleted) GetEndWal() string {
+	if x != nil {
+		return x.EndWal
+	}
+	return ""
+}
+
+func (x *BackupCompleted) GetBeginLsn() string {
+	if x != nil {
+		return x.BeginLsn
+	}
+	return ""
+}
+
+func (x *BackupCompleted) GetEndLsn() string {
+	if x != nil {
+		return x.EndLsn
+	}
+	return ""
+}
+
+func (x *BackupCompleted) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *BackupCompleted) GetStoppedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StoppedAt
+	}
+	return nil
+}
+
+func (x *BackupCompleted) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *BackupCompleted) GetStoredBytes() int64 {
+	if x != nil {
+		return x.StoredBytes
+	}
+	return 0
+}
+
+func (x *BackupCompleted) GetCompression() string {
+	if x != nil {
+		return x.Compression
+	}
+	return ""
+}
+
+// BackupFailed says an online base backup by cnpgi-plugin failed; the store holds a
+// backup.info with status FAILED and the catalog records it so.
+//
+// Subject: plinth.cnpgi.backup.failed. Written in the transaction that records the failure.
+type BackupFailed struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The object store's name in the plugin's configuration (the backup's own store).
+	ObjectStore string `protobuf:"bytes,1,opt,name=object_store,json=objectStore,proto3" json:"object_store,omitempty"`
+	// The server name: the directory of the cluster's WAL and backups in the store.
+	ServerName string `protobuf:"bytes,2,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
+	// The backup id (barman's YYYYMMDDTHHMMSS, the start time in UTC).
+	BackupId string `protobuf:"bytes,3,opt,name=backup_id,json=backupId,proto3" json:"backup_id,omitempty"`
+	// The Backup object's name.
+	BackupName string `protobuf:"bytes,4,opt,name=backup_name,json=backupName,proto3" json:"backup_name,omitempty"`
+	// The instance (pod) name the backup was taken of.
+	Instance string `protobuf:"bytes,5,opt,name=instance,proto3" json:"instance,omitempty"`
+	// When the backup started and when it failed.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	FailedAt  *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=failed_at,json=failedAt,proto3" json:"failed_at,omitempty"`
+	// Why, as the caller was told (no endpoints, SQL or credentials).
+	Error         string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupFailed) Reset() {
+	*x = BackupFailed{}
+	mi := &file_plinth_events_v1_cnpgi_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupFailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupFailed) ProtoMessage() {}
+
+func (x *BackupFailed) ProtoReflect() protoreflect.Message {
+	mi := &file_plinth_events_v1_cnpgi_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupFailed.ProtoReflect.Descriptor instead.
+func (*BackupFailed) Descriptor() ([]byte, []int) {
+	return file_plinth_events_v1_cnpgi_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *BackupFailed) GetObjectStore() string {
+	if x != nil {
+		return x.ObjectStore
+	}
+	return ""
+}
+
+func (x *BackupFailed) GetServerName() string {
+	if x != nil {
+		return x.ServerName
+	}
+	return ""
+}
+
+func (x *BackupFailed) GetBackupId() string {
+	if x != nil {
+		return x.BackupId
+	}
+	return ""
+}
+
+func (x *BackupFailed) GetBackupName() string {
+	if x != nil {
+		return x.BackupName
+	}
+	return ""
+}
+
+func (x *BackupFailed) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *BackupFailed) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *BackupFailed) GetFailedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FailedAt
+	}
+	return nil
+}
+
+func (x *BackupFailed) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 var File_plinth_events_v1_cnpgi_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
@@ -159,7 +442,41 @@ const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
 	"size_bytes\x18\x05 \x01(\x03R\tsizeBytes\x12!\n" +
 	"\fstored_bytes\x18\x06 \x01(\x03R\vstoredBytes\x12F\n" +
 	"\x11first_archived_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x0ffirstArchivedAt\x12D\n" +
-	"\x10last_archived_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x0elastArchivedAtB\xc5\x01\n" +
+	"\x10last_archived_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x0elastArchivedAt\"\x91\x04\n" +
+	"\x0fBackupCompleted\x12!\n" +
+	"\fobject_store\x18\x01 \x01(\tR\vobjectStore\x12\x1f\n" +
+	"\vserver_name\x18\x02 \x01(\tR\n" +
+	"serverName\x12\x1b\n" +
+	"\tbackup_id\x18\x03 \x01(\tR\bbackupId\x12\x1f\n" +
+	"\vbackup_name\x18\x04 \x01(\tR\n" +
+	"backupName\x12\x1a\n" +
+	"\binstance\x18\x05 \x01(\tR\binstance\x12\x1a\n" +
+	"\btimeline\x18\x06 \x01(\rR\btimeline\x12\x1b\n" +
+	"\tbegin_wal\x18\a \x01(\tR\bbeginWal\x12\x17\n" +
+	"\aend_wal\x18\b \x01(\tR\x06endWal\x12\x1b\n" +
+	"\tbegin_lsn\x18\t \x01(\tR\bbeginLsn\x12\x17\n" +
+	"\aend_lsn\x18\n" +
+	" \x01(\tR\x06endLsn\x129\n" +
+	"\n" +
+	"started_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x129\n" +
+	"\n" +
+	"stopped_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tstoppedAt\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\r \x01(\x03R\tsizeBytes\x12!\n" +
+	"\fstored_bytes\x18\x0e \x01(\x03R\vstoredBytes\x12 \n" +
+	"\vcompression\x18\x0f \x01(\tR\vcompression\"\xb6\x02\n" +
+	"\fBackupFailed\x12!\n" +
+	"\fobject_store\x18\x01 \x01(\tR\vobjectStore\x12\x1f\n" +
+	"\vserver_name\x18\x02 \x01(\tR\n" +
+	"serverName\x12\x1b\n" +
+	"\tbackup_id\x18\x03 \x01(\tR\bbackupId\x12\x1f\n" +
+	"\vbackup_name\x18\x04 \x01(\tR\n" +
+	"backupName\x12\x1a\n" +
+	"\binstance\x18\x05 \x01(\tR\binstance\x129\n" +
+	"\n" +
+	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x127\n" +
+	"\tfailed_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05errorB\xc5\x01\n" +
 	"\x14com.plinth.events.v1B\n" +
 	"CnpgiProtoP\x01Z?github.com/plinth-dev/plinth/libs/api/plinth/events/v1;eventsv1\xa2\x02\x03PEX\xaa\x02\x10Plinth.Events.V1\xca\x02\x10Plinth\\Events\\V1\xe2\x02\x1cPlinth\\Events\\V1\\GPBMetadata\xea\x02\x12Plinth::Events::V1b\x06proto3"
 
@@ -175,19 +492,25 @@ func file_plinth_events_v1_cnpgi_proto_rawDescGZIP() []byte {
 	return file_plinth_events_v1_cnpgi_proto_rawDescData
 }
 
-var file_plinth_events_v1_cnpgi_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_plinth_events_v1_cnpgi_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_plinth_events_v1_cnpgi_proto_goTypes = []any{
 	(*WALArchived)(nil),           // 0: plinth.events.v1.WALArchived
-	(*timestamppb.Timestamp)(nil), // 1: google.protobuf.Timestamp
+	(*BackupCompleted)(nil),       // 1: plinth.events.v1.BackupCompleted
+	(*BackupFailed)(nil),          // 2: plinth.events.v1.BackupFailed
+	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
 }
 var file_plinth_events_v1_cnpgi_proto_depIdxs = []int32{
-	1, // 0: plinth.events.v1.WALArchived.first_archived_at:type_name -> google.protobuf.Timestamp
-	1, // 1: plinth.events.v1.WALArchived.last_archived_at:type_name -> google.protobuf.Timestamp
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	3, // 0: plinth.events.v1.WALArchived.first_archived_at:type_name -> google.protobuf.Timestamp
+	3, // 1: plinth.events.v1.WALArchived.last_archived_at:type_name -> google.protobuf.Timestamp
+	3, // 2: plinth.events.v1.BackupCompleted.started_at:type_name -> google.protobuf.Timestamp
+	3, // 3: plinth.events.v1.BackupCompleted.stopped_at:type_name -> google.protobuf.Timestamp
+	3, // 4: plinth.events.v1.BackupFailed.started_at:type_name -> google.protobuf.Timestamp
+	3, // 5: plinth.events.v1.BackupFailed.failed_at:type_name -> google.protobuf.Timestamp
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_plinth_events_v1_cnpgi_proto_init() }
@@ -201,7 +524,7 @@ func file_plinth_events_v1_cnpgi_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plinth_events_v1_cnpgi_proto_rawDesc), len(file_plinth_events_v1_cnpgi_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -18,6 +18,8 @@
 //   | plinth.vagrant.runner.state_changed | plinth.events.v1.RunnerStateChanged | vagrant-server |
 //   | plinth.vagrant.target.state_changed | plinth.events.v1.TargetStateChanged | vagrant-server |
 //   | plinth.cnpgi.wal.archived           | plinth.events.v1.WALArchived        | cnpgi-plugin   |
+//   | plinth.cnpgi.backup.completed       | plinth.events.v1.BackupCompleted    | cnpgi-plugin   |
+//   | plinth.cnpgi.backup.failed          | plinth.events.v1.BackupFailed       | cnpgi-plugin   |
 //
 // # Envelope
 //
