@@ -86,7 +86,7 @@ func (s *Service) Take(ctx context.Context, req Request) (*Result, error) {
 }
 
 func (s *Service) run(ctx context.Context, in *instance, req Request, info *Info) (*Result, error) {
-	st, server, comp := req.Target.Store.Store, req.Target.Server, req.Compression
+	st, server, comp := req.Target.Store, req.Target.Server, req.Compression
 	begin, err := in.start(ctx, fmt.Sprintf("Plinth backup %s %s", server, info.ID), req.ImmediateCheckpoint)
 	if err != nil {
 		return nil, err
@@ -145,14 +145,14 @@ func (s *Service) run(ctx context.Context, in *instance, req Request, info *Info
 		if !req.WaitForArchive {
 			s.log.WarnContext(ctx, "the backup goes to another store than the WAL archive but does not wait for archiving; its WAL is not copied and it cannot be restored from that store alone",
 				"backup_id", info.ID, "store", req.Target.Store.Name)
-		} else if res.WALCopied, err = copyBackupWAL(ctx, req.WALStore.Store, st, server, info); err != nil {
+		} else if res.WALCopied, err = copyBackupWAL(ctx, req.WALStore.Store, st.Store, server, info); err != nil {
 			return nil, err
 		}
 	}
 	info.CopyTime = s.now().Sub(copyStart)
 	info.Status, info.EndTime = StatusDone, s.stamp()
 	data := info.Encode()
-	if err := st.Put(ctx, InfoKey(server, info.ID), bytes.NewReader(data), objectstore.PutOptions{IfAbsent: true, Size: int64(len(data))}); err != nil {
+	if err := st.Store.Put(ctx, InfoKey(server, info.ID), bytes.NewReader(data), objectstore.PutOptions{IfAbsent: true, Size: int64(len(data))}); err != nil {
 		return nil, fmt.Errorf("write backup.info: %w", err)
 	}
 	if err := s.catalog.FinishBackup(ctx, recordOf(req, info, res.StoredSize)); err != nil {

@@ -23,7 +23,7 @@ import (
 )
 
 // tarEntries reads an archive's entry names in order, with the bytes of the small files.
-func tarEntries(t *testing.T, st objectstore.Store, a backup.Archive) ([]string, map[string][]byte) {
+func tarEntries(t *testing.T, st *objectstore.Named, a backup.Archive) ([]string, map[string][]byte) {
 	t.Helper()
 	r, err := backup.OpenArchive(ctxT(t), st, a)
 	if err != nil {
@@ -80,7 +80,7 @@ func TestTakeBackup(t *testing.T) {
 				t.Fatalf("stored backup.info %+v", b.Info)
 			}
 			data := b.Archives[slices.IndexFunc(b.Archives, func(a backup.Archive) bool { return a.Base == "data" })]
-			names, files := tarEntries(t, target.Store, data)
+			names, files := tarEntries(t, target, data)
 			n := len(names)
 			if n < 100 || names[n-3] != "global/pg_control" || names[n-2] != "backup_label" || names[n-1] != "tablespace_map" {
 				t.Fatalf("PGDATA archive ends with %q", names[max(0, n-4):])
@@ -104,7 +104,7 @@ func TestTakeBackup(t *testing.T) {
 				}
 			}
 			tbs := b.Archives[slices.IndexFunc(b.Archives, func(a backup.Archive) bool { return a.Base != "data" })]
-			tnames, _ := tarEntries(t, target.Store, tbs)
+			tnames, _ := tarEntries(t, target, tbs)
 			if len(tnames) < 2 || !strings.HasPrefix(tnames[0], "PG_15_") {
 				t.Fatalf("tablespace archive holds %q", tnames)
 			}

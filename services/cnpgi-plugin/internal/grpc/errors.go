@@ -35,6 +35,9 @@ import (
 //     logged: its path matters to whoever fixes it).
 //   - objectstore.ErrDenied, objectstore.ErrBucketMissing → FailedPrecondition: the store
 //     refuses the plugin's credentials or lacks its bucket; fix the store configuration.
+//   - objectstore.ErrDecrypt → FailedPrecondition with its text (store, object and key ids,
+//     never key material): the object was written with another key or damaged; configure the
+//     key it was written with, retrying won't help.
 //   - network and connection failures → Unavailable: the store or the catalog is down;
 //     retrying later (PostgreSQL does) can succeed.
 //   - context errors → Canceled / DeadlineExceeded.
@@ -78,6 +81,8 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 		return status.Error(codes.FailedPrecondition, "the object store refused the plugin's credentials; check the store configuration")
 	case errors.Is(err, objectstore.ErrBucketMissing):
 		return status.Error(codes.FailedPrecondition, "the object store's bucket does not exist; create it or fix the store configuration")
+	case errors.Is(err, objectstore.ErrDecrypt):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "request canceled")
 	case errors.Is(err, context.DeadlineExceeded):

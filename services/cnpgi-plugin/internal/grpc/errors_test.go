@@ -40,6 +40,7 @@ func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
 		{errors.Join(errors.New("403 at https://s3.example.com/bucket"), objectstore.ErrDenied), codes.FailedPrecondition, "the object store refused", true},
 		{errors.Join(errors.New("NoSuchBucket"), objectstore.ErrBucketMissing), codes.FailedPrecondition, "the object store's bucket", true},
 		{fmt.Errorf("s3: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), codes.Unavailable, "the object store or the catalog", true},
+		{fmt.Errorf("%w: store \"main\": object a/b was written with key 1a2b", objectstore.ErrDecrypt), codes.FailedPrecondition, "cannot decrypt object: store", true},
 		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded", true},
 		{context.Canceled, codes.Canceled, "request canceled", true},
 		{errors.New(`ERROR: relation "wal_files" does not exist (SQLSTATE 42P01)`), codes.Internal, "internal error", true},

@@ -29,6 +29,7 @@ import (
 //	      accessKeyId: {env: S3_ACCESS_KEY_ID}
 //	      secretAccessKey: {file: /run/secrets/s3-secret}
 //	    wal: {compression: gzip, maxParallel: 4}
+//	    encryption: {key: {env: PLINTH_CNPGI_KEY}}   # optional; 32 bytes, base64 or raw
 //	  local:
 //	    posix: {path: /var/lib/plinth/cnpgi}
 //
@@ -45,6 +46,9 @@ type StoreConfig struct {
 	S3     *S3Config    `yaml:"s3"`
 	POSIX  *POSIXConfig `yaml:"posix"`
 	WAL    WALSettings  `yaml:"wal"`
+	// Encryption, when set, encrypts every WAL file and base backup archive written to the
+	// store (backup.info stays plaintext so that listings work without the key).
+	Encryption *EncryptionConfig `yaml:"encryption"`
 }
 
 // S3Config is the file form of S3Options.
@@ -177,6 +181,9 @@ func (c StoreConfig) validate(name string) error {
 	}
 	if !slices.Contains([]string{"", "gzip", "zstd", "none"}, c.WAL.Compression) {
 		add("wal.compression must be gzip, zstd or none, not %q", c.WAL.Compression)
+	}
+	if c.Encryption != nil && c.Encryption.Key.isZero() {
+		add("encryption.key is required ({env: NAME} or {file: PATH})")
 	}
 	if c.WAL.MaxParallel < 0 || c.WAL.MaxParallel > 64 {
 		add("wal.maxParallel must be between 1 and 64")

@@ -21,6 +21,9 @@ type Named struct {
 	Store Store
 	// WAL says how WAL is written to this store; defaults applied.
 	WAL WALSettings
+	// Encryption is the store's client-side encryption key; nil: objects are written in
+	// plaintext.
+	Encryption *EncryptionKey
 	// describe is a credential-free summary for logs.
 	describe slog.Value
 }
@@ -76,6 +79,15 @@ func openNamed(name string, c StoreConfig, env map[string]string) (*Named, error
 		n.WAL.MaxParallel = 1
 	}
 	walAttrs := slog.Group("wal", "compression", n.WAL.Compression, "max_parallel", n.WAL.MaxParallel)
+	encAttrs := slog.String("encryption", "off")
+	if c.Encryption != nil {
+		k, err := c.Encryption.loadKey(env)
+		if err != nil {
+			return nil, err
+		}
+		n.Encryption = k
+		encAttrs = slog.Any("encryption", k)
+	}
 	if c.POSIX != nil {
 		root := filepath.Join(c.POSIX.Path, filepath.FromSlash(cleanPrefix(c.Prefix)))
 		st, err := NewPOSIX(root, c.POSIX.NoSync)
@@ -83,7 +95,7 @@ func openNamed(name string, c StoreConfig, env map[string]string) (*Named, error
 			return nil, err
 		}
 		n.Kind, n.Store = "posix", st
-		n.describe = slog.GroupValue(slog.String("kind", "posix"), slog.String("path", root), walAttrs)
+		n.describe = slog.GroupValue(slog.String("kind", "posix"), slog.String("path", root), walAttrs, encAttrs)
 		return n, nil
 	}
 	o, err := c.S3.options(c.Prefix, env)
@@ -95,7 +107,7 @@ func openNamed(name string, c StoreConfig, env map[string]string) (*Named, error
 		return nil, err
 	}
 	n.Kind, n.Store = "s3", st
-	n.describe = slog.GroupValue(slog.String("kind", "s3"), slog.Any("s3", o), walAttrs)
+	n.describe = slog.GroupValue(slog.String("kind", "s3"), slog.Any("s3", o), walAttrs, encAttrs)
 	return n, nil
 }
 

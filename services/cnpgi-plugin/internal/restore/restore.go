@@ -158,7 +158,7 @@ func (s *Service) unpack(ctx context.Context, src wal.Target, b backup.Stored) (
 }
 
 func unpackArchive(ctx context.Context, src wal.Target, a backup.Archive, dir string) error {
-	r, err := backup.OpenArchive(ctx, src.Store.Store, a)
+	r, err := backup.OpenArchive(ctx, src.Store, a)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", a.Key, err)
 	}

@@ -75,6 +75,9 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) put(t *testing.T, key string, data []byte) {
 	t.Helper()
+	if e.store.Encryption != nil && !strings.HasSuffix(key, "/backup.info") {
+		data = sealed(t, e.store, data)
+	}
 	if err := e.store.Store.Put(context.Background(), key, bytes.NewReader(data), objectstore.PutOptions{Size: int64(len(data))}); err != nil {
 		t.Fatal(err)
 	}

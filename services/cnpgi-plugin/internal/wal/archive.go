@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -160,7 +161,7 @@ func (s *Service) adopt(ctx context.Context, t Target, path string, fn FileName,
 	if err != nil {
 		return err
 	}
-	remote, err := hashObject(ctx, t.Store.Store, loc)
+	remote, err := hashObject(ctx, t.Store, loc)
 	if err != nil {
 		return err
 	}
@@ -188,13 +189,13 @@ func (s *Service) upload(ctx context.Context, t Target, path string, fn FileName
 	if fi.Size() <= bufferLimit {
 		var buf bytes.Buffer
 		buf.Grow(int(fi.Size()/2) + 4096)
-		if err := compressTo(&buf, comp, in); err != nil {
+		if err := compressTo(&buf, t.Store, comp, in); err != nil {
 			return ArchivedFile{}, err
 		}
 		stored = int64(buf.Len())
 		err = t.Store.Store.Put(ctx, key, bytes.NewReader(buf.Bytes()), objectstore.PutOptions{IfAbsent: true, Size: stored})
 	} else {
-		stored, err = putStreaming(ctx, t.Store.Store, key, comp, in)
+		stored, err = putStreaming(ctx, t.Store, key, comp, in)
 	}
 	if err != nil {
 		return ArchivedFile{}, err
@@ -202,17 +203,17 @@ func (s *Service) upload(ctx context.Context, t Target, path string, fn FileName
 	return d.finish().archived(t, fn, key, comp, stored), nil
 }
 
-// putStreaming compresses in through a pipe into a multipart upload.
-func putStreaming(ctx context.Context, st objectstore.Store, key string, comp Compression, in io.Reader) (int64, error) {
+// putStreaming compresses (and encrypts) in through a pipe into a multipart upload.
+func putStreaming(ctx context.Context, st *objectstore.Named, key string, comp Compression, in io.Reader) (int64, error) {
 	pr, pw := io.Pipe()
 	var written countWriter
 	done := make(chan error, 1)
 	go func() {
-		err := compressTo(io.MultiWriter(pw, &written), comp, in)
+		err := compressTo(io.MultiWriter(pw, &written), st, comp, in)
 		_ = pw.CloseWithError(err)
 		done <- err
 	}()
-	err := st.Put(ctx, key, pr, objectstore.PutOptions{IfAbsent: true, Size: -1})
+	err := st.Store.Put(ctx, key, pr, objectstore.PutOptions{IfAbsent: true, Size: -1})
 	_ = pr.CloseWithError(errUploadEnded) // unblocks the compressor if Put gave up early
 	if cerr := <-done; cerr != nil && !errors.Is(cerr, errUploadEnded) {
 		err = errors.Join(err, cerr)
@@ -223,8 +224,14 @@ func putStreaming(ctx context.Context, st objectstore.Store, key string, comp Co
 // errUploadEnded is what the compressor sees when the upload stopped reading.
 var errUploadEnded = errors.New("upload ended")
 
-func compressTo(w io.Writer, comp Compression, r io.Reader) error {
-	cw, err := compressor(comp, w)
+// compressTo compresses r into w, encrypting after compression when the store has a key
+// (ciphertext does not compress).
+func compressTo(w io.Writer, st *objectstore.Named, comp Compression, r io.Reader) error {
+	sw, err := st.Seal(w)
+	if err != nil {
+		return err
+	}
+	cw, err := compressor(comp, sw)
 	if err != nil {
 		return err
 	}
@@ -232,5 +239,35 @@ func compressTo(w io.Writer, comp Compression, r io.Reader) error {
 		_ = cw.Close()
 		return sourceErr(err)
 	}
-	return cw.Close()
+	if err := cw.Close(); err != nil {
+		return err
+	}
+	return sw.Close()
 }
+
+// openObject streams an archived file's plaintext: decrypted when the object is encrypted,
+// then decompressed. The caller closes it.
+func openObject(ctx context.Context, st *objectstore.Named, key string, comp Compression) (io.ReadCloser, error) {
+	r, _, err := st.Store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	plain, err := st.Unseal(r, key)
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	d, err := decompressor(comp, plain)
+	if err != nil {
+		_ = r.Close()
+		return nil, fmt.Errorf("decompress %s: %w", key, err)
+	}
+	return readCloser{d, func() error { return errors.Join(d.Close(), r.Close()) }}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }

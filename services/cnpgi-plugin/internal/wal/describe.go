@@ -36,14 +36,9 @@ func Describe(ctx context.Context, t Target, obj objectstore.ObjectInfo) (Archiv
 	if !ok {
 		return ArchivedFile{}, fmt.Errorf("%s is not an archived WAL file of server %s", obj.Key, t.Server)
 	}
-	r, _, err := t.Store.Store.Get(ctx, obj.Key)
+	d, err := openObject(ctx, t.Store, obj.Key, comp)
 	if err != nil {
 		return ArchivedFile{}, err
-	}
-	defer r.Close()
-	d, err := decompressor(comp, r)
-	if err != nil {
-		return ArchivedFile{}, fmt.Errorf("decompress %s: %w", obj.Key, err)
 	}
 	defer d.Close()
 	var dg digest

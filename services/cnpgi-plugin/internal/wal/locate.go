@@ -55,15 +55,12 @@ func (s *Service) findObject(ctx context.Context, t Target, fn FileName) (*locat
 	return nil, nil
 }
 
-// hashObject returns the SHA-256 of an object's uncompressed bytes.
-func hashObject(ctx context.Context, st objectstore.Store, loc located) ([32]byte, error) {
+// hashObject returns the SHA-256 of an object's plaintext (decrypted, uncompressed), so
+// that idempotent archiving compares what PostgreSQL wrote, not ciphertext whose nonces
+// differ on every upload.
+func hashObject(ctx context.Context, st *objectstore.Named, loc located) ([32]byte, error) {
 	var sum [32]byte
-	r, _, err := st.Get(ctx, loc.Key)
-	if err != nil {
-		return sum, err
-	}
-	defer r.Close()
-	d, err := decompressor(loc.Compression, r)
+	d, err := openObject(ctx, st, loc.Key, loc.Compression)
 	if err != nil {
 		return sum, err
 	}

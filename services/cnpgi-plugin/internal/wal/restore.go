@@ -63,7 +63,7 @@ func (s *Service) Restore(ctx context.Context, t Target, req RestoreRequest) err
 		if err != nil {
 			return err
 		}
-		if size, err = fetch(ctx, t.Store.Store, loc, req.Destination, true); err != nil {
+		if size, err = fetch(ctx, t.Store, loc, req.Destination, true); err != nil {
 			return err
 		}
 	}
@@ -112,24 +112,20 @@ func (s *Service) download(ctx context.Context, t Target, fn FileName, dest stri
 	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 		return err
 	}
-	_, err = fetch(ctx, t.Store.Store, loc, dest, false)
+	_, err = fetch(ctx, t.Store, loc, dest, false)
 	return err
 }
 
-// fetch decompresses the object into dest through a temporary file in dest's directory,
-// so that dest never exists half-written. It returns the uncompressed size.
-func fetch(ctx context.Context, st objectstore.Store, loc located, dest string, sync bool) (n int64, err error) {
-	r, _, err := st.Get(ctx, loc.Key)
+// fetch decrypts and decompresses the object into dest through a temporary file in dest's
+// directory, so that dest never exists half-written (nor holds unauthenticated bytes). It
+// returns the plaintext size.
+func fetch(ctx context.Context, st *objectstore.Named, loc located, dest string, sync bool) (n int64, err error) {
+	d, err := openObject(ctx, st, loc.Key, loc.Compression)
 	if isNotFound(err) {
 		return 0, ErrNotFound
 	}
 	if err != nil {
 		return 0, err
-	}
-	defer r.Close()
-	d, err := decompressor(loc.Compression, r)
-	if err != nil {
-		return 0, fmt.Errorf("decompress %s: %w", loc.Key, err)
 	}
 	defer d.Close()
 	return writeAtomically(dest, d, sync)
