@@ -12,7 +12,6 @@ import (
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	"github.com/plinth-dev/plinth/libs/platform/events"
@@ -50,22 +49,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	closers = append(closers, pool.Close)
-	nc, err := events.Connect(cfg.NATSURL, "plinth-auth", log)
+	pub, err := events.OpenPublisher(ctx, events.PublisherConfig{
+		URL: cfg.NATSURL, Service: "auth", Stream: Stream, Subjects: []string{"plinth.auth.>"}, Pool: pool, Logger: log,
+	})
 	if err != nil {
 		return nil, err
 	}
+	nc, relay := pub.Conn, pub.Relay
 	closers = append(closers, nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	if _, err := events.EnsureStream(ctx, js, Stream, []string{"plinth.auth.>"}, events.StreamOptions{}); err != nil {
-		return nil, err
-	}
-	relay, err := events.NewRelay(events.RelayConfig{Pool: pool, JetStream: js, Source: "plinth/auth", Logger: log})
-	if err != nil {
-		return nil, err
-	}
 	svc, err := identity.NewService(st, identity.Options{Hash: cfg.HashParams(), Lockout: cfg.Lockout(), TokenTTL: cfg.TokenTTL})
 	if err != nil {
 		return nil, err

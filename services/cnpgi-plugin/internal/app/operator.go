@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 
 	identityv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"
@@ -76,19 +75,13 @@ func openOperatorSide(ctx context.Context, cfg Config, log *slog.Logger, pool *p
 		log.Warn("PLINTH_NATS_URL is not set: plinth.cnpgi events are not published")
 		return o, nil
 	}
-	if o.nc, err = events.Connect(cfg.NATSURL, "plinth-cnpgi-plugin", log); err != nil {
-		return nil, err
-	}
-	js, err := jetstream.New(o.nc)
+	pub, err := events.OpenPublisher(ctx, events.PublisherConfig{
+		URL: cfg.NATSURL, Service: "cnpgi-plugin", Stream: Stream, Subjects: []string{"plinth.cnpgi.>"}, Pool: pool, Logger: log,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	if _, err := events.EnsureStream(ctx, js, Stream, []string{"plinth.cnpgi.>"}, events.StreamOptions{}); err != nil {
 		return nil, err
 	}
-	if o.relay, err = events.NewRelay(events.RelayConfig{Pool: pool, JetStream: js, Source: "plinth/cnpgi-plugin", Logger: log}); err != nil {
-		return nil, err
-	}
+	o.nc, o.relay = pub.Conn, pub.Relay
 	o.announcer = cnpgievents.NewAnnouncer(pool, cnpgievents.Options{Batch: cfg.WALEventBatch, Interval: cfg.WALEventInterval, Logger: log})
 	return o, nil
 }

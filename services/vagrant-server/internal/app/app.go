@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/platform/events"
@@ -61,22 +60,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 		return nil, err
 	}
 	closers = append(closers, func() { notices.Close(); queue.Close() })
-	nc, err := events.Connect(cfg.NATSURL, "plinth-vagrant-server", log)
+	pub, err := events.OpenPublisher(ctx, events.PublisherConfig{
+		URL: cfg.NATSURL, Service: "vagrant-server", Stream: Stream, Subjects: []string{"plinth.vagrant.>"}, Pool: pool, Logger: log,
+	})
 	if err != nil {
 		return nil, err
 	}
+	nc, relay := pub.Conn, pub.Relay
 	closers = append(closers, nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	if _, err := events.EnsureStream(ctx, js, Stream, []string{"plinth.vagrant.>"}, events.StreamOptions{}); err != nil {
-		return nil, err
-	}
-	relay, err := events.NewRelay(events.RelayConfig{Pool: pool, JetStream: js, Source: "plinth/vagrant-server", Logger: log})
-	if err != nil {
-		return nil, err
-	}
 	lifetime, endLifetime := context.WithCancel(context.Background())
 	closers = append(closers, endLifetime)
 	api := vgrpc.NewServer(vgrpc.Options{
