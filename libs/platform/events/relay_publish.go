@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plinth-dev/plinth/libs/platform/pg"
 )
 
 var errNATSDisconnected = errors.New("not connected to NATS")
@@ -121,29 +123,18 @@ func (r *Relay) listen(ctx context.Context, schema string) {
 	}
 }
 
+// listenOnce listens until the connection fails or ctx ends. Rows inserted before LISTEN took
+// effect produced no notification we saw, hence the signal once listening.
 func (r *Relay) listenOnce(ctx context.Context, schema string) error {
-	pc, err := r.cfg.Pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	// A listening connection must not return to the pool: it would keep collecting
-	// notifications nobody reads.
-	conn := pc.Hijack()
-	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if _, err := conn.Exec(ctx, "LISTEN plinth_outbox"); err != nil {
-		return err
-	}
-	// Rows inserted before LISTEN took effect produced no notification we saw.
-	r.signal()
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		if n.Payload == schema {
-			r.signal()
-		}
-	}
+	return pg.ListenOnce(ctx, r.cfg.Pool, pg.ListenOptions{
+		Channel:   "plinth_outbox",
+		Listening: r.signal,
+		Notify: func(payload string) {
+			if payload == schema {
+				r.signal()
+			}
+		},
+	})
 }
 
 func (r *Relay) signal() {

@@ -3,13 +3,14 @@ package joboutput
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/plinth-dev/plinth/libs/platform/pg"
 )
 
 // notifyChannel is the NOTIFY channel of job_output_notify(), shared by every schema.
@@ -145,45 +146,16 @@ func (l *Listener) run(ctx context.Context, ready chan struct{}) {
 	}
 }
 
-// listenOnce listens on one connection until it fails or ctx ends.
+// listenOnce listens on one connection until it fails or ctx ends. Output stored while nobody
+// listened was not signaled: every reader is woken before ready, so a subscription made after
+// Listen returns starts quiet.
 func (l *Listener) listenOnce(ctx context.Context, listening func()) error {
-	pc, err := l.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("acquire a connection: %w", err)
-	}
-	conn := pc.Hijack() // its LISTEN state must never go back to the pool
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = conn.Close(closeCtx)
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		return fmt.Errorf("LISTEN: %w", err)
-	}
-	// Output stored while nobody listened was not signaled. Woken before ready, so a
-	// subscription made after Listen returns starts quiet.
-	l.wake(nil, true)
-	listening()
-	for {
-		waitCtx, cancel := context.WithTimeout(ctx, listenCheckInterval)
-		n, err := conn.WaitForNotification(waitCtx)
-		cancel()
-		switch {
-		case err == nil:
-			l.handle(ctx, n.Payload)
-		case ctx.Err() != nil:
-			return nil
-		case errors.Is(err, context.DeadlineExceeded):
-			pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err = conn.Exec(pingCtx, "SELECT 1")
-			cancel()
-			if err != nil {
-				return fmt.Errorf("ping: %w", err)
-			}
-		default:
-			return fmt.Errorf("wait for notification: %w", err)
-		}
-	}
+	return pg.ListenOnce(ctx, l.pool, pg.ListenOptions{
+		Channel:   notifyChannel,
+		Listening: func() { l.wake(nil, true); listening() },
+		Notify:    func(payload string) { l.handle(ctx, payload) },
+		PingEvery: listenCheckInterval,
+	})
 }
 
 func (l *Listener) handle(ctx context.Context, payload string) {

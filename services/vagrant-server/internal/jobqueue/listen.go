@@ -3,10 +3,10 @@ package jobqueue
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/pg"
 )
 
 // notifyChannel is the NOTIFY channel of jobs_notify(), shared by every schema.
@@ -38,46 +38,15 @@ func (q *Queue) listen(ctx context.Context, ready chan struct{}) {
 	}
 }
 
-// listenOnce listens on one connection until it fails or ctx ends.
+// listenOnce listens on one connection until it fails or ctx ends. Changes made while no
+// connection listened were not notified here, hence the resync once listening.
 func (q *Queue) listenOnce(ctx context.Context, listening func()) error {
-	pc, err := q.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("acquire a connection: %w", err)
-	}
-	// Hijacked: the connection's LISTEN state must never go back to the pool.
-	conn := pc.Hijack()
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = conn.Close(closeCtx)
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		return fmt.Errorf("LISTEN: %w", err)
-	}
-	listening()
-	// Changes made while no connection listened were not notified here.
-	q.resync(ctx)
-	for {
-		waitCtx, cancel := context.WithTimeout(ctx, q.opts.ListenCheckInterval)
-		n, err := conn.WaitForNotification(waitCtx)
-		cancel()
-		switch {
-		case err == nil:
-			q.handleNotification(ctx, n.Payload)
-		case ctx.Err() != nil:
-			return nil
-		case errors.Is(err, context.DeadlineExceeded):
-			// Idle: a timeout leaves the connection usable; prove it is still alive.
-			pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err = conn.Exec(pingCtx, "SELECT 1")
-			cancel()
-			if err != nil {
-				return fmt.Errorf("ping: %w", err)
-			}
-		default:
-			return fmt.Errorf("wait for notification: %w", err)
-		}
-	}
+	return pg.ListenOnce(ctx, q.pool, pg.ListenOptions{
+		Channel:   notifyChannel,
+		Listening: func() { listening(); q.resync(ctx) },
+		Notify:    func(payload string) { q.handleNotification(ctx, payload) },
+		PingEvery: q.opts.ListenCheckInterval,
+	})
 }
 
 func (q *Queue) handleNotification(ctx context.Context, payload string) {
