@@ -103,3 +103,17 @@ func (v *flagValue) Set(s string) error { return v.f.set(s) }
 
 // IsBoolFlag lets a bool be given as "-flag" as well as "-flag=true".
 func (v *flagValue) IsBoolFlag() bool { return v.f != nil && v.f.v.Kind() == reflect.Bool }
+
+// LoadOrUsage is Load for a binary's entry point: on -h/-help it writes header (when not empty),
+// a blank line and Usage(dst) to w and returns ok=false with no error, so the caller exits 0.
+func LoadOrUsage(dst any, args, environ []string, w io.Writer, header string) (ok bool, err error) {
+	err = Load(dst, args, environ)
+	if !errors.Is(err, flag.ErrHelp) {
+		return err == nil, err
+	}
+	if header != "" {
+		fmt.Fprintf(w, "%s\n\n", header)
+	}
+	fmt.Fprintln(w, Usage(dst))
+	return false, nil
+}

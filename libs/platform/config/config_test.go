@@ -176,3 +176,20 @@ func TestCommonTagsMatchConstants(t *testing.T) {
 		t.Errorf("Common env tags = %v, want %v", got, want)
 	}
 }
+
+func TestLoadOrUsage(t *testing.T) {
+	var cfg struct {
+		Name string `env:"X_NAME" flag:"name" usage:"the name"`
+	}
+	var out strings.Builder
+	ok, err := LoadOrUsage(&cfg, []string{"-h"}, nil, &out, "usage: tool")
+	if ok || err != nil || !strings.HasPrefix(out.String(), "usage: tool\n\n") || !strings.Contains(out.String(), "X_NAME") {
+		t.Fatalf("help: ok=%v err=%v out=%q", ok, err, out.String())
+	}
+	if ok, err := LoadOrUsage(&cfg, []string{"-name=a"}, nil, &out, ""); !ok || err != nil || cfg.Name != "a" {
+		t.Fatalf("load: ok=%v err=%v name=%q", ok, err, cfg.Name)
+	}
+	if ok, err := LoadOrUsage(&cfg, []string{"-nope"}, nil, &out, ""); ok || err == nil {
+		t.Fatal("an unknown flag must be an error")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plinth-dev/plinth/libs/platform/config"
 	"io"
 	"log/slog"
 	"os"
@@ -81,4 +82,10 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("telemetry: flush traces: %w", err)
 	}
 	return nil
+}
+
+// ForService is the Options of a service binary named name (service.name "plinth-<name>") from
+// its common settings.
+func ForService(name string, c config.Common) Options {
+	return Options{ServiceName: "plinth-" + name, LogFormat: c.LogFormat, LogLevel: c.LogLevel, OTLPEndpoint: c.OTLPEndpoint}
 }

@@ -2,9 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
@@ -26,11 +23,7 @@ func Main(ctx context.Context, args []string, environ []string) error {
 		// Flags come before the subcommand, in -name=value form: auth users -log-level=debug add alice
 		rest = splitFlags(&args)
 	}
-	if err := config.Load(&cfg, args, environ); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, config.Usage(&cfg))
-			return nil
-		}
+	if ok, err := config.LoadOrUsage(&cfg, args, environ, os.Stderr, ""); !ok {
 		return err
 	}
 	validate := cfg.ValidateServe
@@ -40,9 +33,7 @@ func Main(ctx context.Context, args []string, environ []string) error {
 	if err := validate(); err != nil {
 		return err
 	}
-	tel, err := telemetry.Setup(ctx, telemetry.Options{
-		ServiceName: "plinth-auth", LogFormat: cfg.LogFormat, LogLevel: cfg.LogLevel, OTLPEndpoint: cfg.OTLPEndpoint,
-	})
+	tel, err := telemetry.Setup(ctx, telemetry.ForService("auth", cfg.Common))
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,9 +65,8 @@ var errHelpShown = errors.New("help shown")
 
 func loadAdmin(dst any, cfg *Config, args, environ []string, out io.Writer, usage string) error {
 	*cfg = Defaults()
-	if err := config.Load(dst, args, environ); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(out, "usage: cnpgi-plugin %s\n\n%s\n", usage, config.Usage(dst))
+	if ok, err := config.LoadOrUsage(dst, args, environ, out, "usage: cnpgi-plugin "+usage); !ok {
+		if err == nil {
 			return errHelpShown
 		}
 		return err

@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"log/slog"
 	"os"
 
@@ -37,11 +35,7 @@ func Main(ctx context.Context, args, environ []string) error {
 		return cli.Run(ctx, cmd, args, environ, cli.IO{Err: os.Stderr})
 	}
 	cfg := Defaults()
-	if err := config.Load(&cfg, args, environ); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, config.Usage(&cfg))
-			return nil
-		}
+	if ok, err := config.LoadOrUsage(&cfg, args, environ, os.Stderr, ""); !ok {
 		return err
 	}
 	if err := cfg.Resolve(); err != nil {
@@ -50,9 +44,7 @@ func Main(ctx context.Context, args, environ []string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	tel, err := telemetry.Setup(ctx, telemetry.Options{
-		ServiceName: "plinth-cnpgi-plugin", LogFormat: cfg.LogFormat, LogLevel: cfg.LogLevel, OTLPEndpoint: cfg.OTLPEndpoint,
-	})
+	tel, err := telemetry.Setup(ctx, telemetry.ForService("cnpgi-plugin", cfg.Common))
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -45,11 +44,8 @@ type IO struct{ Err io.Writer }
 func Run(ctx context.Context, cmd string, args, environ []string, out IO) error {
 	flags, pos := splitFlags(args)
 	var cfg Config
-	if err := config.Load(&cfg, flags, environ); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(out.Err, "usage: cnpgi-plugin %s [-name=value ...] %s\n\n%s\n", cmd, usageArgs(cmd), config.Usage(&cfg))
-			return nil
-		}
+	header := fmt.Sprintf("usage: cnpgi-plugin %s [-name=value ...] %s", cmd, usageArgs(cmd))
+	if ok, err := config.LoadOrUsage(&cfg, flags, environ, out.Err, header); !ok {
 		return err
 	}
 	want := map[string]int{"wal-archive": 1, "wal-restore": 2}[cmd]

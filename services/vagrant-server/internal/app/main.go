@@ -2,9 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
@@ -14,19 +11,13 @@ import (
 // Main runs the vagrant-server binary with its flags and environment.
 func Main(ctx context.Context, args []string, environ []string) error {
 	cfg := Defaults()
-	if err := config.Load(&cfg, args, environ); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, config.Usage(&cfg))
-			return nil
-		}
+	if ok, err := config.LoadOrUsage(&cfg, args, environ, os.Stderr, ""); !ok {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	tel, err := telemetry.Setup(ctx, telemetry.Options{
-		ServiceName: "plinth-vagrant-server", LogFormat: cfg.LogFormat, LogLevel: cfg.LogLevel, OTLPEndpoint: cfg.OTLPEndpoint,
-	})
+	tel, err := telemetry.Setup(ctx, telemetry.ForService("vagrant-server", cfg.Common))
 	if err != nil {
 		return err
 	}

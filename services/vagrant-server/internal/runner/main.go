@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -27,11 +26,7 @@ import (
 // Main runs the vagrant-runner binary with its flags and environment until SIGINT or SIGTERM.
 func Main(ctx context.Context, args, environ []string) error {
 	var cfg Config
-	if err := config.Load(&cfg, args, environ); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, config.Usage(&cfg))
-			return nil
-		}
+	if ok, err := config.LoadOrUsage(&cfg, args, environ, os.Stderr, ""); !ok {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
