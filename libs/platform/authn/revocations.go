@@ -5,14 +5,16 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/events"
 )
 
-// Where auth publishes revocations (see proto/plinth/events/v1/subjects.proto).
-const (
-	AuthStream          = "PLINTH_AUTH"
-	TokenRevokedSubject = "plinth.auth.token.revoked"
+// Where auth publishes revocations, as proto/plinth/events/v1/auth.proto declares it.
+var (
+	authStream          = events.StreamOf(&eventsv1.TokenRevoked{}).Name
+	tokenRevokedSubject = events.SubjectOf(&eventsv1.TokenRevoked{})
 )
 
 // WatchRevocations drops every token auth revokes from v's cache, until ctx ends; run it in a
@@ -31,7 +33,7 @@ func (v *Verifier) WatchRevocations(ctx context.Context, js jetstream.JetStream)
 			v.watching.Store(false)
 			return
 		}
-		v.log.Warn("cannot watch token revocations yet; retrying", "stream", AuthStream, "error", err, "retry_in", delay)
+		v.log.Warn("cannot watch token revocations yet; retrying", "stream", authStream, "error", err, "retry_in", delay)
 		select {
 		case <-ctx.Done():
 			return
@@ -45,8 +47,8 @@ func (v *Verifier) WatchRevocations(ctx context.Context, js jetstream.JetStream)
 func (v *Verifier) Watching() bool { return v.watching.Load() }
 
 func (v *Verifier) consumeRevocations(ctx context.Context, js jetstream.JetStream) (jetstream.ConsumeContext, error) {
-	cons, err := js.OrderedConsumer(ctx, AuthStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{TokenRevokedSubject},
+	cons, err := js.OrderedConsumer(ctx, authStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{tokenRevokedSubject},
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 	})
 	if err != nil {

@@ -22,6 +22,10 @@ const (
 	MsgInvalidToken = "invalid token! Please login again."
 )
 
+// MsgAuthUnavailable answers a call whose token could not be checked because auth is
+// unreachable (Unavailable: retry, don't log in again).
+const MsgAuthUnavailable = "authentication service unavailable, retry"
+
 // BearerToken returns the token of the incoming call's `authorization: Bearer <token>`
 // metadata, or "" when there is none.
 func BearerToken(ctx context.Context) string {

@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // Checker asks the auth service whether a token is live and whose it is.
@@ -76,6 +78,10 @@ func (v *Verifier) Authenticate(ctx context.Context, _ string) (context.Context,
 	if token == "" {
 		return nil, status.Error(codes.Unauthenticated, MsgNoToken)
 	}
+	if len(token) > input.MaxToken {
+		// Refused before hashing or asking auth: no Plinth token is anywhere near this long.
+		return nil, status.Error(codes.Unauthenticated, MsgInvalidToken)
+	}
 	id := TokenID(token)
 	if a, ok := v.cache.Get(id); ok {
 		return WithAccount(ctx, a), nil
@@ -84,7 +90,7 @@ func (v *Verifier) Authenticate(ctx context.Context, _ string) (context.Context,
 	accountID, ok, err := v.checker.CheckToken(ctx, token)
 	if err != nil {
 		v.log.WarnContext(ctx, "token check failed", "token_id", id[:12], "error", err)
-		return nil, status.Error(codes.Unavailable, "authentication service unavailable, retry")
+		return nil, status.Error(codes.Unavailable, MsgAuthUnavailable)
 	}
 	if !ok {
 		return nil, status.Error(codes.Unauthenticated, MsgInvalidToken)

@@ -16,61 +16,122 @@ const (
 	EnvLogLevel        = "PLINTH_LOG_LEVEL"
 	EnvOTLPEndpoint    = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	EnvShutdownTimeout = "PLINTH_SHUTDOWN_TIMEOUT"
+	EnvLogCalls        = "PLINTH_LOG_CALLS"
 )
 
 // AdminOff is the PLINTH_ADMIN_ADDR value that disables the admin HTTP server.
 const AdminOff = "off"
 
-// Common holds the settings every Plinth service binary shares. Embed it in the binary's
-// Config; set GRPCAddr and AdminAddr to the service's default ports before calling Load.
-type Common struct {
-	// GRPCAddr is where the gRPC server listens: "host:port" or "unix:///abs/path.sock".
-	GRPCAddr string `env:"PLINTH_GRPC_ADDR" flag:"grpc-addr" usage:"gRPC listen address: host:port or unix:///abs/path.sock"`
-	// AdminAddr is where /metrics, /healthz and /readyz are served: "host:port" or "off".
-	AdminAddr string `env:"PLINTH_ADMIN_ADDR" flag:"admin-addr" usage:"admin HTTP address (/metrics, /healthz, /readyz): host:port or off"`
-	// DatabaseURL is the Postgres connection string; the service uses its own schema in it.
-	DatabaseURL string `env:"PLINTH_DATABASE_URL" flag:"database-url" secret:"url" usage:"Postgres URL (postgres://user:pass@host:port/db)"`
-	// NATSURL is the NATS server URL (comma-separated for a cluster).
-	NATSURL string `env:"PLINTH_NATS_URL" flag:"nats-url" secret:"url" usage:"NATS URL with JetStream (nats://host:4222)"`
+// The parts below are the shared settings, one struct per concern. A binary's Config embeds
+// the parts it needs (a runner that serves no gRPC embeds Telemetry and Admin only) and
+// calls each part's Validate from its own; Common embeds them all.
+
+// Telemetry holds the logging and tracing settings every binary has.
+type Telemetry struct {
 	// LogFormat is json, text, or auto (text when stderr is a terminal, else json).
 	LogFormat string `env:"PLINTH_LOG_FORMAT" flag:"log-format" default:"auto" usage:"log format: json, text or auto (text on a terminal)"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `env:"PLINTH_LOG_LEVEL" flag:"log-level" default:"info" usage:"log level: debug, info, warn or error"`
 	// OTLPEndpoint is the OTLP/gRPC collector URL; traces are exported only when it is set.
 	OTLPEndpoint string `env:"OTEL_EXPORTER_OTLP_ENDPOINT" flag:"otlp-endpoint" usage:"OTLP/gRPC trace collector URL (http://host:4317); empty: no export"`
-	// ShutdownTimeout bounds graceful shutdown, after which in-flight calls are cut.
+}
+
+// Validate checks the telemetry settings.
+func (t *Telemetry) Validate() error {
+	var p problems
+	p.check(EnvLogFormat, "log-format", oneOf(t.LogFormat, "auto", "json", "text"))
+	p.check(EnvLogLevel, "log-level", oneOf(t.LogLevel, "debug", "info", "warn", "error"))
+	if t.OTLPEndpoint != "" {
+		p.check(EnvOTLPEndpoint, "otlp-endpoint", checkOTLPEndpoint(t.OTLPEndpoint))
+	}
+	return p.err()
+}
+
+// Admin holds how an operator runs the process: its admin HTTP address and how long a
+// graceful shutdown may take.
+type Admin struct {
+	// AdminAddr is where /metrics, /healthz and /readyz are served: "host:port" or "off".
+	AdminAddr string `env:"PLINTH_ADMIN_ADDR" flag:"admin-addr" usage:"admin HTTP address (/metrics, /healthz, /readyz): host:port or off"`
+	// ShutdownTimeout bounds graceful shutdown, after which in-flight work is cut.
 	ShutdownTimeout time.Duration `env:"PLINTH_SHUTDOWN_TIMEOUT" flag:"shutdown-timeout" default:"15s" usage:"graceful shutdown deadline"`
 }
 
-// Validate checks every Common setting and returns all problems at once, each naming the
-// variable and flag to fix. It does not require DatabaseURL or NATSURL: a service that needs
-// them checks with Required.
+// Validate checks the admin settings.
+func (a *Admin) Validate() error {
+	var p problems
+	if a.AdminAddr != "" && a.AdminAddr != AdminOff {
+		p.check(EnvAdminAddr, "admin-addr", checkTCPAddr(a.AdminAddr))
+	}
+	if a.ShutdownTimeout <= 0 {
+		p.check(EnvShutdownTimeout, "shutdown-timeout", fmt.Errorf("%s must be positive (e.g. 15s)", a.ShutdownTimeout))
+	}
+	return p.err()
+}
+
+// GRPC holds the gRPC listener of a service.
+type GRPC struct {
+	// GRPCAddr is where the gRPC server listens: "host:port" or "unix:///abs/path.sock".
+	GRPCAddr string `env:"PLINTH_GRPC_ADDR" flag:"grpc-addr" usage:"gRPC listen address: host:port or unix:///abs/path.sock"`
+	// LogCalls is "all" to log every finished call at INFO; empty logs successful calls at
+	// DEBUG unless slow, and failed calls at INFO or above.
+	LogCalls string `env:"PLINTH_LOG_CALLS" flag:"log-calls" usage:"all: log every gRPC call at INFO; empty: successful calls at DEBUG unless slow (1s), failures at INFO/WARN"`
+}
+
+// Validate checks the listen address.
+func (g *GRPC) Validate() error {
+	var p problems
+	p.check(EnvGRPCAddr, "grpc-addr", checkListenAddr(g.GRPCAddr))
+	if g.LogCalls != "" {
+		p.check(EnvLogCalls, "log-calls", oneOf(g.LogCalls, "all"))
+	}
+	return p.err()
+}
+
+// Database holds the Postgres connection of a service; the service uses its own schema in it.
+type Database struct {
+	// DatabaseURL is the Postgres connection string.
+	DatabaseURL string `env:"PLINTH_DATABASE_URL" flag:"database-url" secret:"url" usage:"Postgres URL (postgres://user:pass@host:port/db)"`
+}
+
+// Validate checks the URL's form when one is set; a binary that needs it also checks Required.
+func (d *Database) Validate() error {
+	var p problems
+	if d.DatabaseURL != "" {
+		p.check(EnvDatabaseURL, "database-url", checkDatabaseURL(d.DatabaseURL))
+	}
+	return p.err()
+}
+
+// NATS holds the NATS connection of a service.
+type NATS struct {
+	// NATSURL is the NATS server URL (comma-separated for a cluster).
+	NATSURL string `env:"PLINTH_NATS_URL" flag:"nats-url" secret:"url" usage:"NATS URL with JetStream (nats://host:4222)"`
+}
+
+// Validate checks the URL's form when one is set; a binary that needs it also checks Required.
+func (n *NATS) Validate() error {
+	var p problems
+	if n.NATSURL != "" {
+		p.check(EnvNATSURL, "nats-url", checkNATSURL(n.NATSURL))
+	}
+	return p.err()
+}
+
+// Common is every part together: what a gRPC service with a database and events embeds.
+// Set GRPCAddr and AdminAddr to the service's default ports before calling Load.
+type Common struct {
+	GRPC
+	Admin
+	Database
+	NATS
+	Telemetry
+}
+
+// Validate checks every part and returns all problems at once, each naming the variable and
+// flag to fix. It does not require DatabaseURL or NATSURL: a service that needs them checks
+// with Required.
 func (c *Common) Validate() error {
-	var errs []error
-	check := func(env, flag string, err error) {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s (-%s): %w", env, flag, err))
-		}
-	}
-	check(EnvGRPCAddr, "grpc-addr", checkListenAddr(c.GRPCAddr))
-	if c.AdminAddr != "" && c.AdminAddr != AdminOff {
-		check(EnvAdminAddr, "admin-addr", checkTCPAddr(c.AdminAddr))
-	}
-	if c.DatabaseURL != "" {
-		check(EnvDatabaseURL, "database-url", checkDatabaseURL(c.DatabaseURL))
-	}
-	if c.NATSURL != "" {
-		check(EnvNATSURL, "nats-url", checkNATSURL(c.NATSURL))
-	}
-	check(EnvLogFormat, "log-format", oneOf(c.LogFormat, "auto", "json", "text"))
-	check(EnvLogLevel, "log-level", oneOf(c.LogLevel, "debug", "info", "warn", "error"))
-	if c.OTLPEndpoint != "" {
-		check(EnvOTLPEndpoint, "otlp-endpoint", checkOTLPEndpoint(c.OTLPEndpoint))
-	}
-	if c.ShutdownTimeout <= 0 {
-		check(EnvShutdownTimeout, "shutdown-timeout", fmt.Errorf("%s must be positive (e.g. 15s)", c.ShutdownTimeout))
-	}
-	return errors.Join(errs...)
+	return errors.Join(c.GRPC.Validate(), c.Admin.Validate(), c.Database.Validate(), c.NATS.Validate(), c.Telemetry.Validate())
 }
 
 // Required returns an error naming env and flag when value is empty; use it in a service's
@@ -81,3 +142,18 @@ func Required(env, flag, value string) error {
 	}
 	return nil
 }
+
+// problems collects validation errors, each prefixed with the setting's names.
+type problems []error
+
+func (p *problems) check(env, flag string, err error) {
+	if err != nil {
+		*p = append(*p, fmt.Errorf("%s (-%s): %w", env, flag, err))
+	}
+}
+
+func (p problems) err() error { return errors.Join(p...) }
+
+// TelemetrySettings returns the telemetry part; a Config that embeds Telemetry (or Common)
+// has it too, which is how service.Main finds the logging and tracing settings.
+func (t Telemetry) TelemetrySettings() Telemetry { return t }

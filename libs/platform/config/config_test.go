@@ -36,8 +36,9 @@ func TestLoadParsesEveryType(t *testing.T) {
 	}
 	want := testConfig{
 		Common: Common{
-			GRPCAddr: "unix:///run/x.sock", LogFormat: "auto", LogLevel: "info",
-			ShutdownTimeout: 2 * time.Second,
+			Telemetry: Telemetry{LogFormat: "auto", LogLevel: "info"},
+			Admin:     Admin{ShutdownTimeout: 2 * time.Second},
+			GRPC:      GRPC{GRPCAddr: "unix:///run/x.sock"},
 		},
 		Name: "svc", Workers: 12, Verbose: true, Interval: 90 * time.Second,
 		Peers: []string{"a", "b", "c"}, APIToken: "tok", FlagOnly: "x",
@@ -170,8 +171,8 @@ func TestCommonTagsMatchConstants(t *testing.T) {
 	for _, f := range fields {
 		got = append(got, f.env)
 	}
-	want := []string{EnvGRPCAddr, EnvAdminAddr, EnvDatabaseURL, EnvNATSURL, EnvLogFormat,
-		EnvLogLevel, EnvOTLPEndpoint, EnvShutdownTimeout}
+	want := []string{EnvGRPCAddr, EnvLogCalls, EnvAdminAddr, EnvShutdownTimeout, EnvDatabaseURL, EnvNATSURL,
+		EnvLogFormat, EnvLogLevel, EnvOTLPEndpoint}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Common env tags = %v, want %v", got, want)
 	}

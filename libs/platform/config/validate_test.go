@@ -7,10 +7,9 @@ import (
 )
 
 func validCommon() Common {
-	return Common{
-		GRPCAddr: "127.0.0.1:7001", AdminAddr: "127.0.0.1:7101", LogFormat: "auto",
-		LogLevel: "info", ShutdownTimeout: 15 * time.Second,
-	}
+	var c Common
+	c.GRPCAddr, c.AdminAddr, c.LogFormat, c.LogLevel, c.ShutdownTimeout = "127.0.0.1:7001", "127.0.0.1:7101", "auto", "info", 15*time.Second
+	return c
 }
 
 func TestCommonValidate(t *testing.T) {
@@ -74,7 +73,8 @@ func TestCommonValidate(t *testing.T) {
 }
 
 func TestCommonValidateReportsAllProblems(t *testing.T) {
-	c := Common{GRPCAddr: "x", LogFormat: "xml", LogLevel: "loud"}
+	var c Common
+	c.GRPCAddr, c.LogFormat, c.LogLevel = "x", "xml", "loud"
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("Validate = nil")

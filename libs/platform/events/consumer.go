@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/plinth-dev/plinth/libs/platform/backoff"
 )
 
 // Delivery is a received event: its CloudEvents metadata and protobuf payload.
@@ -89,7 +91,7 @@ func (c Consumer) Run(ctx context.Context) error {
 		}
 		if err != nil {
 			c.Logger.Warn("receiving events failed; retrying", "err", err)
-			sleep(ctx, time.Second)
+			backoff.Sleep(ctx, time.Second, nil)
 			continue
 		}
 		c.handle(ctx, msg)
@@ -145,7 +147,7 @@ func (c *Consumer) ensureConsumer(ctx context.Context) (jetstream.Consumer, erro
 	} else {
 		cfg.FilterSubjects = c.FilterSubjects
 	}
-	bo := backoff{min: 100 * time.Millisecond, max: 10 * time.Second}
+	bo := backoff.Backoff{Min: 100 * time.Millisecond, Max: 10 * time.Second}
 	for {
 		cons, err := c.JetStream.CreateOrUpdateConsumer(ctx, c.Stream, cfg)
 		if err == nil {
@@ -157,9 +159,9 @@ func (c *Consumer) ensureConsumer(ctx context.Context) (jetstream.Consumer, erro
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return nil, fmt.Errorf("events: consumer %s: stream %s does not exist (its publisher creates it with EnsureStream): %w", c.Durable, c.Stream, err)
 		}
-		d := bo.next()
+		d := bo.Next()
 		c.Logger.Warn("creating consumer failed; retrying", "err", err, "retry_in", d)
-		sleep(ctx, d)
+		backoff.Sleep(ctx, d, nil)
 	}
 }
 

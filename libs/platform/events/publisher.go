@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
@@ -17,13 +18,15 @@ type PublisherConfig struct {
 	URL string
 	// Service names the client ("plinth-<Service>") and the events' ce-source ("plinth/<Service>").
 	Service string
-	// Stream is the service's own JetStream stream and Subjects what it captures
-	// (e.g. "PLINTH_AUTH", ["plinth.auth.>"]).
-	Stream   string
-	Subjects []string
+	// Stream is the service's own JetStream stream, as its events file declares it:
+	// StreamOf(&eventsv1.TokenRevoked{}) is {"PLINTH_AUTH", ["plinth.auth.>"]}.
+	Stream Stream
 	// Pool reaches the schema whose outbox the relay publishes.
 	Pool   *pgxpool.Pool
 	Logger *slog.Logger
+	// Relay tunes the relay (intervals, backoff, batch size); its connection, stream and
+	// source fields are set by OpenPublisher.
+	Relay RelayConfig
 }
 
 // Publisher is a service's NATS side: the connection, JetStream, its ensured stream and the
@@ -34,13 +37,30 @@ type Publisher struct {
 	Relay     *Relay
 }
 
-// OpenPublisher connects, ensures the stream and prepares the relay; on error nothing is left
-// open.
+// OpenPublisher prepares the service's NATS side without needing NATS to be there: the
+// connection retries in the background, and the relay ensures the stream (and checks for
+// events an earlier run may have published) once NATS answers, and again after each
+// reconnect it is woken at once rather than at the end of its backoff. Until then events wait
+// in the outbox. On error nothing is left open.
 func OpenPublisher(ctx context.Context, c PublisherConfig) (_ *Publisher, err error) {
 	if c.Service == "" {
 		return nil, errors.New("events: a publisher needs the service's name")
 	}
-	nc, err := Connect(c.URL, "plinth-"+c.Service, c.Logger)
+	if c.Stream.Name == "" || len(c.Stream.Subjects) == 0 {
+		return nil, errors.New("events: a publisher needs its stream (events.StreamOf of one of its payloads)")
+	}
+	log := c.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var relay atomic.Pointer[Relay]
+	wake := func(nc *nats.Conn) {
+		log.Info("NATS connected", "url", nc.ConnectedUrlRedacted())
+		if r := relay.Load(); r != nil {
+			r.Reconnected()
+		}
+	}
+	nc, err := Connect(c.URL, "plinth-"+c.Service, log, nats.ConnectHandler(wake), nats.ReconnectHandler(wake))
 	if err != nil {
 		return nil, err
 	}
@@ -53,12 +73,16 @@ func OpenPublisher(ctx context.Context, c PublisherConfig) (_ *Publisher, err er
 	if err != nil {
 		return nil, fmt.Errorf("events: jetstream: %w", err)
 	}
-	if _, err := EnsureStream(ctx, js, c.Stream, c.Subjects, StreamOptions{}); err != nil {
-		return nil, err
+	rc := c.Relay
+	rc.Pool, rc.JetStream, rc.Source, rc.Logger, rc.Stream = c.Pool, js, "plinth/"+c.Service, c.Logger, c.Stream.Name
+	rc.EnsureStream = func(ctx context.Context) error {
+		_, err := EnsureStream(ctx, js, c.Stream.Name, c.Stream.Subjects, StreamOptions{Duplicates: rc.DuplicateWindow})
+		return err
 	}
-	relay, err := NewRelay(RelayConfig{Pool: c.Pool, JetStream: js, Source: "plinth/" + c.Service, Logger: c.Logger})
+	r, err := NewRelay(rc)
 	if err != nil {
 		return nil, err
 	}
-	return &Publisher{Conn: nc, JetStream: js, Relay: relay}, nil
+	relay.Store(r)
+	return &Publisher{Conn: nc, JetStream: js, Relay: r}, nil
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plinth-dev/plinth/libs/platform/backoff"
 )
 
 // RelayConfig configures a Relay. Pool, JetStream and Source are required.
@@ -33,6 +35,16 @@ type RelayConfig struct {
 	MinBackoff, MaxBackoff time.Duration
 	// Retention is how long sent rows stay for inspection before deletion; default 24h.
 	Retention time.Duration
+	// Stream is the stream the subjects land in. With it, the relay makes sure events it
+	// may already have published are not stored twice when it republishes them after the
+	// stream's duplicate window (see recover); without it, that check is skipped.
+	Stream string
+	// DuplicateWindow is the stream's duplicate window (StreamOptions.Duplicates); default
+	// 10m, EnsureStream's default.
+	DuplicateWindow time.Duration
+	// EnsureStream, when set, runs before the first publish and again after the stream was
+	// found missing, until it succeeds: a service starts while NATS is away.
+	EnsureStream func(context.Context) error
 }
 
 // Relay publishes outbox rows to JetStream. Several replicas may run against one
@@ -43,10 +55,12 @@ type Relay struct {
 	cfg RelayConfig
 	log *slog.Logger
 
-	wake      chan struct{}
-	pending   atomic.Int64
-	published atomic.Uint64
-	failures  atomic.Uint64
+	wake        chan struct{}
+	reconnected chan struct{}
+	pending     atomic.Int64
+	published   atomic.Uint64
+	failures    atomic.Uint64
+	parked      atomic.Uint64
 }
 
 // RelayStats are counters for monitoring.
@@ -57,6 +71,8 @@ type RelayStats struct {
 	Published uint64
 	// Failures counts failed publish attempts (each followed by a backoff).
 	Failures uint64
+	// Parked counts events moved to outbox_dead_letters since start.
+	Parked uint64
 }
 
 // NewRelay validates cfg and applies defaults.
@@ -79,6 +95,7 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	def(&cfg.MinBackoff, 100*time.Millisecond)
 	def(&cfg.MaxBackoff, 30*time.Second)
 	def(&cfg.Retention, 24*time.Hour)
+	def(&cfg.DuplicateWindow, 10*time.Minute)
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 100
 	}
@@ -86,16 +103,26 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Relay{cfg: cfg, log: log.With("component", "outbox-relay"), wake: make(chan struct{}, 1)}, nil
+	return &Relay{cfg: cfg, log: log.With("component", "outbox-relay"), wake: make(chan struct{}, 1), reconnected: make(chan struct{}, 1)}, nil
 }
 
 // Stats returns the current counters.
 func (r *Relay) Stats() RelayStats {
-	return RelayStats{Pending: r.pending.Load(), Published: r.published.Load(), Failures: r.failures.Load()}
+	return RelayStats{Pending: r.pending.Load(), Published: r.published.Load(), Failures: r.failures.Load(), Parked: r.parked.Load()}
+}
+
+// Reconnected tells the relay NATS is back, so it retries at once instead of waiting out its
+// backoff; the Publisher wires it to the connection's reconnect handler.
+func (r *Relay) Reconnected() {
+	select {
+	case r.reconnected <- struct{}{}:
+	default:
+	}
 }
 
 // Run publishes until ctx is done, then returns nil. It fails only when the outbox is
-// unusable (schema missing); publish errors are retried with backoff forever.
+// unusable (schema missing); publish errors are retried with backoff forever, and events no
+// retry can deliver are parked (outbox_dead_letters).
 func (r *Relay) Run(ctx context.Context) error {
 	schema, err := r.schema(ctx)
 	if err != nil {
@@ -105,9 +132,20 @@ func (r *Relay) Run(ctx context.Context) error {
 	wg.Go(func() { r.listen(ctx, schema) })
 	defer wg.Wait()
 
-	bo := backoff{min: r.cfg.MinBackoff, max: r.cfg.MaxBackoff}
+	bo := backoff.Backoff{Min: r.cfg.MinBackoff, Max: r.cfg.MaxBackoff}
 	var lastPrune time.Time
+	ready := false
 	for ctx.Err() == nil {
+		if !ready {
+			if err := r.prepare(ctx); err != nil {
+				r.failures.Add(1)
+				d := bo.Next()
+				r.log.Warn("NATS not ready for events yet; they wait in the outbox", "err", err, "retry_in", d)
+				backoff.Sleep(ctx, d, r.reconnected)
+				continue
+			}
+			ready = true
+		}
 		n, err := r.publishBatch(ctx)
 		r.refreshPending(ctx)
 		if ctx.Err() != nil {
@@ -115,12 +153,15 @@ func (r *Relay) Run(ctx context.Context) error {
 		}
 		if err != nil {
 			r.failures.Add(1)
-			d := bo.next()
+			if errors.Is(err, jetstream.ErrNoStreamResponse) {
+				ready = false // the stream is gone: ensure it again
+			}
+			d := bo.Next()
 			r.log.Warn("publishing outbox events failed; retrying", "err", err, "retry_in", d, "pending", r.pending.Load())
-			sleep(ctx, d)
+			backoff.Sleep(ctx, d, r.reconnected)
 			continue
 		}
-		bo.reset()
+		bo.Reset()
 		if n == r.cfg.BatchSize {
 			continue // more may be waiting
 		}
@@ -132,11 +173,26 @@ func (r *Relay) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 		case <-r.wake:
+		case <-r.reconnected:
 		case <-t.C:
 		}
 		t.Stop()
 	}
 	return nil
+}
+
+// prepare makes the relay ready to publish: the stream exists, and events an earlier run may
+// have published without recording it are marked sent (recover).
+func (r *Relay) prepare(ctx context.Context) error {
+	if !r.cfg.JetStream.Conn().IsConnected() {
+		return errNATSDisconnected
+	}
+	if r.cfg.EnsureStream != nil {
+		if err := r.cfg.EnsureStream(ctx); err != nil {
+			return err
+		}
+	}
+	return r.recover(ctx)
 }
 
 // schema finds the schema the pool's search_path selects; the relay ignores

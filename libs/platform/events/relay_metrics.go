@@ -3,8 +3,8 @@ package events
 import "github.com/prometheus/client_golang/prometheus"
 
 // Collector exposes the relay's counters to Prometheus:
-// plinth_outbox_pending, plinth_outbox_published_total and
-// plinth_outbox_publish_failures_total, labelled with the relay's ce-source.
+// plinth_outbox_pending, plinth_outbox_published_total, plinth_outbox_publish_failures_total
+// and plinth_outbox_dead_letters_total, labelled with the relay's ce-source.
 func (r *Relay) Collector() prometheus.Collector {
 	labels := prometheus.Labels{"source": r.cfg.Source}
 	return &relayCollector{
@@ -15,18 +15,21 @@ func (r *Relay) Collector() prometheus.Collector {
 			"Outbox events published and acknowledged by JetStream.", nil, labels),
 		failures: prometheus.NewDesc("plinth_outbox_publish_failures_total",
 			"Failed outbox publish attempts (each is retried with backoff).", nil, labels),
+		parked: prometheus.NewDesc("plinth_outbox_dead_letters_total",
+			"Outbox events no retry could deliver (too large, malformed), parked in outbox_dead_letters.", nil, labels),
 	}
 }
 
 type relayCollector struct {
-	relay                        *Relay
-	pending, published, failures *prometheus.Desc
+	relay                                *Relay
+	pending, published, failures, parked *prometheus.Desc
 }
 
 func (c *relayCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.pending
 	ch <- c.published
 	ch <- c.failures
+	ch <- c.parked
 }
 
 func (c *relayCollector) Collect(ch chan<- prometheus.Metric) {
@@ -34,4 +37,5 @@ func (c *relayCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(s.Pending))
 	ch <- prometheus.MustNewConstMetric(c.published, prometheus.CounterValue, float64(s.Published))
 	ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(s.Failures))
+	ch <- prometheus.MustNewConstMetric(c.parked, prometheus.CounterValue, float64(s.Parked))
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/plinth-dev/plinth/libs/platform/backoff"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 )
 
@@ -28,8 +30,10 @@ type outboxRow struct {
 }
 
 // publishBatch claims up to BatchSize unsent rows, publishes them in order and marks the
-// acknowledged ones sent, all in one transaction. It stops at the first failure so a
-// later event never overtakes an earlier one from the same relay.
+// acknowledged ones sent, all in one transaction, and returns how many rows it settled. It
+// stops at the first failure so a later event never overtakes an earlier one from the same
+// relay — except a row no retry could deliver (too large, malformed), which is parked in
+// outbox_dead_letters and skipped.
 func (r *Relay) publishBatch(ctx context.Context) (int, error) {
 	tx, err := r.cfg.Pool.Begin(ctx)
 	if err != nil {
@@ -54,14 +58,27 @@ func (r *Relay) publishBatch(ctx context.Context) (int, error) {
 	}
 	var sent []int64
 	var pubErr error
+	parked := 0
 	for _, row := range batch {
-		if pubErr = r.publish(ctx, row); pubErr != nil {
+		err := checkRow(row)
+		if err == nil {
+			err = r.publish(ctx, row)
+		}
+		if err != nil && permanent(err) {
+			// No retry can deliver it: park it, so the events after it are not held back.
+			if err := r.park(ctx, tx, row, err); err != nil {
+				return 0, err
+			}
+			parked++
+			continue
+		}
+		if pubErr = err; pubErr != nil {
 			// Recorded for operators looking at a stuck row.
 			if _, err := tx.Exec(ctx, "UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1",
-				row.id, pubErr.Error()); err != nil {
+				row.id, input.Truncate(pubErr.Error(), 1024)); err != nil {
 				return 0, fmt.Errorf("record failure: %w", err)
 			}
-			pubErr = fmt.Errorf("publish %s (%s): %w", row.eventID, row.subject, pubErr)
+			pubErr = fmt.Errorf("publish %s (%s): %w", row.eventID, input.Quote(row.subject), pubErr)
 			break
 		}
 		sent = append(sent, row.id)
@@ -77,7 +94,7 @@ func (r *Relay) publishBatch(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("commit: %w", err)
 	}
 	r.published.Add(uint64(len(sent)))
-	return len(sent), pubErr
+	return len(sent) + parked, pubErr
 }
 
 // publish sends one row and waits for the stream's acknowledgement.
@@ -111,15 +128,15 @@ func (r *Relay) publish(ctx context.Context, row outboxRow) error {
 // listen turns NOTIFYs for this schema's outbox into wake-ups, reconnecting after
 // errors; the poll interval covers the gaps.
 func (r *Relay) listen(ctx context.Context, schema string) {
-	bo := backoff{min: r.cfg.MinBackoff, max: r.cfg.MaxBackoff}
+	bo := backoff.Backoff{Min: r.cfg.MinBackoff, Max: r.cfg.MaxBackoff}
 	for ctx.Err() == nil {
 		err := r.listenOnce(ctx, schema)
 		if ctx.Err() != nil {
 			return
 		}
-		d := bo.next()
+		d := bo.Next()
 		r.log.Warn("outbox LISTEN connection lost; polling until it is back", "err", err, "retry_in", d)
-		sleep(ctx, d)
+		backoff.Sleep(ctx, d, nil)
 	}
 }
 

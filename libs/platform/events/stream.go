@@ -58,9 +58,10 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj
 	return s, nil
 }
 
-// Connect dials NATS with settings fit for a long-running service: it never stops
-// reconnecting (an outage only delays events) and logs connection changes. opts are
-// applied after these defaults.
+// Connect dials NATS with settings fit for a long-running service: it returns at once even
+// when NATS is unreachable and keeps (re)connecting in the background forever — an outage
+// only delays events, and a service starts and serves without NATS — and it logs connection
+// changes. opts are applied after these defaults.
 func Connect(url, name string, log *slog.Logger, opts ...nats.Option) (*nats.Conn, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -69,6 +70,7 @@ func Connect(url, name string, log *slog.Logger, opts ...nats.Option) (*nats.Con
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(time.Second),
+		nats.RetryOnFailedConnect(true),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("NATS disconnected", "err", err)

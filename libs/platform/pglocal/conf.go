@@ -3,8 +3,6 @@ package pglocal
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,11 +17,6 @@ const (
 
 	// maxSocketPath is the usable length of sun_path on Linux (108 bytes with the NUL).
 	maxSocketPath = 107
-
-	// Ports at or above 32768 are in Linux's ephemeral range and are sometimes taken by
-	// an outgoing connection between our check and the postmaster's bind.
-	minPickPort = 20000
-	maxPickPort = 32767
 )
 
 // settings renders plinth.conf.
@@ -76,24 +69,4 @@ func ensureInclude(dataDir string) error {
 // socketPathFits reports whether the postmaster's socket in dir fits in sun_path.
 func socketPathFits(dir string, port int) bool {
 	return len(filepath.Join(dir, ".s.PGSQL."+strconv.Itoa(port))) <= maxSocketPath
-}
-
-// pickPort returns a port below the ephemeral range that nothing listens on now.
-func pickPort() (int, error) {
-	for range 50 {
-		p := minPickPort + rand.IntN(maxPickPort-minPickPort+1)
-		if portFree(p) {
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("no free TCP port found in %d-%d on 127.0.0.1", minPickPort, maxPickPort)
-}
-
-func portFree(p int) bool {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-	if err != nil {
-		return false
-	}
-	_ = l.Close()
-	return true
 }

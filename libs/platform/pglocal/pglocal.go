@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/plinth-dev/plinth/libs/platform/ports"
 )
 
 // Options configures Start.
@@ -142,11 +144,11 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	for range attempts {
 		port := o.Port
 		if port == 0 {
-			p, err := pickPort()
+			p, err := ports.Free(1)
 			if err != nil {
 				return fmt.Errorf("pglocal: %w", err)
 			}
-			port = p
+			port = p[0]
 		}
 		if err := c.configure(port, o.NoSync); err != nil {
 			return err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
+	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
@@ -12,7 +14,6 @@ import (
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc/filters"
 	"go.opentelemetry.io/otel"
@@ -24,23 +25,6 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/telemetry"
 )
-
-// newMetrics builds the per-server registry: gRPC server metrics with a handling-time
-// histogram, plus Go runtime and process collectors.
-func (s *Server) newMetrics() error {
-	s.registry = prometheus.NewRegistry()
-	s.metrics = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
-	for _, c := range []prometheus.Collector{
-		s.metrics,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	} {
-		if err := s.registry.Register(c); err != nil {
-			return fmt.Errorf("server: register metrics: %w", err)
-		}
-	}
-	return nil
-}
 
 // serverOptions assembles tracing and the interceptor chain, outermost first:
 //
@@ -55,9 +39,9 @@ func (s *Server) newMetrics() error {
 func (s *Server) serverOptions(exempt map[string]bool) []grpc.ServerOption {
 	rec := recovery.WithRecoveryHandlerContext(s.recoverPanic)
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
-		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
+		s.log.Log(ctx, s.callLevel(lvl, fields), msg, fields...)
 	})
-	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(s.codeLevel)}
 	// Health probes arrive every few seconds; logging them would drown everything else.
 	notHealth := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {
 		return c.Service != healthpb.Health_ServiceDesc.ServiceName
@@ -94,7 +78,35 @@ func (s *Server) serverOptions(exempt map[string]bool) []grpc.ServerOption {
 		)),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
+		grpc.MaxHeaderListSize(s.opts.MaxHeaderListSize),
 	}
+}
+
+// codeLevel is the level of a finished call's line by its code: successful calls at DEBUG
+// (unless LogCalls is "all"), client errors at INFO, server errors at WARN or ERROR.
+func (s *Server) codeLevel(code codes.Code) logging.Level {
+	if code == codes.OK && s.opts.LogCalls != LogAllCalls {
+		return logging.LevelDebug
+	}
+	return logging.DefaultServerCodeToLevel(code)
+}
+
+// callLevel raises a successful call that took SlowCall or longer from DEBUG to INFO, so
+// slow calls stay visible when successful ones are not logged.
+func (s *Server) callLevel(lvl logging.Level, fields []any) slog.Level {
+	if lvl != logging.LevelDebug {
+		return slog.Level(lvl)
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i] != "grpc.time_ms" {
+			continue
+		}
+		ms, err := strconv.ParseFloat(fmt.Sprint(fields[i+1]), 64)
+		if err == nil && time.Duration(ms*float64(time.Millisecond)) >= s.opts.SlowCall {
+			return slog.LevelInfo
+		}
+	}
+	return slog.LevelDebug
 }
 
 // recoverPanic logs the panic with its stack and the trace id, and gives the client only a

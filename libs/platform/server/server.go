@@ -1,14 +1,8 @@
-// Package server runs a Plinth service's gRPC server the same way in every binary: one
+// Package server builds a Plinth service's gRPC server the same way in every binary: one
 // interceptor chain (recovery, logging with trace ids, metrics, auth), OpenTelemetry tracing,
-// grpc.health.v1, server reflection, an admin HTTP server (/metrics, /healthz, /readyz), TCP
-// or unix-socket listeners, and a graceful shutdown that drains calls and then closes the
-// service's resources in reverse order.
-//
-//	s, err := server.New(server.Options{Name: "auth", GRPCAddr: cfg.GRPCAddr, ...})
-//	authv1.RegisterAuthServiceServer(s.GRPC(), handler)
-//	s.AddReadiness("postgres", pool.Ping)
-//	s.OnClose("postgres", func(context.Context) error { pool.Close(); return nil })
-//	return s.Run(ctx)
+// grpc.health.v1, server reflection, bounded request headers, and TCP or unix-socket
+// listeners. The service package runs it (Serve, then Stop at shutdown) beside the admin
+// HTTP server and the service's background work.
 package server
 
 import (
@@ -17,8 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,12 +21,15 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
-
-	"github.com/plinth-dev/plinth/libs/platform/config"
 )
 
-// DefaultShutdownTimeout is used when Options.ShutdownTimeout is zero.
-const DefaultShutdownTimeout = 15 * time.Second
+// DefaultMaxHeaderListSize bounds the metadata of one call. grpc-go accepts 16 MiB by
+// default; a token, a trace context and a user agent need a few hundred bytes, and every
+// header is parsed (and tokens decoded) before any handler can refuse it.
+const DefaultMaxHeaderListSize = 16 << 10
+
+// DefaultSlowCall is the duration from which a successful call is logged at INFO.
+const DefaultSlowCall = time.Second
 
 // Options configures New. Only Name and GRPCAddr are required.
 type Options struct {
@@ -42,58 +37,50 @@ type Options struct {
 	Name string
 	// GRPCAddr is "host:port" (port 0 picks a free port) or "unix:///abs/path.sock".
 	GRPCAddr string
-	// AdminAddr is the admin HTTP "host:port"; "" or "off" disables it.
-	AdminAddr string
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Metrics receives the gRPC server metrics; nil means a registry of the server's own
+	// (service.Service passes the one its admin server exposes).
+	Metrics prometheus.Registerer
 	// Authenticate, when set, runs for every call except grpc.health.v1, reflection and
 	// AuthExempt methods.
 	Authenticate AuthFunc
 	// AuthExempt lists full method names ("/pkg.Service/Method") that skip Authenticate,
 	// such as a Login call.
 	AuthExempt []string
-	// ShutdownTimeout bounds the whole shutdown (drain, in-flight calls, closers); zero means
-	// DefaultShutdownTimeout.
-	ShutdownTimeout time.Duration
-	// DrainDelay is how long the server keeps serving after reporting NOT_SERVING, so load
-	// balancers and health watchers stop sending new calls before it stops accepting them.
-	DrainDelay time.Duration
+	// MaxHeaderListSize bounds a call's metadata in bytes; zero means DefaultMaxHeaderListSize.
+	MaxHeaderListSize uint32
+	// LogCalls is "all" to log every finished call at INFO; "" (the default) logs successful
+	// calls at DEBUG unless they took SlowCall or longer, and failed calls at INFO (client
+	// errors) or WARN/ERROR (server errors). At thousands of calls a second a line per call
+	// is megabytes of log per second.
+	LogCalls string
+	// SlowCall is the duration from which a successful call is logged at INFO; zero means
+	// DefaultSlowCall.
+	SlowCall time.Duration
 	// TracerProvider creates the server spans; nil means the OpenTelemetry global.
 	TracerProvider trace.TracerProvider
-	// GRPCOptions are appended to the server's options, e.g. grpc.Creds for mutual TLS.
+	// GRPCOptions are appended to the server's options, e.g. grpc.Creds for mutual TLS;
+	// interceptors given there run inside the chain.
 	GRPCOptions []grpc.ServerOption
 }
 
-// Server is a gRPC server plus its admin HTTP server. Register services on GRPC() before Run.
+// Server is a bound gRPC server. Register services on GRPC() before Serve.
 type Server struct {
-	opts     Options
-	log      *slog.Logger
-	grpc     *grpc.Server
-	health   *health.Server
-	registry *prometheus.Registry
-	metrics  *grpcprom.ServerMetrics
+	opts    Options
+	log     *slog.Logger
+	grpc    *grpc.Server
+	health  *health.Server
+	metrics *grpcprom.ServerMetrics
 
 	lis        net.Listener
 	socketPath string // set when listening on a unix socket, removed on shutdown
-	admin      *http.Server
-	adminLis   net.Listener
-
-	mu       sync.Mutex
-	checks   []namedFunc
-	closers  []namedFunc
-	started  atomic.Bool
-	draining atomic.Bool
+	started    atomic.Bool
 }
 
-// namedFunc is a readiness check or a closer.
-type namedFunc struct {
-	name string
-	fn   func(context.Context) error
-}
-
-// New builds the server and binds its listeners, so that Addr is known (also with port 0)
-// and an address in use fails before anything else starts. Call Run, or Close if Run will
-// not be called, to release the listeners.
+// New builds the server and binds its listener, so that Addr is known (also with port 0)
+// and an address in use fails before anything else starts. Call Serve, or Close if Serve
+// will not be called, to release the listener.
 func New(o Options) (*Server, error) {
 	if o.Name == "" {
 		return nil, errors.New("server: Options.Name is required (it names the service in logs)")
@@ -101,19 +88,26 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.ShutdownTimeout == 0 {
-		o.ShutdownTimeout = DefaultShutdownTimeout
+	if o.Metrics == nil {
+		o.Metrics = prometheus.NewRegistry()
 	}
-	if o.ShutdownTimeout < 0 || o.DrainDelay < 0 {
-		return nil, errors.New("server: ShutdownTimeout and DrainDelay must not be negative")
+	if o.MaxHeaderListSize == 0 {
+		o.MaxHeaderListSize = DefaultMaxHeaderListSize
+	}
+	if o.SlowCall <= 0 {
+		o.SlowCall = DefaultSlowCall
+	}
+	if o.LogCalls != "" && o.LogCalls != LogAllCalls {
+		return nil, fmt.Errorf("server: LogCalls %q is neither empty nor %q", o.LogCalls, LogAllCalls)
 	}
 	exempt, err := exemptSet(o.AuthExempt)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{opts: o, log: o.Logger.With("service", o.Name), health: health.NewServer()}
-	if err := s.newMetrics(); err != nil {
-		return nil, err
+	s.metrics = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	if err := o.Metrics.Register(s.metrics); err != nil {
+		return nil, fmt.Errorf("server: register gRPC metrics: %w", err)
 	}
 	s.grpc = grpc.NewServer(append(s.serverOptions(exempt), o.GRPCOptions...)...)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -122,17 +116,13 @@ func New(o Options) (*Server, error) {
 	if s.lis, s.socketPath, err = listen(o.GRPCAddr); err != nil {
 		return nil, fmt.Errorf("server: listen on %s: %w", o.GRPCAddr, err)
 	}
-	if o.AdminAddr != "" && o.AdminAddr != config.AdminOff {
-		if s.adminLis, err = net.Listen("tcp", o.AdminAddr); err != nil {
-			s.closeListener()
-			return nil, fmt.Errorf("server: admin listen on %s: %w", o.AdminAddr, err)
-		}
-		s.admin = s.newAdminServer()
-	}
 	return s, nil
 }
 
-// GRPC returns the gRPC server to register services on. Register before Run: grpc-go
+// LogAllCalls is the Options.LogCalls value that logs every call at INFO.
+const LogAllCalls = "all"
+
+// GRPC returns the gRPC server to register services on. Register before Serve: grpc-go
 // refuses registrations once serving.
 func (s *Server) GRPC() *grpc.Server { return s.grpc }
 
@@ -144,43 +134,52 @@ func (s *Server) Addr() string {
 	return s.lis.Addr().String()
 }
 
-// AdminAddr is the bound admin HTTP address, or "" when the admin server is disabled.
-func (s *Server) AdminAddr() string {
-	if s.adminLis == nil {
-		return ""
+// Serve marks every registered service SERVING and serves until Stop. It returns nil after
+// Stop, otherwise the error that ended serving. Serve may be called once.
+func (s *Server) Serve() error {
+	if !s.started.CompareAndSwap(false, true) {
+		return errors.New("server: Serve called twice, or after Close")
 	}
-	return s.adminLis.Addr().String()
+	s.metrics.InitializeMetrics(s.grpc) // export zero counters for every method from the start
+	for name := range s.grpc.GetServiceInfo() {
+		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	if err := s.grpc.Serve(s.lis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("grpc serve: %w", err)
+	}
+	return nil
 }
 
-// Metrics is the server's Prometheus registry, served on /metrics. Services register their
-// own collectors here instead of the global registry, so two servers in one process (tests,
-// make up) never collide.
-func (s *Server) Metrics() *prometheus.Registry { return s.registry }
+// SetNotServing reports NOT_SERVING for every service, so health watchers move away before
+// the server stops accepting calls. Later status changes are ignored.
+func (s *Server) SetNotServing() { s.health.Shutdown() }
 
-// AddReadiness registers a check that /readyz runs, e.g. a database ping. A check gets a
-// context bounded by the probe and should return quickly; an error marks the service unready.
-func (s *Server) AddReadiness(name string, check func(context.Context) error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.checks = append(s.checks, namedFunc{name, check})
+// Stop lets in-flight calls finish until ctx ends, then cancels the rest, and removes the
+// unix socket. It reports NOT_SERVING first.
+func (s *Server) Stop(ctx context.Context) {
+	s.health.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.log.Warn("shutdown deadline reached; cancelling in-flight calls")
+		// Stop closes every connection, which cancels the remaining calls. It runs in the
+		// background because grpc-go's Stop, once GracefulStop is pending, can block until
+		// handlers that ignore cancellation return; shutdown must not wait for those.
+		go s.grpc.Stop()
+	}
+	s.closeListener()
 }
 
-// OnClose registers fn to run at shutdown after gRPC and admin HTTP have stopped. Closers run
-// in reverse registration order (register telemetry first, then the database, then NATS),
-// each with the remaining shutdown deadline.
-func (s *Server) OnClose(name string, fn func(context.Context) error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closers = append(s.closers, namedFunc{name, fn})
-}
-
-// Close releases the listeners of a server whose Run was never called, e.g. when a later
-// startup step failed. It does not run the closers. After Run it does nothing.
+// Close releases the listener of a server whose Serve was never called, e.g. when a later
+// startup step failed. After Serve it does nothing.
 func (s *Server) Close() {
 	if s.started.CompareAndSwap(false, true) {
 		s.closeListener()
-		if s.adminLis != nil {
-			_ = s.adminLis.Close() // nothing was served; a close error has no consequence
-		}
 	}
 }

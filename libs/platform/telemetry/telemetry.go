@@ -17,7 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// Options configures Setup; the fields map one to one to config.Common.
+// Options configures Setup; the fields map one to one to config.Telemetry.
 type Options struct {
 	// ServiceName is the OpenTelemetry service.name resource attribute, e.g. "plinth-auth".
 	ServiceName string
@@ -86,6 +86,6 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 
 // ForService is the Options of a service binary named name (service.name "plinth-<name>") from
 // its common settings.
-func ForService(name string, c config.Common) Options {
+func ForService(name string, c config.Telemetry) Options {
 	return Options{ServiceName: "plinth-" + name, LogFormat: c.LogFormat, LogLevel: c.LogLevel, OTLPEndpoint: c.OTLPEndpoint}
 }

@@ -10,10 +10,12 @@
 package testenv
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -71,4 +73,24 @@ func randomHex(t testing.TB, n int) string {
 		t.Fatalf("testenv: random: %v", err)
 	}
 	return hex.EncodeToString(buf)
+}
+
+// SyncBuffer is a log sink that a server writes while the test reads it.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

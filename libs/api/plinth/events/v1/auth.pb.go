@@ -381,20 +381,20 @@ var File_plinth_events_v1_auth_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_auth_proto_rawDesc = "" +
 	"\n" +
-	"\x1bplinth/events/v1/auth.proto\x12\x10plinth.events.v1\"\x83\x01\n" +
+	"\x1bplinth/events/v1/auth.proto\x12\x10plinth.events.v1\x1a\x1fplinth/events/v1/subjects.proto\"\xa2\x01\n" +
 	"\fTokenRevoked\x12\x19\n" +
 	"\btoken_id\x18\x01 \x01(\tR\atokenId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12?\n" +
-	"\x06reason\x18\x03 \x01(\x0e2'.plinth.events.v1.TokenRevocationReasonR\x06reason\"\x87\x01\n" +
+	"\x06reason\x18\x03 \x01(\x0e2'.plinth.events.v1.TokenRevocationReasonR\x06reason:\x1d\x8a\xb5\x18\x19plinth.auth.token.revoked\"\xa8\x01\n" +
 	"\x0eLoginSucceeded\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
 	"\busername\x18\x02 \x01(\tR\busername\x12%\n" +
 	"\x0eclient_address\x18\x03 \x01(\tR\rclientAddress\x12\x19\n" +
-	"\btoken_id\x18\x04 \x01(\tR\atokenId\"\x8e\x01\n" +
+	"\btoken_id\x18\x04 \x01(\tR\atokenId:\x1f\x8a\xb5\x18\x1bplinth.auth.login.succeeded\"\xac\x01\n" +
 	"\vLoginFailed\x12\x1a\n" +
 	"\busername\x18\x01 \x01(\tR\busername\x12%\n" +
 	"\x0eclient_address\x18\x02 \x01(\tR\rclientAddress\x12<\n" +
-	"\x06reason\x18\x03 \x01(\x0e2$.plinth.events.v1.LoginFailureReasonR\x06reason*\xaf\x02\n" +
+	"\x06reason\x18\x03 \x01(\x0e2$.plinth.events.v1.LoginFailureReasonR\x06reason:\x1c\x8a\xb5\x18\x18plinth.auth.login.failed*\xaf\x02\n" +
 	"\x15TokenRevocationReason\x12'\n" +
 	"#TOKEN_REVOCATION_REASON_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eTOKEN_REVOCATION_REASON_LOGOUT\x10\x01\x12,\n" +
@@ -409,7 +409,7 @@ const file_plinth_events_v1_auth_proto_rawDesc = "" +
 	"#LOGIN_FAILURE_REASON_WRONG_PASSWORD\x10\x02\x12&\n" +
 	"\"LOGIN_FAILURE_REASON_USER_DISABLED\x10\x03\x12(\n" +
 	"$LOGIN_FAILURE_REASON_INVALID_REQUEST\x10\x04\x12#\n" +
-	"\x1fLOGIN_FAILURE_REASON_LOCKED_OUT\x10\x05B\xc4\x01\n" +
+	"\x1fLOGIN_FAILURE_REASON_LOCKED_OUT\x10\x05B\xe4\x01\x8a\xb5\x18\vPLINTH_AUTH\x92\xb5\x18\rplinth.auth.>\n" +
 	"\x14com.plinth.events.v1B\tAuthProtoP\x01Z?github.com/plinth-dev/plinth/libs/api/plinth/events/v1;eventsv1\xa2\x02\x03PEX\xaa\x02\x10Plinth.Events.V1\xca\x02\x10Plinth\\Events\\V1\xe2\x02\x1cPlinth\\Events\\V1\\GPBMetadata\xea\x02\x12Plinth::Events::V1b\x06proto3"
 
 var (
@@ -448,6 +448,7 @@ func file_plinth_events_v1_auth_proto_init() {
 	if File_plinth_events_v1_auth_proto != nil {
 		return
 	}
+	file_plinth_events_v1_subjects_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

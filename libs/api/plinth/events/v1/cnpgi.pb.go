@@ -431,7 +431,7 @@ var File_plinth_events_v1_cnpgi_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
 	"\n" +
-	"\x1cplinth/events/v1/cnpgi.proto\x12\x10plinth.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xda\x02\n" +
+	"\x1cplinth/events/v1/cnpgi.proto\x12\x10plinth.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fplinth/events/v1/subjects.proto\"\xf9\x02\n" +
 	"\vWALArchived\x12!\n" +
 	"\fobject_store\x18\x01 \x01(\tR\vobjectStore\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -442,7 +442,7 @@ const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
 	"size_bytes\x18\x05 \x01(\x03R\tsizeBytes\x12!\n" +
 	"\fstored_bytes\x18\x06 \x01(\x03R\vstoredBytes\x12F\n" +
 	"\x11first_archived_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x0ffirstArchivedAt\x12D\n" +
-	"\x10last_archived_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x0elastArchivedAt\"\x91\x04\n" +
+	"\x10last_archived_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x0elastArchivedAt:\x1d\x8a\xb5\x18\x19plinth.cnpgi.wal.archived\"\xb4\x04\n" +
 	"\x0fBackupCompleted\x12!\n" +
 	"\fobject_store\x18\x01 \x01(\tR\vobjectStore\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -464,7 +464,7 @@ const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\r \x01(\x03R\tsizeBytes\x12!\n" +
 	"\fstored_bytes\x18\x0e \x01(\x03R\vstoredBytes\x12 \n" +
-	"\vcompression\x18\x0f \x01(\tR\vcompression\"\xb6\x02\n" +
+	"\vcompression\x18\x0f \x01(\tR\vcompression:!\x8a\xb5\x18\x1dplinth.cnpgi.backup.completed\"\xd6\x02\n" +
 	"\fBackupFailed\x12!\n" +
 	"\fobject_store\x18\x01 \x01(\tR\vobjectStore\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -476,7 +476,7 @@ const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x127\n" +
 	"\tfailed_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\x12\x14\n" +
-	"\x05error\x18\b \x01(\tR\x05errorB\xc5\x01\n" +
+	"\x05error\x18\b \x01(\tR\x05error:\x1e\x8a\xb5\x18\x1aplinth.cnpgi.backup.failedB\xe7\x01\x8a\xb5\x18\fPLINTH_CNPGI\x92\xb5\x18\x0eplinth.cnpgi.>\n" +
 	"\x14com.plinth.events.v1B\n" +
 	"CnpgiProtoP\x01Z?github.com/plinth-dev/plinth/libs/api/plinth/events/v1;eventsv1\xa2\x02\x03PEX\xaa\x02\x10Plinth.Events.V1\xca\x02\x10Plinth\\Events\\V1\xe2\x02\x1cPlinth\\Events\\V1\\GPBMetadata\xea\x02\x12Plinth::Events::V1b\x06proto3"
 
@@ -518,6 +518,7 @@ func file_plinth_events_v1_cnpgi_proto_init() {
 	if File_plinth_events_v1_cnpgi_proto != nil {
 		return
 	}
+	file_plinth_events_v1_subjects_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

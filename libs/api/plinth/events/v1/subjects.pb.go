@@ -1,6 +1,8 @@
 // Package plinth.events.v1 holds the payloads Plinth services publish on NATS JetStream.
-// This file defines no messages: it is the map from NATS subjects to payload messages and
-// the rules every event follows. Keep it in step with the messages it names.
+// This file defines no messages: it declares the options that bind each payload message to its
+// subject and each publisher's file to its stream, and the rules every event follows. Code
+// reads subjects and streams from these options (libs/platform/events: SubjectOf, StreamOf),
+// never from string constants of its own, so a subject is declared once, beside its message.
 //
 // # Subjects
 //
@@ -8,6 +10,8 @@
 // snake_case inside a segment (`plinth.kaas.cluster.status_changed`). Each publishing service
 // owns one JetStream stream that captures `plinth.<service>.>`. One subject carries exactly
 // one message type:
+//
+// The table is for readers; the options below are the source of truth.
 //
 //   | subject                             | payload message                     | publisher      |
 //   |-------------------------------------|-------------------------------------|----------------|
@@ -20,6 +24,14 @@
 //   | plinth.cnpgi.wal.archived           | plinth.events.v1.WALArchived        | cnpgi-plugin   |
 //   | plinth.cnpgi.backup.completed       | plinth.events.v1.BackupCompleted    | cnpgi-plugin   |
 //   | plinth.cnpgi.backup.failed          | plinth.events.v1.BackupFailed       | cnpgi-plugin   |
+//   | plinth.lvmd.capacity.changed        | plinth.events.v1.CapacityChanged    | lvmd-agent     |
+//   | plinth.lvmd.volume.created          | plinth.events.v1.VolumeCreated      | lvmd-agent     |
+//   | plinth.lvmd.volume.removed          | plinth.events.v1.VolumeRemoved      | lvmd-agent     |
+//   | plinth.lvmd.volume.resized          | plinth.events.v1.VolumeResized      | lvmd-agent     |
+//   | plinth.lvmd.backup.state_changed    | plinth.events.v1.BackupStateChanged | lvmd-agent     |
+//   | plinth.lvmd.node.heartbeat          | plinth.events.v1.NodeHeartbeat      | lvmd-agent     |
+//   | plinth.kaas.cluster.status_changed  | plinth.events.v1.ClusterStatusChanged | kaas         |
+//   | plinth.kaas.machine.state_changed   | plinth.events.v1.MachineStateChanged  | kaas         |
 //
 // # Envelope
 //
@@ -59,6 +71,7 @@ package eventsv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	descriptorpb "google.golang.org/protobuf/types/descriptorpb"
 	reflect "reflect"
 	unsafe "unsafe"
 )
@@ -70,19 +83,78 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+var file_plinth_events_v1_subjects_proto_extTypes = []protoimpl.ExtensionInfo{
+	{
+		ExtendedType:  (*descriptorpb.MessageOptions)(nil),
+		ExtensionType: (*string)(nil),
+		Field:         50001,
+		Name:          "plinth.events.v1.subject",
+		Tag:           "bytes,50001,opt,name=subject",
+		Filename:      "plinth/events/v1/subjects.proto",
+	},
+	{
+		ExtendedType:  (*descriptorpb.FileOptions)(nil),
+		ExtensionType: (*string)(nil),
+		Field:         50001,
+		Name:          "plinth.events.v1.stream",
+		Tag:           "bytes,50001,opt,name=stream",
+		Filename:      "plinth/events/v1/subjects.proto",
+	},
+	{
+		ExtendedType:  (*descriptorpb.FileOptions)(nil),
+		ExtensionType: (*string)(nil),
+		Field:         50002,
+		Name:          "plinth.events.v1.stream_subjects",
+		Tag:           "bytes,50002,opt,name=stream_subjects",
+		Filename:      "plinth/events/v1/subjects.proto",
+	},
+}
+
+// Extension fields to descriptorpb.MessageOptions.
+var (
+	// subject is the NATS subject a payload message is published on: every message of this
+	// package that is an event payload sets it, and no two messages share a subject.
+	//
+	// optional string subject = 50001;
+	E_Subject = &file_plinth_events_v1_subjects_proto_extTypes[0]
+)
+
+// Extension fields to descriptorpb.FileOptions.
+var (
+	// stream is the JetStream stream of the service whose events the file defines, e.g.
+	// "PLINTH_AUTH"; stream_subjects is the subject filter the stream captures, e.g.
+	// "plinth.auth.>". Each publisher's file sets both.
+	//
+	// optional string stream = 50001;
+	E_Stream = &file_plinth_events_v1_subjects_proto_extTypes[1]
+	// See stream.
+	//
+	// optional string stream_subjects = 50002;
+	E_StreamSubjects = &file_plinth_events_v1_subjects_proto_extTypes[2]
+)
+
 var File_plinth_events_v1_subjects_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_subjects_proto_rawDesc = "" +
 	"\n" +
-	"\x1fplinth/events/v1/subjects.proto\x12\x10plinth.events.v1B\xc8\x01\n" +
+	"\x1fplinth/events/v1/subjects.proto\x12\x10plinth.events.v1\x1a google/protobuf/descriptor.proto:;\n" +
+	"\asubject\x12\x1f.google.protobuf.MessageOptions\x18ц\x03 \x01(\tR\asubject:6\n" +
+	"\x06stream\x12\x1c.google.protobuf.FileOptions\x18ц\x03 \x01(\tR\x06stream:G\n" +
+	"\x0fstream_subjects\x12\x1c.google.protobuf.FileOptions\x18҆\x03 \x01(\tR\x0estreamSubjectsB\xc8\x01\n" +
 	"\x14com.plinth.events.v1B\rSubjectsProtoP\x01Z?github.com/plinth-dev/plinth/libs/api/plinth/events/v1;eventsv1\xa2\x02\x03PEX\xaa\x02\x10Plinth.Events.V1\xca\x02\x10Plinth\\Events\\V1\xe2\x02\x1cPlinth\\Events\\V1\\GPBMetadata\xea\x02\x12Plinth::Events::V1b\x06proto3"
 
-var file_plinth_events_v1_subjects_proto_goTypes = []any{}
+var file_plinth_events_v1_subjects_proto_goTypes = []any{
+	(*descriptorpb.MessageOptions)(nil), // 0: google.protobuf.MessageOptions
+	(*descriptorpb.FileOptions)(nil),    // 1: google.protobuf.FileOptions
+}
 var file_plinth_events_v1_subjects_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
+	0, // 0: plinth.events.v1.subject:extendee -> google.protobuf.MessageOptions
+	1, // 1: plinth.events.v1.stream:extendee -> google.protobuf.FileOptions
+	1, // 2: plinth.events.v1.stream_subjects:extendee -> google.protobuf.FileOptions
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	0, // [0:3] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name
 }
 
@@ -98,11 +170,12 @@ func file_plinth_events_v1_subjects_proto_init() {
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plinth_events_v1_subjects_proto_rawDesc), len(file_plinth_events_v1_subjects_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   0,
-			NumExtensions: 0,
+			NumExtensions: 3,
 			NumServices:   0,
 		},
 		GoTypes:           file_plinth_events_v1_subjects_proto_goTypes,
 		DependencyIndexes: file_plinth_events_v1_subjects_proto_depIdxs,
+		ExtensionInfos:    file_plinth_events_v1_subjects_proto_extTypes,
 	}.Build()
 	File_plinth_events_v1_subjects_proto = out.File
 	file_plinth_events_v1_subjects_proto_goTypes = nil

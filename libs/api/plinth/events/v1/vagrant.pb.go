@@ -493,7 +493,7 @@ var File_plinth_events_v1_vagrant_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_vagrant_proto_rawDesc = "" +
 	"\n" +
-	"\x1eplinth/events/v1/vagrant.proto\x12\x10plinth.events.v1\"\xf8\x02\n" +
+	"\x1eplinth/events/v1/vagrant.proto\x12\x10plinth.events.v1\x1a\x1fplinth/events/v1/subjects.proto\"\x9e\x03\n" +
 	"\x0fJobStateChanged\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x120\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1a.plinth.events.v1.JobStateR\x05state\x12A\n" +
@@ -504,7 +504,7 @@ const file_plinth_events_v1_vagrant_proto_rawDesc = "" +
 	"\n" +
 	"error_code\x18\a \x01(\x05R\terrorCode\x12#\n" +
 	"\rerror_message\x18\b \x01(\tR\ferrorMessage\x12)\n" +
-	"\x10cancel_requested\x18\t \x01(\bR\x0fcancelRequested\"\x87\x01\n" +
+	"\x10cancel_requested\x18\t \x01(\bR\x0fcancelRequested:$\x8a\xb5\x18 plinth.vagrant.job.state_changed\"\xb0\x01\n" +
 	"\x12RunnerStateChanged\x12\x1b\n" +
 	"\trunner_id\x18\x01 \x01(\tR\brunnerId\x12\x16\n" +
 	"\x06online\x18\x02 \x01(\bR\x06online\x12\x1c\n" +
@@ -512,7 +512,7 @@ const file_plinth_events_v1_vagrant_proto_rawDesc = "" +
 	"by_id_only\x18\x03 \x01(\bR\bbyIdOnly\x12\x1e\n" +
 	"\n" +
 	"components\x18\x04 \x03(\tR\n" +
-	"components\"\xad\x03\n" +
+	"components:'\x8a\xb5\x18#plinth.vagrant.runner.state_changed\"\xd6\x03\n" +
 	"\x12TargetStateChanged\x12\x1b\n" +
 	"\ttarget_id\x18\x01 \x01(\tR\btargetId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1d\n" +
@@ -525,7 +525,7 @@ const file_plinth_events_v1_vagrant_proto_rawDesc = "" +
 	"\rmachine_state\x18\b \x01(\tR\fmachineState\x124\n" +
 	"\x16previous_machine_state\x18\t \x01(\tR\x14previousMachineState\x12:\n" +
 	"\x19machine_state_description\x18\n" +
-	" \x01(\tR\x17machineStateDescription*\xb2\x01\n" +
+	" \x01(\tR\x17machineStateDescription:'\x8a\xb5\x18#plinth.vagrant.target.state_changed*\xb2\x01\n" +
 	"\vTargetState\x12\x1c\n" +
 	"\x18TARGET_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TARGET_STATE_PENDING\x10\x01\x12\x18\n" +
@@ -539,7 +539,7 @@ const file_plinth_events_v1_vagrant_proto_rawDesc = "" +
 	"\x11JOB_STATE_WAITING\x10\x02\x12\x15\n" +
 	"\x11JOB_STATE_RUNNING\x10\x03\x12\x13\n" +
 	"\x0fJOB_STATE_ERROR\x10\x04\x12\x15\n" +
-	"\x11JOB_STATE_SUCCESS\x10\x05B\xc7\x01\n" +
+	"\x11JOB_STATE_SUCCESS\x10\x05B\xed\x01\x8a\xb5\x18\x0ePLINTH_VAGRANT\x92\xb5\x18\x10plinth.vagrant.>\n" +
 	"\x14com.plinth.events.v1B\fVagrantProtoP\x01Z?github.com/plinth-dev/plinth/libs/api/plinth/events/v1;eventsv1\xa2\x02\x03PEX\xaa\x02\x10Plinth.Events.V1\xca\x02\x10Plinth\\Events\\V1\xe2\x02\x1cPlinth\\Events\\V1\\GPBMetadata\xea\x02\x12Plinth::Events::V1b\x06proto3"
 
 var (
@@ -580,6 +580,7 @@ func file_plinth_events_v1_vagrant_proto_init() {
 	if File_plinth_events_v1_vagrant_proto != nil {
 		return
 	}
+	file_plinth_events_v1_subjects_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -1,13 +1,11 @@
-package server
+package service
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +17,10 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/telemetry"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
 // testServiceName is a hand-written service so the tests need no generated code.
@@ -110,48 +111,36 @@ func unaryMethod(name string, fn func(context.Context, string) (string, error)) 
 	}
 }
 
-// syncBuffer is a log sink the server writes while the test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+// opts configures start: the gRPC server's options and the service's own.
+type opts struct {
+	server.Options
+	AdminAddr       string
+	ShutdownTimeout time.Duration
+	DrainDelay      time.Duration
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// harness is a running server with a client connection to it.
+// harness is a running service with one gRPC server and a client connection to it.
 type harness struct {
-	srv    *Server
-	svc    *testService
+	svc    *Service
+	srv    *server.Server
+	echo   *testService
 	conn   *grpc.ClientConn
-	logs   *syncBuffer
+	logs   *testenv.SyncBuffer
 	cancel context.CancelFunc
 	done   chan error
 }
 
-// start builds a server from o (defaults: 127.0.0.1:0 for gRPC and admin, JSON debug logs in
+// start builds a service from o (defaults: 127.0.0.1:0 for gRPC and admin, JSON debug logs in
 // a buffer, an SDK tracer provider), registers the test service and runs it.
-func start(t *testing.T, o Options) *harness {
+func start(t *testing.T, o opts) *harness {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testenv.SyncBuffer{}
 	if o.Logger == nil {
 		l, err := telemetry.NewLogger(logs, "json", "debug")
 		if err != nil {
 			t.Fatal(err)
 		}
 		o.Logger = l
-	}
-	if o.Name == "" {
-		o.Name = "test"
 	}
 	if o.GRPCAddr == "" {
 		o.GRPCAddr = "127.0.0.1:0"
@@ -162,15 +151,20 @@ func start(t *testing.T, o Options) *harness {
 	if o.TracerProvider == nil {
 		o.TracerProvider = sdktrace.NewTracerProvider()
 	}
-	srv, err := New(o)
+	svc, err := New(Options{Name: "test", Logger: o.Logger, DrainDelay: o.DrainDelay,
+		Admin: config.Admin{AdminAddr: o.AdminAddr, ShutdownTimeout: o.ShutdownTimeout}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	svc := newTestService(t, o.Logger)
-	srv.GRPC().RegisterService(svc.desc(), svc)
+	srv, err := svc.GRPC(config.GRPC{GRPCAddr: o.GRPCAddr, LogCalls: o.LogCalls}, o.Options)
+	if err != nil {
+		t.Fatalf("GRPC: %v", err)
+	}
+	echo := newTestService(t, o.Logger)
+	srv.GRPC().RegisterService(echo.desc(), echo)
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{srv: srv, svc: svc, logs: logs, cancel: cancel, done: make(chan error, 1)}
-	go func() { h.done <- srv.Run(ctx) }()
+	h := &harness{svc: svc, srv: srv, echo: echo, logs: logs, cancel: cancel, done: make(chan error, 1)}
+	go func() { h.done <- svc.Run(ctx) }()
 
 	h.conn, err = grpc.NewClient(srv.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -182,7 +176,7 @@ func start(t *testing.T, o Options) *harness {
 		select {
 		case <-h.done:
 		case <-time.After(30 * time.Second):
-			t.Error("server did not stop")
+			t.Error("service did not stop")
 		}
 	})
 	return h
@@ -219,7 +213,7 @@ func (h *harness) healthStatus(t *testing.T, service string) healthpb.HealthChec
 
 func (h *harness) get(t *testing.T, path string) (int, string) {
 	t.Helper()
-	resp, err := http.Get("http://" + h.srv.AdminAddr() + path)
+	resp, err := http.Get("http://" + h.svc.AdminAddr() + path)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}

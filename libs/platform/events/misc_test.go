@@ -11,27 +11,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-func TestBackoffGrowsWithJitterWithinBounds(t *testing.T) {
-	b := backoff{min: 100 * time.Millisecond, max: time.Second}
-	wantCeil := []time.Duration{100, 200, 400, 800, 1000, 1000, 1000}
-	for i, ceil := range wantCeil {
-		ceil *= time.Millisecond
-		d := b.next()
-		if d < ceil/2 || d > ceil {
-			t.Fatalf("attempt %d: delay %s outside [%s, %s]", i, d, ceil/2, ceil)
-		}
-	}
-	b.reset()
-	if d := b.next(); d > 100*time.Millisecond {
-		t.Fatalf("after reset: %s", d)
-	}
-	for range 100 { // no overflow for long outages
-		if d := b.next(); d <= 0 || d > time.Second {
-			t.Fatalf("delay %s out of bounds", d)
-		}
-	}
-}
-
 func TestNakDelay(t *testing.T) {
 	c := Consumer{MaxNakDelay: 5 * time.Second}
 	got := []time.Duration{c.nakDelay(0), c.nakDelay(1), c.nakDelay(2), c.nakDelay(3), c.nakDelay(4), c.nakDelay(100)}

@@ -1,6 +1,7 @@
-package server
+package service
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"net"
@@ -8,11 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/server"
 )
 
 func TestUnixSocketIsPrivateAndRemoved(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "plugins", "grpc.sock") // parent dir does not exist yet
-	h := start(t, Options{GRPCAddr: "unix://" + path})
+	h := start(t, opts{Options: server.Options{GRPCAddr: "unix://" + path}})
 	if got := h.srv.Addr(); got != "unix://"+path {
 		t.Errorf("Addr = %q", got)
 	}
@@ -46,7 +50,7 @@ func TestUnixSocketReplacesStaleSocket(t *testing.T) {
 		t.Fatalf("stale socket not left behind: %v", err)
 	}
 
-	h := start(t, Options{GRPCAddr: "unix://" + path})
+	h := start(t, opts{Options: server.Options{GRPCAddr: "unix://" + path}})
 	if _, err := h.call(testCtx(t), "Echo", "x"); err != nil {
 		t.Fatalf("call after replacing stale socket: %v", err)
 	}
@@ -59,7 +63,7 @@ func TestUnixSocketRefusesToClobber(t *testing.T) {
 	if err := os.WriteFile(file, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := New(Options{Name: "t", GRPCAddr: "unix://" + file})
+	_, err := server.New(server.Options{Name: "t", GRPCAddr: "unix://" + file})
 	if err == nil || !strings.Contains(err.Error(), "not a socket") {
 		t.Errorf("New over a regular file = %v, want a 'not a socket' error", err)
 	}
@@ -78,7 +82,7 @@ func TestUnixSocketRefusesToClobber(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
-	_, err = New(Options{Name: "t", GRPCAddr: "unix://" + live})
+	_, err = server.New(server.Options{Name: "t", GRPCAddr: "unix://" + live})
 	if err == nil || !strings.Contains(err.Error(), "served by another process") {
 		t.Errorf("New over a live socket = %v, want an 'in use' error", err)
 	}
@@ -88,23 +92,27 @@ func TestNewValidatesOptions(t *testing.T) {
 	tests := []struct {
 		name string
 		o    Options
+		g    server.Options
 		want string
 	}{
-		{"no name", Options{GRPCAddr: "127.0.0.1:0"}, "Name is required"},
-		{"bad address", Options{Name: "t", GRPCAddr: "localhost"}, "must be host:port or unix:///path"},
-		{"relative socket", Options{Name: "t", GRPCAddr: "unix://rel.sock"}, "absolute"},
-		{"negative drain", Options{Name: "t", GRPCAddr: "127.0.0.1:0", DrainDelay: -1}, "must not be negative"},
-		{"admin in use", Options{Name: "t", GRPCAddr: "127.0.0.1:0", AdminAddr: "bad"}, "admin listen"},
+		{"no name", Options{}, server.Options{GRPCAddr: "127.0.0.1:0"}, "Name is required"},
+		{"bad address", Options{Name: "t"}, server.Options{GRPCAddr: "localhost"}, "must be host:port or unix:///path"},
+		{"relative socket", Options{Name: "t"}, server.Options{GRPCAddr: "unix://rel.sock"}, "absolute"},
+		{"negative drain", Options{Name: "t", DrainDelay: -1}, server.Options{GRPCAddr: "127.0.0.1:0"}, "must not be negative"},
+		{"admin in use", Options{Name: "t", Admin: config.Admin{AdminAddr: "bad"}}, server.Options{GRPCAddr: "127.0.0.1:0"}, "admin listen"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := New(tt.o)
 			if err == nil {
-				s.Close()
-				t.Fatalf("New succeeded, want error containing %q", tt.want)
+				_, err = s.GRPC(config.GRPC{GRPCAddr: tt.g.GRPCAddr}, tt.g)
+				_ = s.Close(context.Background())
+			}
+			if err == nil {
+				t.Fatalf("New and GRPC succeeded, want error containing %q", tt.want)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("New = %v, want error containing %q", err, tt.want)
+				t.Errorf("error = %v, want it to contain %q", err, tt.want)
 			}
 		})
 	}
@@ -112,12 +120,17 @@ func TestNewValidatesOptions(t *testing.T) {
 
 func TestCloseReleasesListenersWithoutRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "grpc.sock")
-	s, err := New(Options{Name: "t", GRPCAddr: "unix://" + path, AdminAddr: "127.0.0.1:0"})
+	s, err := New(Options{Name: "t", Admin: config.Admin{AdminAddr: "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.GRPC(config.GRPC{GRPCAddr: "unix://" + path}, server.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	admin := s.AdminAddr()
-	s.Close()
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("socket remains after Close: %v", err)
 	}

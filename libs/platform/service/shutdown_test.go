@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"context"
@@ -14,10 +14,13 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/server"
 )
 
 func TestGracefulShutdownFinishesInFlightCall(t *testing.T) {
-	h := start(t, Options{ShutdownTimeout: 20 * time.Second})
+	h := start(t, opts{ShutdownTimeout: 20 * time.Second})
 	result := make(chan error, 1)
 	go func() {
 		out, err := h.call(context.Background(), "Slow", "")
@@ -26,7 +29,7 @@ func TestGracefulShutdownFinishesInFlightCall(t *testing.T) {
 		}
 		result <- err
 	}()
-	<-h.svc.slowEntered
+	<-h.echo.slowEntered
 
 	h.cancel()
 	// The server must wait for Slow, so Run cannot have returned yet.
@@ -36,7 +39,7 @@ func TestGracefulShutdownFinishesInFlightCall(t *testing.T) {
 		t.Fatalf("Run returned (%v) while a call was in flight", err)
 	case <-time.After(200 * time.Millisecond):
 	}
-	close(h.svc.slowRelease)
+	close(h.echo.slowRelease)
 	if err := <-result; err != nil {
 		t.Errorf("in-flight call during graceful shutdown: %v", err)
 	}
@@ -46,13 +49,13 @@ func TestGracefulShutdownFinishesInFlightCall(t *testing.T) {
 }
 
 func TestShutdownDeadlineCutsHungCall(t *testing.T) {
-	h := start(t, Options{ShutdownTimeout: 300 * time.Millisecond})
+	h := start(t, opts{ShutdownTimeout: 300 * time.Millisecond})
 	result := make(chan error, 1)
 	go func() {
 		_, err := h.call(context.Background(), "Hang", "")
 		result <- err
 	}()
-	<-h.svc.hangEntered
+	<-h.echo.hangEntered
 
 	if err := h.stop(t); err != nil {
 		t.Errorf("Run = %v", err)
@@ -67,7 +70,7 @@ func TestShutdownDeadlineCutsHungCall(t *testing.T) {
 }
 
 func TestClosersRunInReverseOrderWithDeadline(t *testing.T) {
-	h := start(t, Options{})
+	h := start(t, opts{})
 	var mu sync.Mutex
 	var order []string
 	closer := func(name string, err error) func(context.Context) error {
@@ -81,9 +84,9 @@ func TestClosersRunInReverseOrderWithDeadline(t *testing.T) {
 			return err
 		}
 	}
-	h.srv.OnClose("telemetry", closer("telemetry", nil))
-	h.srv.OnClose("postgres", closer("postgres", errors.New("pool busy")))
-	h.srv.OnClose("nats", closer("nats", nil))
+	h.svc.Defer("telemetry", closer("telemetry", nil))
+	h.svc.Defer("postgres", closer("postgres", errors.New("pool busy")))
+	h.svc.Defer("nats", closer("nats", nil))
 
 	err := h.stop(t)
 	if err == nil || err.Error() != "close postgres: pool busy" {
@@ -95,7 +98,7 @@ func TestClosersRunInReverseOrderWithDeadline(t *testing.T) {
 }
 
 func TestRunStopsOnSIGTERM(t *testing.T) {
-	h := start(t, Options{})
+	h := start(t, opts{})
 	if _, err := h.call(testCtx(t), "Echo", "x"); err != nil { // Run is serving, so the signal is caught
 		t.Fatal(err)
 	}
@@ -114,36 +117,40 @@ func TestRunStopsOnSIGTERM(t *testing.T) {
 }
 
 func TestRunTwiceFails(t *testing.T) {
-	h := start(t, Options{})
+	h := start(t, opts{})
 	if _, err := h.call(testCtx(t), "Echo", "x"); err != nil { // the harness's Run is serving
 		t.Fatal(err)
 	}
-	if err := h.srv.Run(context.Background()); err == nil {
+	if err := h.svc.Run(context.Background()); err == nil {
 		t.Error("second Run succeeded")
 	}
 }
 
 func TestRunReturnsServeError(t *testing.T) {
-	s, err := New(Options{Name: "t", GRPCAddr: "127.0.0.1:0", AdminAddr: "off", Logger: discardLogger()})
+	svc, err := New(Options{Name: "t", Logger: discardLogger(), Admin: config.Admin{AdminAddr: "off"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var closed bool
-	s.OnClose("db", func(context.Context) error { closed = true; return nil })
-	_ = s.lis.Close() // make Serve fail the way a broken listener would
+	svc.Defer("db", func(context.Context) error { closed = true; return nil })
+	srv, err := svc.GRPC(config.GRPC{GRPCAddr: "127.0.0.1:0"}, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close() // make Serve fail the way a broken listener would
 
 	done := make(chan error, 1)
-	go func() { done <- s.Run(context.Background()) }()
+	go func() { done <- svc.Run(context.Background()) }()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "grpc serve") {
+		if err == nil || !strings.Contains(err.Error(), "Serve called") {
 			t.Errorf("Run = %v, want the serve error", err)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run did not return after Serve failed")
 	}
 	if !closed {
-		t.Error("closers did not run after a serve error")
+		t.Error("cleanups did not run after a serve error")
 	}
 }
 

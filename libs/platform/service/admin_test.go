@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 )
 
 func TestMetricsAfterCall(t *testing.T) {
-	h := start(t, Options{})
+	h := start(t, opts{})
 	if _, err := h.call(testCtx(t), "Echo", "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -33,17 +33,17 @@ func TestMetricsAfterCall(t *testing.T) {
 		}
 	}
 	// Services add their own metrics to the same registry.
-	if h.srv.Metrics() == nil {
+	if h.svc.Metrics() == nil {
 		t.Error("Metrics() returned nil")
 	}
 }
 
 func TestReadiness(t *testing.T) {
-	h := start(t, Options{})
+	h := start(t, opts{})
 	var dbDown atomic.Bool
 	var dbCalls atomic.Int32
 	dbDown.Store(true)
-	h.srv.AddReadiness("postgres", func(ctx context.Context) error {
+	h.svc.Ready("postgres", func(ctx context.Context) error {
 		dbCalls.Add(1)
 		if _, ok := ctx.Deadline(); !ok {
 			return errors.New("check ran without a deadline")
@@ -53,7 +53,7 @@ func TestReadiness(t *testing.T) {
 		}
 		return nil
 	})
-	h.srv.AddReadiness("nats", func(context.Context) error { return nil })
+	h.svc.Ready("nats", func(context.Context) error { return nil })
 
 	code, body := h.get(t, "/readyz")
 	if code != 503 || !strings.Contains(body, "postgres") || strings.Contains(body, "nats") {
@@ -79,8 +79,8 @@ func TestReadiness(t *testing.T) {
 }
 
 func TestAdminOff(t *testing.T) {
-	h := start(t, Options{AdminAddr: "off"})
-	if got := h.srv.AdminAddr(); got != "" {
+	h := start(t, opts{AdminAddr: "off"})
+	if got := h.svc.AdminAddr(); got != "" {
 		t.Errorf("AdminAddr with admin off = %q", got)
 	}
 	if _, err := h.call(testCtx(t), "Echo", "x"); err != nil {

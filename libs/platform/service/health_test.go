@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"slices"
@@ -11,7 +11,7 @@ import (
 )
 
 func TestHealthServingThenNotServingDuringShutdown(t *testing.T) {
-	h := start(t, Options{DrainDelay: 2 * time.Second})
+	h := start(t, opts{DrainDelay: 2 * time.Second})
 	for _, svc := range []string{"", testServiceName, healthpb.Health_ServiceDesc.ServiceName} {
 		if got := h.healthStatus(t, svc); got != healthpb.HealthCheckResponse_SERVING {
 			t.Errorf("health %q = %v, want SERVING", svc, got)
@@ -39,7 +39,7 @@ func TestHealthServingThenNotServingDuringShutdown(t *testing.T) {
 }
 
 func TestReflectionListsServices(t *testing.T) {
-	h := start(t, Options{})
+	h := start(t, opts{})
 	want := []string{
 		testServiceName,
 		healthpb.Health_ServiceDesc.ServiceName,

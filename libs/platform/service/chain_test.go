@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"context"
@@ -14,10 +14,12 @@ import (
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/plinth-dev/plinth/libs/platform/server"
 )
 
 func TestPanicBecomesInternalAndServerKeepsServing(t *testing.T) {
-	h := start(t, Options{})
+	h := start(t, opts{})
 	_, err := h.call(testCtx(t), "Panic", "x")
 	wantCode(t, err, codes.Internal)
 	if msg := status.Convert(err).Message(); msg != "internal error" {
@@ -52,10 +54,10 @@ func bearerAuth(ctx context.Context, fullMethod string) (context.Context, error)
 }
 
 func TestAuthHook(t *testing.T) {
-	h := start(t, Options{
+	h := start(t, opts{Options: server.Options{
 		Authenticate: bearerAuth,
 		AuthExempt:   []string{"/" + testServiceName + "/Public"},
-	})
+	}})
 	ctx := testCtx(t)
 	withToken := func(tok string) context.Context {
 		return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
@@ -112,7 +114,7 @@ func TestAuthHook(t *testing.T) {
 
 func TestNewRejectsBadAuthExempt(t *testing.T) {
 	for _, bad := range []string{"Login", "services.auth.AuthService/Login", "/services.auth.AuthService", "/svc/", "/a/b/c"} {
-		_, err := New(Options{Name: "t", GRPCAddr: "127.0.0.1:0", AuthExempt: []string{bad}})
+		_, err := server.New(server.Options{Name: "t", GRPCAddr: "127.0.0.1:0", AuthExempt: []string{bad}})
 		if err == nil || !strings.Contains(err.Error(), "not a full method name") {
 			t.Errorf("AuthExempt %q: New = %v, want a clear error", bad, err)
 		}
@@ -120,7 +122,7 @@ func TestNewRejectsBadAuthExempt(t *testing.T) {
 }
 
 func TestLogsCarryTraceIDAndNoSecrets(t *testing.T) {
-	h := start(t, Options{})
+	h := start(t, opts{})
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	ctx := metadata.AppendToOutgoingContext(testCtx(t),
 		"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01",

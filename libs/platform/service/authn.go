@@ -1,0 +1,82 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/events"
+)
+
+// NATS is the step that connects a service that consumes events but publishes none (one that
+// publishes gets its connection from Publisher). The connection retries in the background,
+// so the service starts and serves while NATS is away (its consumers resume when it is back);
+// /readyz and plinth_nats_connected say whether it is up; it is drained at shutdown.
+func (s *Service) NATS(url string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := events.Connect(url, "plinth-"+s.name, s.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Defer("nats", func(context.Context) error { return nc.Drain() })
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("events: jetstream: %w", err)
+	}
+	if err := s.watchNATS(nc); err != nil {
+		return nil, nil, err
+	}
+	if a := s.admin; a != nil {
+		a.AddDetail(func(context.Context) string {
+			if !nc.IsConnected() {
+				return "warning: NATS is unreachable: events are not being consumed until it is back"
+			}
+			return ""
+		})
+	}
+	return nc, js, nil
+}
+
+// Dial is the step that opens a client connection to another service's gRPC address
+// (host:port or unix:///path; plaintext on the suite's private network), closed at shutdown.
+// It does not wait for the peer: calls fail with Unavailable until it answers.
+func (s *Service) Dial(name, addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	if addr == "" {
+		return nil, fmt.Errorf("service: the address of %s is required", name)
+	}
+	target := addr
+	if path, ok := strings.CutPrefix(addr, "unix://"); ok {
+		target = "unix:" + path
+	}
+	opts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)
+	conn, err := grpc.NewClient(target, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s at %s: %w", name, addr, err)
+	}
+	s.Defer(name+" connection", func(context.Context) error { return conn.Close() })
+	return conn, nil
+}
+
+// Verifier is the step that makes a service check bearer tokens (pass v.Authenticate as the
+// gRPC server's Authenticate): checker asks auth — authn.NewGRPCChecker over a connection
+// from Dial — and the verifier's cache follows the revocations auth publishes, read through
+// js, until shutdown. Calls made while auth is unreachable fail with Unavailable.
+func (s *Service) Verifier(checker authn.Checker, js jetstream.JetStream, o authn.Options) (*authn.Verifier, error) {
+	if o.Logger == nil {
+		o.Logger = s.log
+	}
+	v, err := authn.NewVerifier(checker, o)
+	if err != nil {
+		return nil, err
+	}
+	s.Go("token revocations", func(ctx context.Context) error {
+		v.WatchRevocations(ctx, js)
+		return nil
+	})
+	return v, nil
+}
