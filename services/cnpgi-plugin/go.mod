@@ -4,10 +4,7 @@ go 1.26.7
 
 require (
 	github.com/aws/aws-sdk-go-v2 v1.47.6
-	github.com/aws/aws-sdk-go-v2/credentials v1.20.14
-	github.com/aws/aws-sdk-go-v2/feature/s3/manager v1.23.20
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.7
-	github.com/aws/smithy-go v1.28.8
 	github.com/cloudnative-pg/cnpg-i v0.6.0
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/jackc/pgx/v5 v5.12.0
@@ -15,6 +12,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/plinth-dev/plinth/libs/api v0.0.0-00010101000000-000000000000
 	github.com/plinth-dev/plinth/libs/platform v0.0.0-00010101000000-000000000000
+	github.com/plinth-dev/plinth/libs/storage v0.0.0-00010101000000-000000000000
 	go.yaml.in/yaml/v3 v3.0.5
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12
@@ -23,6 +21,8 @@ require (
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.26 // indirect
+	github.com/aws/aws-sdk-go-v2/credentials v1.20.14 // indirect
+	github.com/aws/aws-sdk-go-v2/feature/s3/manager v1.23.20 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.9 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.9 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/v4a v1.5.9 // indirect
@@ -30,6 +30,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/internal/checksum v1.11.10 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/presigned-url v1.14.9 // indirect
 	github.com/aws/aws-sdk-go-v2/service/internal/s3shared v1.20.9 // indirect
+	github.com/aws/smithy-go v1.28.8 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -76,4 +77,5 @@ require (
 replace (
 	github.com/plinth-dev/plinth/libs/api => ../../libs/api
 	github.com/plinth-dev/plinth/libs/platform => ../../libs/platform
+	github.com/plinth-dev/plinth/libs/storage => ../../libs/storage
 )

@@ -13,8 +13,8 @@ import (
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/rebuild"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
@@ -77,7 +77,7 @@ func loadAdmin(dst any, cfg *Config, args, environ []string, out io.Writer, usag
 	return config.Required(config.EnvDatabaseURL, "database-url", cfg.DatabaseURL)
 }
 
-func openAdmin(ctx context.Context, cfg Config, environ []string) (*objectstore.Registry, *catalog.Catalog, func(), error) {
+func openAdmin(ctx context.Context, cfg Config, environ []string) (*stores.Registry, *catalog.Catalog, func(), error) {
 	stores, err := loadStores(cfg, environ)
 	if err != nil {
 		return nil, nil, nil, err

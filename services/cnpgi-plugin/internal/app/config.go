@@ -12,16 +12,15 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
-)
 
-// DefaultPluginName is the name the plugin reports and its socket's file name.
-const DefaultPluginName = "cnpgi.plinth.dev"
+	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
+)
 
 // Config is the plugin server's configuration (see the README's table).
 type Config struct {
 	config.Common
 
-	PluginName      string        `env:"PLINTH_CNPGI_PLUGIN_NAME" flag:"plugin-name" default:"cnpgi.plinth.dev" usage:"plugin name in domain notation; clusters list it in spec.plugins and the socket is named after it"`
+	PluginName      string        `env:"PLINTH_CNPGI_PLUGIN_NAME" flag:"plugin-name" usage:"plugin name in domain notation; clusters list it in spec.plugins and the socket is named after it (default cnpgi.plinth.dev)"`
 	PluginDir       string        `env:"PLINTH_CNPGI_PLUGIN_DIR" flag:"plugin-dir" default:".plinth/plugins" usage:"plugin socket directory (CloudNativePG's PLUGIN_SOCKET_DIR); the gRPC socket defaults to <dir>/<plugin name>"`
 	ConfigFile      string        `env:"PLINTH_CNPGI_CONFIG" flag:"config" usage:"object store configuration file (YAML or JSON); empty: one POSIX store named local"`
 	DefaultStoreDir string        `env:"PLINTH_CNPGI_DEFAULT_STORE_DIR" flag:"default-store-dir" usage:"directory of the local POSIX store used without a config file (default <plugin dir>/../cnpgi-store)"`
@@ -35,7 +34,10 @@ type Config struct {
 // Defaults returns a Config with the plugin's own admin port; the gRPC address is derived
 // from the plugin directory and name unless set.
 func Defaults() Config {
-	return Config{Common: config.Common{AdminAddr: "127.0.0.1:7106"}}
+	var c Config
+	c.AdminAddr = "127.0.0.1:7106"
+	c.PluginName = cnpgiplugin.DefaultName
+	return c
 }
 
 // pluginNameRE is CNPG-I's rule for GetPluginMetadataResponse.name.

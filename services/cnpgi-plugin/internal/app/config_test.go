@@ -1,6 +1,8 @@
 package app
 
 import (
+	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
+
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,7 +30,7 @@ func TestDefaultsFollowTheLauncher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.GRPCAddr != "unix://"+filepath.Join(home, "plugins", DefaultPluginName) || cfg.AdminAddr != "127.0.0.1:7106" {
+	if cfg.GRPCAddr != "unix://"+filepath.Join(home, "plugins", cnpgiplugin.DefaultName) || cfg.AdminAddr != "127.0.0.1:7106" {
 		t.Fatalf("addresses %s %s", cfg.GRPCAddr, cfg.AdminAddr)
 	}
 	if cfg.DefaultStoreDir != filepath.Join(home, "cnpgi-store") || cfg.SpoolDir != filepath.Join(home, "cnpgi-spool") {

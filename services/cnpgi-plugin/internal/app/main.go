@@ -14,11 +14,12 @@ import (
 // Main runs the binary: `cnpgi-plugin [serve] [flags]` serves the plugin;
 // `cnpgi-plugin wal-archive ...` and `wal-restore ...` call it (archive_command and
 // restore_command); `cnpgi-plugin gen-certs` writes certificates for its mutual TLS;
-// `cnpgi-plugin retention ...` and `catalog rebuild` maintain the stores and the catalog.
+// `cnpgi-plugin retention ...` and `catalog rebuild` maintain the stores and the catalog;
+// `cnpgi-plugin health` checks the socket (the sidecar's startup probe).
 func Main(ctx context.Context, args, environ []string) error {
 	cmd := "serve"
 	if len(args) > 0 && (args[0] == "serve" || args[0] == "wal-archive" || args[0] == "wal-restore" || args[0] == "gen-certs" ||
-		args[0] == "retention" || args[0] == "catalog") {
+		args[0] == "retention" || args[0] == "catalog" || args[0] == "health") {
 		cmd, args = args[0], args[1:]
 	}
 	if cmd == "gen-certs" {
@@ -44,7 +45,7 @@ func Main(ctx context.Context, args, environ []string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	tel, err := telemetry.Setup(ctx, telemetry.ForService("cnpgi-plugin", cfg.Common))
+	tel, err := telemetry.Setup(ctx, telemetry.ForService("cnpgi-plugin", cfg.Telemetry))
 	if err != nil {
 		return err
 	}

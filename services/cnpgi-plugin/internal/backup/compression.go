@@ -5,20 +5,12 @@ import (
 	"io"
 	"runtime"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/compression"
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 // Compression is how a backup's tar archives are stored; the key's suffix says which, as in
 // barman-cloud (.tar.gz, .tar.bz2, .tar.zst, .tar).
 type Compression = compression.Kind
-
-// The compressions written (none, gzip, zstd) and read (also bzip2, barman's --bzip2).
-const (
-	CompressionNone  = compression.None
-	CompressionGzip  = compression.Gzip
-	CompressionZstd  = compression.Zstd
-	CompressionBzip2 = compression.Bzip2
-)
 
 // ParseCompression validates a compression a backup may be written with ("" is gzip,
 // barman-cloud-backup's -z and what CloudNativePG configures by default).

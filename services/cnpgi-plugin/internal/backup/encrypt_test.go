@@ -7,8 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/plinth-dev/plinth/libs/storage/encryption"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 )
 
 // TestTakeEncryptedBackup: with a key, every tar archive is stored encrypted and reads back
@@ -16,11 +17,11 @@ import (
 func TestTakeEncryptedBackup(t *testing.T) {
 	in := startInstance(t)
 	ctx := ctxT(t)
-	key, err := objectstore.NewEncryptionKey(bytes.Repeat([]byte{7}, 32))
+	key, err := encryption.NewKey(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc := &objectstore.Named{Name: in.archive.Name, Kind: "posix", Store: in.archive.Store, Encryption: key}
+	enc := &stores.Named{Name: in.archive.Name, Kind: "posix", Store: in.archive.Store, Encryption: key}
 	res, err := in.svc.Take(ctx, backup.Request{Target: backup.Target{Store: enc, Server: "pg"}, WALStore: enc, ImmediateCheckpoint: true})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestTakeEncryptedBackup(t *testing.T) {
 	if len(names) < 100 || string(files["backup_label"]) != res.Info.Label {
 		t.Fatalf("decrypted archive: %d entries, backup_label %q", len(names), files["backup_label"])
 	}
-	if _, err := backup.OpenArchive(ctx, in.archive, data); !errors.Is(err, objectstore.ErrDecrypt) {
+	if _, err := backup.OpenArchive(ctx, in.archive, data); !errors.Is(err, stores.ErrDecrypt) {
 		t.Fatalf("opening without the key: %v, want ErrDecrypt", err)
 	}
 }

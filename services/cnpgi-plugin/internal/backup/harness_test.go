@@ -16,10 +16,11 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/pglocal"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/s3test"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/s3test"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -31,7 +32,7 @@ type instance struct {
 	pg      *pglocal.Cluster
 	home    string
 	pgdata  string
-	archive *objectstore.Named
+	archive *stores.Named
 	tbsDir  string
 	svc     *backup.Service
 	catalog *catalog.Catalog
@@ -89,7 +90,7 @@ func startInstance(t *testing.T) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in.archive = &objectstore.Named{Name: "archive", Kind: "posix", Store: st}
+	in.archive = &stores.Named{Name: "archive", Kind: "posix", Store: st}
 	cat, pool, err := catalog.Open(ctx, testenv.DB(t).URL)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func (in *instance) query(t *testing.T, sql string, dst ...any) {
 }
 
 // s3Store is a store in a fresh bucket of a real versitygw.
-func s3Store(t *testing.T, name string) (*objectstore.Named, *s3test.Server, string) {
+func s3Store(t *testing.T, name string) (*stores.Named, *s3test.Server, string) {
 	t.Helper()
 	srv := s3test.Start(t)
 	bucket := srv.Bucket(t)
@@ -138,7 +139,7 @@ func s3Store(t *testing.T, name string) (*objectstore.Named, *s3test.Server, str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &objectstore.Named{Name: name, Kind: "s3", Store: st}, srv, bucket
+	return &stores.Named{Name: name, Kind: "s3", Store: st}, srv, bucket
 }
 
 func chownPostgres(t *testing.T, path string) {

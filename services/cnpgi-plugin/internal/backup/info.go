@@ -85,8 +85,8 @@ func parsePyTime(s string) (time.Time, error) {
 }
 
 // Encode writes the file as barman does: every field barman knows, sorted by name,
-// "key=value" with None for unset values. Only fields barman knows may appear: it refuses
-// files with others.
+// "key=value" with None for unset values, so that every barman-cloud command of 3.4 and
+// later reads it. Only fields barman knows may appear: it refuses files with others.
 func (in *Info) Encode() []byte {
 	none := func(s string) string {
 		if s == "" {
@@ -125,7 +125,10 @@ func (in *Info) Encode() []byte {
 		"deduplicated_size": "None", "end_offset": num(in.EndOffset, in.EndLSN != 0), "end_time": when(in.EndTime),
 		"end_wal": none(in.EndWAL), "end_xlog": lsn(in.EndLSN), "error": none(firstLine(in.Error)), "hba_file": none(in.HBAFile),
 		"ident_file": none(in.IdentFile), "included_files": "None", "mode": "None", "pgdata": none(in.PGData),
-		"server_name": none(in.ServerName), "size": num(in.Size, in.Size > 0), "status": none(string(in.Status)),
+		// size stays None: barman-cloud-backup-show 3.4 adds wal_size (which backup.info
+		// cannot hold) to any size it finds and fails with KeyError 'wal_size'; barman-cloud's
+		// own backups leave it None too. Our size travels in the comment line below.
+		"server_name": none(in.ServerName), "size": "None", "status": none(string(in.Status)),
 		"systemid": none(in.SystemID), "tablespaces": tablespacesRepr(in.Tablespaces),
 		"timeline": num(int64(in.Timeline), in.Timeline > 0), "version": num(int64(in.Version), in.Version > 0),
 		"xlog_segment_size": num(in.SegmentSize, in.SegmentSize > 0),
@@ -146,8 +149,15 @@ func (in *Info) Encode() []byte {
 	for _, k := range keys {
 		b.WriteString(k + "=" + fields[k] + "\n")
 	}
+	if in.Size > 0 {
+		// barman skips comment lines; DecodeInfo reads this one.
+		b.WriteString(plinthComment + "size=" + strconv.FormatInt(in.Size, 10) + "\n")
+	}
 	return b.Bytes()
 }
+
+// plinthComment starts the comment lines holding what barman's fields cannot.
+const plinthComment = "#plinth: "
 
 // firstLine keeps a value on its line: barman's format has one field per line.
 func firstLine(s string) string {
@@ -174,6 +184,12 @@ func DecodeInfo(id string, data []byte) (*Info, error) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
+		if rest, ok := strings.CutPrefix(line, plinthComment); ok && in.Size == 0 {
+			if n, ok := strings.CutPrefix(rest, "size="); ok {
+				in.Size, _ = strconv.ParseInt(n, 10, 64)
+			}
+			continue
+		}
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}

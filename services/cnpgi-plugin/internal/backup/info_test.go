@@ -1,9 +1,12 @@
 package backup
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 // barmanInfo is a backup.info written by barman-cloud-backup 3.4 (Debian 12) for a
@@ -70,7 +73,8 @@ func TestInfoRoundTrip(t *testing.T) {
 	}
 	data := in.Encode()
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 28 || !strings.HasPrefix(lines[0], "backup_label=") || !strings.HasPrefix(lines[27], "xlog_segment_size=") {
+	if len(lines) != 29 || !strings.HasPrefix(lines[0], "backup_label=") || !strings.HasPrefix(lines[27], "xlog_segment_size=") ||
+		lines[28] != "#plinth: size=1073741824" || !slices.Contains(lines, "size=None") {
 		t.Fatalf("fields:\n%s", data)
 	}
 	out, err := DecodeInfo(in.ID, data)
@@ -78,7 +82,7 @@ func TestInfoRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out.Label != in.Label || out.Tablespaces[0] != in.Tablespaces[0] || !out.BeginTime.Equal(in.BeginTime) ||
-		!out.EndTime.Equal(in.EndTime) || out.EndLSN != in.EndLSN || out.Error != "first" || out.Name != "backup-x" {
+		!out.EndTime.Equal(in.EndTime) || out.EndLSN != in.EndLSN || out.Error != "first" || out.Name != "backup-x" || out.Size != in.Size {
 		t.Fatalf("round trip:\n%+v\n%+v", in, out)
 	}
 }
@@ -124,9 +128,16 @@ func TestLSNAndWALNames(t *testing.T) {
 			t.Errorf("WALFileName(%d, %v, %d) = %s, want %s", c.tli, c.lsn, c.seg, got, c.want)
 		}
 	}
-	names, err := segmentsBetween("0000000100000001000000FE", "000000010000000200000001", 16<<20)
-	if err != nil || strings.Join(names, " ") != "0000000100000001000000FE 0000000100000001000000FF 000000010000000200000000 000000010000000200000001" {
-		t.Fatalf("%v %v", names, err)
+	from, to, tf, tt, err := segmentRange("0000000100000001000000FE", "000000020000000200000001", 16<<20)
+	var names []string
+	for n := from; n <= to; n++ {
+		names = append(names, segmentName(tf, n, 16<<20))
+	}
+	if err != nil || tf != 1 || tt != 2 || strings.Join(names, " ") != "0000000100000001000000FE 0000000100000001000000FF 000000010000000200000000 000000010000000200000001" {
+		t.Fatalf("%v %d %d %v", names, tf, tt, err)
+	}
+	if _, _, _, _, err := segmentRange("000000020000000000000005", "000000010000000000000006", 16<<20); err == nil {
+		t.Fatal("a range going back a timeline was accepted")
 	}
 	if _, err := ParseLSN("x/1"); err == nil {
 		t.Error("bad LSN accepted")
@@ -136,10 +147,11 @@ func TestLSNAndWALNames(t *testing.T) {
 func TestParseArchive(t *testing.T) {
 	dir := "pg/base/20260101T000000/"
 	for key, want := range map[string]Archive{
-		dir + "data.tar.gz":        {Base: "data", Compression: CompressionGzip},
-		dir + "data_0002.tar":      {Base: "data", Part: 2, Compression: CompressionNone},
-		dir + "16385.tar.zst":      {Base: "16385", Compression: CompressionZstd},
-		dir + "16385_0001.tar.bz2": {Base: "16385", Part: 1, Compression: CompressionBzip2},
+		dir + "data.tar.gz":        {Base: "data", Compression: compression.Gzip},
+		dir + "data_0002.tar":      {Base: "data", Part: 2, Compression: compression.None},
+		dir + "16385.tar.zst":      {Base: "16385", Compression: compression.Zstd},
+		dir + "16385_0001.tar.bz2": {Base: "16385", Part: 1, Compression: compression.Bzip2},
+		dir + "data.tar.snappy":    {Base: "data", Compression: compression.Snappy},
 	} {
 		got, ok := parseArchive(dir, key, 7)
 		want.Key, want.Size = key, 7
@@ -147,7 +159,7 @@ func TestParseArchive(t *testing.T) {
 			t.Errorf("%s: %+v %v", key, got, ok)
 		}
 	}
-	for _, key := range []string{dir + "backup.info", dir + "data.tar.snappy", dir + "x/data.tar", "other/data.tar"} {
+	for _, key := range []string{dir + "backup.info", dir + "data.tar.lzo", dir + "x/data.tar", "other/data.tar"} {
 		if _, ok := parseArchive(dir, key, 1); ok {
 			t.Errorf("%s taken for an archive", key)
 		}

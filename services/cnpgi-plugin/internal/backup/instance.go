@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // instance is the backed-up PostgreSQL, through the one session that holds the backup: the
@@ -114,9 +115,19 @@ func (in *instance) stop(ctx context.Context, waitForArchive bool) (stopResult, 
 	var r stopResult
 	var lsn string
 	var tli int64
+	// The stop timeline is PostgreSQL's own: the current one on a primary, the minimum
+	// recovery point's on a standby (which may have followed its primary to a new timeline
+	// during the backup).
 	err := in.conn.QueryRow(ctx, `SELECT lsn::text, labelfile, coalesce(spcmapfile, ''),
-			(SELECT timeline_id::bigint FROM pg_control_checkpoint()) FROM pg_backup_stop($1)`, waitForArchive).
+			CASE WHEN pg_is_in_recovery() THEN (SELECT min_recovery_end_timeline::bigint FROM pg_control_recovery())
+				ELSE (SELECT timeline_id::bigint FROM pg_control_checkpoint()) END
+			FROM pg_backup_stop($1)`, waitForArchive).
 		Scan(&lsn, &r.label, &r.spcmap, &tli)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.Contains(pgErr.Message, "promoted during online backup") {
+		return r, &Error{Kind: KindPrecondition, Err: err,
+			Msg: "the standby was promoted while it was being backed up: PostgreSQL refuses such a backup as inconsistent; take a new backup"}
+	}
 	if err != nil {
 		return r, &Error{Kind: KindPrecondition, Msg: "pg_backup_stop failed", Err: err}
 	}

@@ -5,12 +5,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 // The barman-cloud layout of base backups in a store, next to the WAL archive:
 //
 //	<server>/base/<backup id>/backup.info
-//	<server>/base/<backup id>/data.tar[.gz|.zst|.bz2]       PGDATA (plus data_0001.tar... when split)
+//	<server>/base/<backup id>/data.tar[.gz|.zst|.snappy|…]  PGDATA (plus data_0001.tar... when split)
 //	<server>/base/<backup id>/<tablespace oid>.tar[.gz|...] each user tablespace
 
 // idRE is barman's backup id: the start time, YYYYMMDDTHHMMSS.
@@ -51,7 +53,7 @@ type Archive struct {
 	Size        int64
 }
 
-var archiveRE = regexp.MustCompile(`^([0-9]+|data)(?:_([0-9]{4}))?\.tar(\.gz|\.zst|\.bz2)?$`)
+var archiveRE = regexp.MustCompile(`^([0-9]+|data)(?:_([0-9]{4}))?\.tar(\.[a-z0-9]+)?$`)
 
 // parseArchive recognises a backup's tar objects among the keys under its directory.
 func parseArchive(dir, key string, size int64) (Archive, bool) {
@@ -67,16 +69,11 @@ func parseArchive(dir, key string, size int64) (Archive, bool) {
 	if m[2] != "" {
 		a.Part, _ = strconv.Atoi(m[2])
 	}
-	switch m[3] {
-	case ".gz":
-		a.Compression = CompressionGzip
-	case ".zst":
-		a.Compression = CompressionZstd
-	case ".bz2":
-		a.Compression = CompressionBzip2
-	default:
-		a.Compression = CompressionNone
+	c, known := compression.OfSuffix(m[3])
+	if !known {
+		return Archive{}, false
 	}
+	a.Compression = c
 	return a, true
 }
 

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 )
 
 // Stored is one backup found in a store.

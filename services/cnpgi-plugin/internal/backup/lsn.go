@@ -1,6 +1,10 @@
 package backup
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,12 +17,12 @@ type LSN uint64
 func ParseLSN(s string) (LSN, error) {
 	hi, lo, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok {
-		return 0, fmt.Errorf("%q is not an LSN (want X/Y in hexadecimal)", s)
+		return 0, fmt.Errorf("%s is not an LSN (want X/Y in hexadecimal)", input.Quote(s))
 	}
 	h, err1 := strconv.ParseUint(hi, 16, 32)
 	l, err2 := strconv.ParseUint(lo, 16, 32)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("%q is not an LSN (want X/Y in hexadecimal)", s)
+		return 0, fmt.Errorf("%s is not an LSN (want X/Y in hexadecimal)", input.Quote(s))
 	}
 	return LSN(h<<32 | l), nil
 }
@@ -26,9 +30,8 @@ func ParseLSN(s string) (LSN, error) {
 // String prints the LSN as PostgreSQL does.
 func (l LSN) String() string { return fmt.Sprintf("%X/%X", uint64(l)>>32, uint64(l)&0xFFFFFFFF) }
 
-// validSegmentSize reports whether n is a wal_segment_size PostgreSQL accepts: a power of two
-// from 1 MiB to 1 GiB.
-func validSegmentSize(n int64) bool { return n >= 1<<20 && n <= 1<<30 && n&(n-1) == 0 }
+// validSegmentSize reports whether n is a wal_segment_size PostgreSQL accepts.
+func validSegmentSize(n int64) bool { return wal.ValidSegmentSize(n) }
 
 // WALFileName is the name of the segment of timeline tli holding lsn, for segments of
 // segSize bytes (000000010000000000000002 for 0/2000028 on timeline 1 with 16 MiB).

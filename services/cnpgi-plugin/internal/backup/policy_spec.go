@@ -1,6 +1,8 @@
 package backup
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"strconv"
 	"strings"
 )
@@ -21,18 +23,18 @@ func ParsePolicySpec(spec string) (Policy, error) {
 		part = strings.TrimSpace(part)
 		switch n, isKeep := strings.CutPrefix(part, keepPrefix); {
 		case part == "":
-			return Policy{}, invalid("retentionPolicy", "%q has an empty part: give a recovery window (7d), keep:N, or both as 7d,keep:N", spec)
+			return Policy{}, invalid("retentionPolicy", "%s has an empty part: give a recovery window (7d), keep:N, or both as 7d,keep:N", input.Quote(spec))
 		case isKeep:
 			k, err := strconv.Atoi(n)
 			if err != nil || k < 1 || sawKeep {
-				return Policy{}, invalid("retentionPolicy", "%q: keep:N takes one positive whole number of backups, once (e.g. keep:5)", spec)
+				return Policy{}, invalid("retentionPolicy", "%s: keep:N takes one positive whole number of backups, once (e.g. keep:5)", input.Quote(spec))
 			}
 			keepLast, sawKeep = k, true
 		case window != "":
-			return Policy{}, invalid("retentionPolicy", "%q names two recovery windows: give one (e.g. 7d,keep:5)", spec)
+			return Policy{}, invalid("retentionPolicy", "%s names two recovery windows: give one (e.g. 7d,keep:5)", input.Quote(spec))
 		default:
 			if !windowRE.MatchString(part) {
-				return Policy{}, invalid("retentionPolicy", "%q: %q is neither a recovery window (a count and a unit h, d, w or m, e.g. 7d) nor keep:N", spec, part)
+				return Policy{}, invalid("retentionPolicy", "%s: %s is neither a recovery window (a count and a unit h, d, w or m, e.g. 7d) nor keep:N", input.Quote(spec), input.Quote(part))
 			}
 			window = part
 		}

@@ -1,6 +1,8 @@
 package backup
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"errors"
 	"fmt"
 	"strconv"
@@ -64,7 +66,7 @@ func pyParse(s string) (pyValue, error) {
 	}
 	p.space()
 	if p.i != len(p.s) {
-		return nil, fmt.Errorf("python literal: unexpected %q at %d", p.s[p.i:], p.i)
+		return nil, fmt.Errorf("python literal: unexpected %s at %d", input.Quote(p.s[p.i:]), p.i)
 	}
 	return v, nil
 }
@@ -109,7 +111,7 @@ func (p *pyParser) value() (pyValue, error) {
 			return v, nil
 		}
 	}
-	return nil, fmt.Errorf("python literal: unsupported value at %q", p.s[p.i:])
+	return nil, fmt.Errorf("python literal: unsupported value at %s", input.Quote(p.s[p.i:]))
 }
 
 func (p *pyParser) seq(end byte) (pyValue, error) {

@@ -1,15 +1,16 @@
 package backup
 
 import (
+	"github.com/plinth-dev/plinth/libs/storage/compression"
+
 	"context"
 	"errors"
 	"path"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 )
 
 // Report is what a retention run did (or, dry, would do).
@@ -106,15 +107,7 @@ func obsoleteWAL(ctx context.Context, st objectstore.Store, server, horizon stri
 }
 
 // walName is an archived WAL file's name: the key's base name without compression suffix.
-func walName(key string) string {
-	name := path.Base(key)
-	for _, suffix := range walSuffixes[1:] {
-		if n, ok := strings.CutSuffix(name, suffix); ok {
-			return n
-		}
-	}
-	return name
-}
+func walName(key string) string { return compression.TrimExt(path.Base(key)) }
 
 // deleteAll deletes keys with a few workers; done (if set) is called, serially, for each
 // key deleted. It stops at the first error.

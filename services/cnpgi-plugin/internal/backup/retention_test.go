@@ -9,6 +9,8 @@ import (
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 // walNames lists the WAL files archived for server pg (names without compression suffix).
@@ -49,7 +51,7 @@ func TestRetainKeepsTheNewestAndTheWALItNeeds(t *testing.T) {
 	}
 	// The catalog knows the old segment; retention must forget it with its object.
 	if _, _, err := in.catalog.Record(ctx, wal.ArchivedFile{Store: "archive", Server: "pg", Name: oldSeg, Kind: wal.KindSegment,
-		Timeline: 1, Compression: wal.CompressionGzip, SHA256: sha256.Sum256(nil), Key: "pg/wals/" + oldSeg[:16] + "/" + oldSeg + ".gz"}); err != nil {
+		Timeline: 1, Compression: compression.Gzip, SHA256: sha256.Sum256(nil), Key: "pg/wals/" + oldSeg[:16] + "/" + oldSeg + ".gz"}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -12,7 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 // Request is one base backup.
@@ -22,7 +25,7 @@ type Request struct {
 	// WALStore holds the cluster's WAL archive. When it is not Target's store (a per-backup
 	// store), the segments the backup needs are copied beside it, so that the backup can be
 	// restored from that store alone.
-	WALStore *objectstore.Named
+	WALStore *stores.Named
 	// Name is a human name (the Backup object's); Instance the backed-up pod's name.
 	Name, Instance string
 	Compression    Compression
@@ -52,7 +55,7 @@ func (s *Service) Take(ctx context.Context, req Request) (*Result, error) {
 	s.takeMu.Lock()
 	defer s.takeMu.Unlock()
 	if req.Compression == "" {
-		req.Compression = CompressionGzip
+		req.Compression = compression.Gzip
 	}
 	in, err := connectInstance(ctx, s.instanceURL)
 	if err != nil {
@@ -145,7 +148,7 @@ func (s *Service) run(ctx context.Context, in *instance, req Request, info *Info
 		if !req.WaitForArchive {
 			s.log.WarnContext(ctx, "the backup goes to another store than the WAL archive but does not wait for archiving; its WAL is not copied and it cannot be restored from that store alone",
 				"backup_id", info.ID, "store", req.Target.Store.Name)
-		} else if res.WALCopied, err = copyBackupWAL(ctx, req.WALStore.Store, st.Store, server, info); err != nil {
+		} else if res.WALCopied, err = copyBackupWAL(ctx, req.WALStore, st, server, info); err != nil {
 			return nil, err
 		}
 	}

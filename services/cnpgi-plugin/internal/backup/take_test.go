@@ -18,12 +18,13 @@ import (
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 )
 
 // tarEntries reads an archive's entry names in order, with the bytes of the small files.
-func tarEntries(t *testing.T, st *objectstore.Named, a backup.Archive) ([]string, map[string][]byte) {
+func tarEntries(t *testing.T, st *stores.Named, a backup.Archive) ([]string, map[string][]byte) {
 	t.Helper()
 	r, err := backup.OpenArchive(ctxT(t), st, a)
 	if err != nil {
@@ -56,7 +57,7 @@ func TestTakeBackup(t *testing.T) {
 	offsite, srv, bucket := s3Store(t, "offsite")
 	var unlogged string
 	in.query(t, "SELECT pg_relation_filepath('u')", &unlogged)
-	for _, target := range []*objectstore.Named{in.archive, offsite} {
+	for _, target := range []*stores.Named{in.archive, offsite} {
 		t.Run(target.Name, func(t *testing.T) {
 			ctx := ctxT(t)
 			res, err := in.svc.Take(ctx, backup.Request{
@@ -180,7 +181,7 @@ func (f failingPuts) Put(ctx context.Context, key string, r io.Reader, o objects
 func TestTakeRecordsFailures(t *testing.T) {
 	in := startInstance(t)
 	ctx := ctxT(t)
-	flaky := &objectstore.Named{Name: "flaky", Kind: "posix", Store: failingPuts{in.archive.Store}}
+	flaky := &stores.Named{Name: "flaky", Kind: "posix", Store: failingPuts{in.archive.Store}}
 	_, err := in.svc.Take(ctx, backup.Request{Target: backup.Target{Store: flaky, Server: "pg"}, ImmediateCheckpoint: true})
 	if err == nil || !strings.Contains(err.Error(), "connection reset") {
 		t.Fatalf("backup through failing uploads: %v", err)

@@ -1,104 +1,136 @@
 package backup
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"path"
-	"strings"
+	"io"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/encryption"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
-// walSuffixes are the compressions a WAL object's key may end with (barman-cloud's and ours).
-var walSuffixes = []string{"", ".gz", ".zst", ".bz2"}
-
-// walKeyPrefix is barman-cloud's key of a WAL file without its compression suffix: segments
-// under wals/<timeline+log>/, history files directly in wals/.
-func walKeyPrefix(server, name string) string {
-	if strings.HasSuffix(name, ".history") {
-		return path.Join(server, "wals", name)
-	}
-	return path.Join(server, "wals", name[:16], name)
-}
-
-// FindWAL returns the key of the archived WAL file name, or "" when it is not archived.
-func FindWAL(ctx context.Context, st objectstore.Store, server, name string) (string, error) {
-	base := walKeyPrefix(server, name)
-	for info, err := range st.List(ctx, base) {
-		if err != nil {
-			return "", err
-		}
-		for _, suffix := range walSuffixes {
-			if info.Key == base+suffix {
-				return info.Key, nil
-			}
-		}
-	}
-	return "", nil
-}
-
-// segmentsBetween lists the segment names from first to last on first's timeline.
-func segmentsBetween(first, last string, segSize int64) ([]string, error) {
-	tli, from, ok1 := segmentPosition(first)
-	_, to, ok2 := segmentPosition(last)
-	if !ok1 || !ok2 || to < from {
-		return nil, fmt.Errorf("bad WAL range %s..%s", first, last)
+// segmentRange lists the segment numbers (log*perLog+seg) from first to last, which may be
+// on different timelines.
+func segmentRange(first, last string, segSize int64) (from, to uint64, tliFrom, tliTo uint32, err error) {
+	a, errA := wal.ParseFileName(first)
+	b, errB := wal.ParseFileName(last)
+	if errA != nil || errB != nil || a.Kind != wal.KindSegment || b.Kind != wal.KindSegment {
+		return 0, 0, 0, 0, fmt.Errorf("bad WAL range %s..%s", first, last)
 	}
 	if !validSegmentSize(segSize) {
 		segSize = 16 << 20
 	}
 	perLog := uint64(1<<32) / uint64(segSize)
-	var names []string
-	for log, seg := from>>32, from&0xFFFFFFFF; log<<32|seg <= to; {
-		names = append(names, fmt.Sprintf("%08X%08X%08X", tli, log, seg))
-		if seg++; seg == perLog {
-			log, seg = log+1, 0
-		}
-		if len(names) > 1<<20 {
-			return nil, fmt.Errorf("WAL range %s..%s is implausibly long", first, last)
-		}
+	from, to = uint64(a.Log)*perLog+uint64(a.Seg), uint64(b.Log)*perLog+uint64(b.Seg)
+	if to < from || b.Timeline < a.Timeline {
+		return 0, 0, 0, 0, fmt.Errorf("bad WAL range %s..%s", first, last)
 	}
-	return names, nil
+	if to-from > 1<<20 || b.Timeline-a.Timeline > 64 {
+		return 0, 0, 0, 0, fmt.Errorf("WAL range %s..%s is implausibly long", first, last)
+	}
+	return from, to, a.Timeline, b.Timeline, nil
 }
 
-// copyBackupWAL copies the WAL files a backup needs (its segments and, after a promotion,
-// its timeline's history file) from the WAL archive's store into the backup's store under
-// the same keys, making the backup restorable from that store alone.
-func copyBackupWAL(ctx context.Context, from, to objectstore.Store, server string, info *Info) (int, error) {
-	names, err := segmentsBetween(info.BeginWAL, info.EndWAL, info.SegmentSize)
+func segmentName(tli uint32, segno uint64, segSize int64) string {
+	if !validSegmentSize(segSize) {
+		segSize = 16 << 20
+	}
+	perLog := uint64(1<<32) / uint64(segSize)
+	return fmt.Sprintf("%08X%08X%08X", tli, segno/perLog, segno%perLog)
+}
+
+// copyBackupWAL copies the WAL files a backup needs from the WAL archive's store into the
+// backup's store under the same keys, making the backup restorable from that store alone.
+// A backup taken on a standby that followed a timeline switch (its primary failed over)
+// begins on one timeline and ends on a later one: every segment from begin to end is copied
+// on each timeline in between that has it (recovery picks by the history files), together
+// with those timelines' history files.
+func copyBackupWAL(ctx context.Context, from, to *stores.Named, server string, info *Info) (int, error) {
+	first, last, tliFrom, tliTo, err := segmentRange(info.BeginWAL, info.EndWAL, info.SegmentSize)
 	if err != nil {
 		return 0, precondition(err, "cannot list the WAL the backup needs")
 	}
-	if info.Timeline > 1 {
-		names = append(names, fmt.Sprintf("%08X.history", info.Timeline))
-	}
+	src := wal.Target{Store: from, Server: server}
 	copied := 0
-	for _, name := range names {
-		key, err := FindWAL(ctx, from, server, name)
+	copyName := func(name string) (bool, error) {
+		key, err := wal.Find(ctx, src, name)
+		if err != nil || key == "" {
+			return false, err
+		}
+		if err := copyObject(ctx, from, to, key); err != nil {
+			return false, fmt.Errorf("copy %s into the backup's store: %w", name, err)
+		}
+		copied++
+		return true, nil
+	}
+	for segno := first; segno <= last; segno++ {
+		found := false
+		for tli := tliFrom; tli <= tliTo; tli++ {
+			ok, err := copyName(segmentName(tli, segno, info.SegmentSize))
+			if err != nil {
+				return copied, err
+			}
+			found = found || ok
+		}
+		if !found {
+			return copied, precondition(nil, "the WAL archive lacks %s, which the backup needs: is WAL archiving working?",
+				segmentName(tliTo, segno, info.SegmentSize))
+		}
+	}
+	for tli := max(tliFrom, 2); tli <= tliTo; tli++ {
+		name := fmt.Sprintf("%08X.history", tli)
+		ok, err := copyName(name)
 		if err != nil {
 			return copied, err
 		}
-		if key == "" {
-			return copied, precondition(nil, "the WAL archive lacks %s, which the backup needs: is WAL archiving working?", name)
+		if !ok {
+			return copied, precondition(nil, "the WAL archive lacks %s, which the backup needs", name)
 		}
-		if err := copyObject(ctx, from, to, key); err != nil {
-			return copied, fmt.Errorf("copy %s into the backup's store: %w", name, err)
-		}
-		copied++
 	}
 	return copied, nil
 }
 
-// copyObject streams one object between stores; an object already there is kept (WAL files
-// are immutable, and the WAL service never overwrites them either).
-func copyObject(ctx context.Context, from, to objectstore.Store, key string) error {
-	r, info, err := from.Get(ctx, key)
+// copyObject streams one WAL object between stores; an object already there is kept (WAL
+// files are immutable, and the WAL service never overwrites them either). An object under
+// the destination's own key (or plaintext into a store without one) passes as stored;
+// anything else is decrypted with the source store's keys and re-encrypted with the
+// destination's key (or stored plaintext where the destination has none), so every
+// store holds only what its own keys read.
+func copyObject(ctx context.Context, from, to *stores.Named, key string) error {
+	r, info, err := from.Store.Get(ctx, key)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	err = to.Put(ctx, key, r, objectstore.PutOptions{IfAbsent: true, Size: info.Size})
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(encryption.HeaderSize)
+	hdr := encryption.ReadHeader(head)
+	asStored := (!hdr.Encrypted && to.Encryption == nil) ||
+		(hdr.Encrypted && to.Encryption != nil && hdr.KeyID == to.Encryption.ID())
+	opts := objectstore.PutOptions{IfAbsent: true, Size: info.Size}
+	if asStored {
+		err = to.Store.Put(ctx, key, br, opts)
+	} else {
+		plain, uerr := from.Unseal(br, key)
+		if uerr != nil {
+			return uerr
+		}
+		opts.Size = -1
+		_, err = objectstore.PutFunc(ctx, to.Store, key, opts, func(w io.Writer) error {
+			sw, err := to.Seal(w)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(sw, plain); err != nil {
+				return err
+			}
+			return sw.Close()
+		})
+	}
 	if errors.Is(err, objectstore.ErrExists) {
 		return nil
 	}

@@ -8,7 +8,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strconv"
 	"time"
 
@@ -17,27 +16,23 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/plinth-dev/plinth/libs/platform/events"
-	"github.com/plinth-dev/plinth/libs/platform/pg"
+	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 // Schema is the plugin's own Postgres schema.
 const Schema = "cnpgi"
 
+// Migrations are the embedded, append-only migrations of schema cnpgi.
+//
 //go:embed migrations/*.up.sql
-var migrationFiles embed.FS
+var Migrations embed.FS
 
-// Migrations returns the embedded, append-only migrations of schema cnpgi.
-func Migrations() (fs.FS, error) { return fs.Sub(migrationFiles, "migrations") }
-
-// Open connects, migrates schema cnpgi (and the outbox tables the plugin's events will use)
-// and returns the catalog and its pool.
+// Open connects, migrates schema cnpgi (and the outbox tables the plugin's events use) and
+// returns the catalog and its pool, for commands and tests; the plugin itself opens the pool
+// with its service's Postgres step.
 func Open(ctx context.Context, databaseURL string) (*Catalog, *pgxpool.Pool, error) {
-	migrations, err := Migrations()
-	if err != nil {
-		return nil, nil, err
-	}
-	pool, err := pg.Open(ctx, databaseURL, Schema, migrations, events.Migrations())
+	pool, err := service.OpenPostgres(ctx, databaseURL, Schema, Migrations)
 	if err != nil {
 		return nil, nil, err
 	}

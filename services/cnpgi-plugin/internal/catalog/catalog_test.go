@@ -9,6 +9,8 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -35,7 +37,7 @@ func open(t *testing.T) *catalog.Catalog {
 func file(name string, kind wal.Kind, content string) wal.ArchivedFile {
 	return wal.ArchivedFile{
 		Store: "main", Server: "pg", Name: name, Kind: kind, Timeline: 1, Size: int64(len(content)), StoredSize: 10,
-		Compression: wal.CompressionGzip, SHA256: sha256.Sum256([]byte(content)), SystemID: 18446744073709551615,
+		Compression: compression.Gzip, SHA256: sha256.Sum256([]byte(content)), SystemID: 18446744073709551615,
 		Key: "pg/wals/x/" + name + ".gz",
 	}
 }
@@ -57,7 +59,7 @@ func TestRecordKeepsTheFirstVersion(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("file: %v %v", ok, err)
 	}
-	if got.SystemID != f.SystemID || got.Key != f.Key || got.Compression != wal.CompressionGzip || got.Kind != wal.KindSegment ||
+	if got.SystemID != f.SystemID || got.Key != f.Key || got.Compression != compression.Gzip || got.Kind != wal.KindSegment ||
 		got.Size != 1 || got.StoredSize != 10 || got.Timeline != 1 || time.Since(got.ArchivedAt) > time.Minute {
 		t.Fatalf("read back %+v", got)
 	}

@@ -16,16 +16,19 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 	"github.com/plinth-dev/plinth/libs/platform/config"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
 
 // Config is what the WAL commands need: where the plugin listens and which cluster (and so
 // which store and server name) the WAL belongs to.
 type Config struct {
-	PluginName  string        `env:"PLINTH_CNPGI_PLUGIN_NAME" flag:"plugin-name" default:"cnpgi.plinth.dev" usage:"the plugin's name, checked against what it reports"`
+	PluginName  string        `env:"PLINTH_CNPGI_PLUGIN_NAME" flag:"plugin-name" usage:"the plugin's name, checked against what it reports (default cnpgi.plinth.dev)"`
 	PluginDir   string        `env:"PLINTH_CNPGI_PLUGIN_DIR" flag:"plugin-dir" default:".plinth/plugins" usage:"plugin socket directory; the socket is <dir>/<plugin name>"`
 	Socket      string        `env:"PLINTH_CNPGI_SOCKET" flag:"socket" usage:"the plugin's unix socket (overrides -plugin-dir)"`
 	ClusterFile string        `env:"PLINTH_CNPGI_CLUSTER_FILE" flag:"cluster-file" usage:"a CloudNativePG Cluster as JSON, sent as the cluster definition"`
@@ -39,18 +42,21 @@ type Config struct {
 // IO is where the commands write.
 type IO struct{ Err io.Writer }
 
-// Run executes `wal-archive [flags] PATH` or `wal-restore [flags] NAME PATH`. Flags come
-// first, in -name=value form. PATH may be relative: PostgreSQL runs the commands in PGDATA.
+// Run executes `wal-archive [flags] PATH`, `wal-restore [flags] NAME PATH` or
+// `health [flags]`. Flags come first, in -name=value form. PATH may be relative: PostgreSQL runs the commands in PGDATA.
 func Run(ctx context.Context, cmd string, args, environ []string, out IO) error {
 	flags, pos := splitFlags(args)
-	var cfg Config
+	cfg := Config{PluginName: plugin.DefaultName}
 	header := fmt.Sprintf("usage: cnpgi-plugin %s [-name=value ...] %s", cmd, usageArgs(cmd))
 	if ok, err := config.LoadOrUsage(&cfg, flags, environ, out.Err, header); !ok {
 		return err
 	}
-	want := map[string]int{"wal-archive": 1, "wal-restore": 2}[cmd]
+	want := map[string]int{"wal-archive": 1, "wal-restore": 2, "health": 0}[cmd]
 	if len(pos) != want {
 		return fmt.Errorf("%s takes %s (got %d arguments)", cmd, usageArgs(cmd), len(pos))
+	}
+	if cmd == "health" {
+		return health(ctx, cfg)
 	}
 	definition, err := cfg.clusterDefinition()
 	if err != nil {
@@ -76,10 +82,36 @@ func Run(ctx context.Context, cmd string, args, environ []string, out IO) error 
 }
 
 func usageArgs(cmd string) string {
-	if cmd == "wal-archive" {
+	switch cmd {
+	case "wal-archive":
 		return "PATH (%p)"
+	case "health":
+		return "(no arguments)"
 	}
 	return "NAME PATH (%f %p)"
+}
+
+// healthTimeout bounds the health check: it is the sidecar's startup probe.
+const healthTimeout = 5 * time.Second
+
+// health checks that the plugin serves on its socket (grpc.health.v1, overall status
+// SERVING): the injected sidecar's startup probe, since its socket is private to the Pod.
+func health(ctx context.Context, cfg Config) error {
+	ctx, cancel := context.WithTimeout(ctx, min(cfg.Timeout, healthTimeout))
+	defer cancel()
+	conn, err := cfg.dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		return fmt.Errorf("health: %s", describe(err))
+	}
+	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("health: the plugin is %s", resp.GetStatus())
+	}
+	return nil
 }
 
 func archive(ctx context.Context, c walv1.WALClient, cfg Config, definition []byte, path string) error {

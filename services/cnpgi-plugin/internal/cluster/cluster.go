@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // The plugin parameters a Cluster sets in spec.plugins[].parameters (or an external
@@ -26,22 +28,20 @@ const (
 	// the store that backup went to: "7d", "keep:5" or "7d,keep:5" (backup.ParsePolicySpec).
 	// Default: none, nothing is deleted.
 	ParamRetentionPolicy = "retentionPolicy"
+	// ParamTablespaceMap relocates tablespaces when a cluster recovers from an external
+	// cluster's backup (barman's --tablespace NAME:LOCATION): "name:/new/path,other:/path".
+	// Only on external clusters. Default: a tablespace the new cluster declares in
+	// spec.tablespaces goes to CloudNativePG's volume for it, any other to its original place.
+	ParamTablespaceMap = "tablespaceMap"
 )
 
 // knownParams are the parameters this plugin understands; others are refused, so that a
 // typo does not silently archive somewhere else.
-var knownParams = []string{ParamObjectStore, ParamServerName, ParamRetentionPolicy}
+var knownParams = []string{ParamObjectStore, ParamServerName, ParamRetentionPolicy, ParamTablespaceMap}
 
 // SkipEmptyCheckAnnotation disables check_empty_wal_archive for operators that left the
 // check to the plugin (value "enabled").
 const SkipEmptyCheckAnnotation = "cnpg.io/skipEmptyWalArchiveCheck"
-
-// Error is a problem with the Cluster definition; Field is a JSON path in it.
-type Error struct {
-	Field, Reason string
-}
-
-func (e *Error) Error() string { return e.Field + ": " + e.Reason }
 
 // ErrPluginNotUsed: the Cluster does not enable this plugin.
 var ErrPluginNotUsed = errors.New("the cluster does not use this plugin")
@@ -51,6 +51,8 @@ type Target struct {
 	ObjectStore, ServerName string
 	// RetentionPolicy is the retentionPolicy parameter, unparsed ("" for none).
 	RetentionPolicy string
+	// TablespaceMap is the tablespaceMap parameter, unparsed ("" for none).
+	TablespaceMap string
 }
 
 // Cluster is the part of a CloudNativePG Cluster the plugin reads.
@@ -74,7 +76,19 @@ type Cluster struct {
 		ExternalClusters []struct {
 			Name   string  `json:"name"`
 			Plugin *Plugin `json:"plugin"`
+			// ConnectionParameters, when set, let a replica cluster stream from it.
+			ConnectionParameters map[string]string `json:"connectionParameters"`
 		} `json:"externalClusters"`
+		// Replica makes the cluster a replica cluster of an external cluster.
+		Replica *struct {
+			Enabled *bool  `json:"enabled"`
+			Source  string `json:"source"`
+		} `json:"replica"`
+		// Tablespaces are the cluster's declarative tablespaces, each on its own volume at
+		// TablespaceLocation(name).
+		Tablespaces []struct {
+			Name string `json:"name"`
+		} `json:"tablespaces"`
 	} `json:"spec"`
 	Status struct {
 		CurrentPrimary string `json:"currentPrimary"`
@@ -94,20 +108,122 @@ type Plugin struct {
 	Parameters    map[string]string `json:"parameters"`
 }
 
-// Parse decodes a cluster definition.
+// Limits of the cluster definition, checked before it is decoded or used.
+const (
+	// MaxDefinition bounds a Cluster (or Backup) definition: Kubernetes objects are at most
+	// 1.5 MiB in etcd; a Cluster's status can be large, so twice as much is allowed.
+	MaxDefinition = 3 << 20
+	// MaxParameter bounds a plugin parameter's value.
+	MaxParameter = 1024
+)
+
+// paramNameRE is how a parameter name is shown as is in a field path.
+var paramNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// ParamName renders a client-chosen parameter name inside a field path: as is when it is a
+// short plain name, else quoted and cut.
+func ParamName(k string) string {
+	if paramNameRE.MatchString(k) {
+		return k
+	}
+	return input.Quote(k)
+}
+
+// Parse decodes a cluster definition, after bounding its size (MaxDefinition); the
+// names it yields (cluster, parameters) are bounded and checked where they are used.
 func Parse(definition []byte) (*Cluster, error) {
 	if len(definition) == 0 {
-		return nil, &Error{Field: "cluster_definition", Reason: "is empty: the Cluster object (JSON) is required"}
+		return nil, &input.Error{Field: "cluster_definition", Reason: "is empty: the Cluster object (JSON) is required"}
+	}
+	if len(definition) > MaxDefinition {
+		return nil, input.Invalid("cluster_definition", "is %d bytes; at most %d are allowed", len(definition), MaxDefinition)
 	}
 	var c Cluster
 	if err := json.Unmarshal(definition, &c); err != nil {
-		return nil, &Error{Field: "cluster_definition", Reason: "is not a Cluster in JSON: " + err.Error()}
+		// The decoder's message may repeat part of the input (a number literal): cut it.
+		return nil, &input.Error{Field: "cluster_definition", Reason: "is not a Cluster in JSON: " + input.Truncate(err.Error(), 256)}
 	}
 	if c.Metadata.Name == "" {
-		return nil, &Error{Field: "metadata.name", Reason: "is required"}
+		return nil, &input.Error{Field: "metadata.name", Reason: "is required"}
+	}
+	if err := input.String("metadata.name", c.Metadata.Name, 253); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
+
+// StreamingAvailable says whether the instance pod (an instance's pod name) can stream WAL
+// from a primary when the archive runs out, as CloudNativePG decides it: a replica of a
+// cluster with a primary, or the designated primary of a replica cluster whose source has
+// connection parameters; never while the cluster has no primary yet.
+func (c *Cluster) StreamingAvailable(pod string) bool {
+	switch primary := c.Status.CurrentPrimary; {
+	case primary == "":
+		return false
+	case primary != pod:
+		return true
+	}
+	r := c.Spec.Replica
+	if r == nil || (r.Enabled != nil && !*r.Enabled) || r.Source == "" {
+		return false
+	}
+	for _, ec := range c.Spec.ExternalClusters {
+		if ec.Name == r.Source {
+			return ec.ConnectionParameters != nil
+		}
+	}
+	return false
+}
+
+// ParseTablespaceMap reads a tablespaceMap parameter: comma-separated NAME:LOCATION pairs,
+// each location absolute, each name once.
+func ParseTablespaceMap(v string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(v) == "" {
+		return out, nil
+	}
+	for part := range strings.SplitSeq(v, ",") {
+		name, loc, ok := strings.Cut(strings.TrimSpace(part), ":")
+		switch {
+		case !ok || name == "" || loc == "":
+			return nil, fmt.Errorf("%s is not NAME:LOCATION", input.Quote(part))
+		case !strings.HasPrefix(loc, "/") || strings.Contains(loc, "/../") || strings.HasSuffix(loc, "/.."):
+			return nil, fmt.Errorf("the location of tablespace %s must be an absolute path", input.Quote(name))
+		case out[name] != "":
+			return nil, fmt.Errorf("tablespace %s is relocated twice", input.Quote(name))
+		}
+		out[name] = loc
+	}
+	return out, nil
+}
+
+// Relocations are where a recovery puts the backup's tablespaces, by name: every
+// tablespace the Cluster declares goes to CloudNativePG's volume for it (so a backup of
+// another cluster, or of a non-Kubernetes server, lands where the new pods mount it), and
+// the external cluster's tablespaceMap overrides.
+func (c *Cluster) Relocations(t Target) (map[string]string, error) {
+	out := map[string]string{}
+	for _, ts := range c.Spec.Tablespaces {
+		if ts.Name != "" {
+			out[ts.Name] = TablespaceLocation(ts.Name)
+		}
+	}
+	explicit, err := ParseTablespaceMap(t.TablespaceMap)
+	if err != nil {
+		return nil, err
+	}
+	for name, loc := range explicit {
+		out[name] = loc
+	}
+	return out, nil
+}
+
+// TablespaceRoot is where CloudNativePG mounts declarative tablespaces.
+const TablespaceRoot = "/var/lib/postgresql/tablespaces"
+
+// TablespaceLocation is the data directory of a declarative tablespace in a CloudNativePG
+// pod (specs.LocationForTablespace).
+func TablespaceLocation(name string) string { return TablespaceRoot + "/" + name + "/data" }
 
 // ArchiveTarget is where the cluster archives: its spec.plugins entry for plugin.
 func (c *Cluster) ArchiveTarget(plugin string) (Target, error) {
@@ -120,7 +236,7 @@ func (c *Cluster) ArchiveTarget(plugin string) (Target, error) {
 		}
 		return targetOf(p, fmt.Sprintf("spec.plugins[%d].parameters", i), c.Metadata.Name)
 	}
-	return Target{}, fmt.Errorf("%w: cluster %q lists no %s in spec.plugins", ErrPluginNotUsed, c.Metadata.Name, plugin)
+	return Target{}, fmt.Errorf("%w: cluster %s lists no %s in spec.plugins", ErrPluginNotUsed, input.Quote(c.Metadata.Name), plugin)
 }
 
 // RestoreTarget is where the cluster restores WAL from: while it bootstraps by recovery
@@ -153,22 +269,25 @@ func ServerNameProblem(name string) string {
 	if serverNameRE.MatchString(name) {
 		return ""
 	}
-	return fmt.Sprintf("%q must be 1-128 characters of letters, digits, '.', '_' and '-', starting and ending with a letter or digit", name)
+	return input.Quote(name) + " must be 1-128 characters of letters, digits, '.', '_' and '-', starting and ending with a letter or digit"
 }
 
 func targetOf(p Plugin, path, defaultServer string) (Target, error) {
 	for _, k := range slices.Sorted(maps.Keys(p.Parameters)) {
 		if !slices.Contains(knownParams, k) {
-			return Target{}, &Error{Field: path + "." + k, Reason: "unknown parameter; known: " + strings.Join(knownParams, ", ")}
+			return Target{}, &input.Error{Field: path + "." + ParamName(k), Reason: "unknown parameter; known: " + strings.Join(knownParams, ", ")}
+		}
+		if err := input.String(path+"."+k, p.Parameters[k], MaxParameter); err != nil {
+			return Target{}, err
 		}
 	}
 	t := Target{ObjectStore: p.Parameters[ParamObjectStore], ServerName: p.Parameters[ParamServerName],
-		RetentionPolicy: p.Parameters[ParamRetentionPolicy]}
+		RetentionPolicy: p.Parameters[ParamRetentionPolicy], TablespaceMap: p.Parameters[ParamTablespaceMap]}
 	if t.ServerName == "" {
 		t.ServerName = defaultServer
 	}
 	if problem := ServerNameProblem(t.ServerName); problem != "" {
-		return Target{}, &Error{Field: path + "." + ParamServerName, Reason: problem}
+		return Target{}, &input.Error{Field: path + "." + ParamServerName, Reason: problem}
 	}
 	return t, nil
 }

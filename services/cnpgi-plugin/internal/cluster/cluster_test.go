@@ -2,10 +2,13 @@ package cluster_test
 
 import (
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 const plugin = "cnpgi.plinth.dev"
@@ -77,9 +80,9 @@ func TestTargets(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	for _, def := range []string{"", "{", `{"metadata":{}}`, `[]`} {
 		_, err := cluster.Parse([]byte(def))
-		var ce *cluster.Error
+		var ce *input.Error
 		if !errors.As(err, &ce) {
-			t.Errorf("Parse(%q): %v, want a cluster.Error", def, err)
+			t.Errorf("Parse(%q): %v, want an input.Error", def, err)
 		}
 	}
 	cl, _ := cluster.Parse([]byte(`{"metadata":{"name":"pg","annotations":{"cnpg.io/skipEmptyWalArchiveCheck":"enabled"}},"spec":{}}`))
@@ -88,5 +91,22 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := cl.ArchiveTarget(plugin); !errors.Is(err, cluster.ErrPluginNotUsed) {
 		t.Errorf("not used: %v", err)
+	}
+}
+
+func TestRelocations(t *testing.T) {
+	c, err := cluster.Parse([]byte(`{"metadata":{"name":"n"},"spec":{"tablespaces":[{"name":"fast"},{"name":"slow"}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Relocations(cluster.Target{TablespaceMap: "slow:/mnt/slow, archive:/mnt/a"})
+	want := map[string]string{"fast": "/var/lib/postgresql/tablespaces/fast/data", "slow": "/mnt/slow", "archive": "/mnt/a"}
+	if err != nil || !maps.Equal(got, want) {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, bad := range []string{"x", "x:", ":/a", "x:rel", "x:/a,x:/b", "x:/a/../b"} {
+		if _, err := cluster.ParseTablespaceMap(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }

@@ -19,9 +19,6 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 )
 
-// SubjectWALArchived carries eventsv1.WALArchived.
-const SubjectWALArchived = "plinth.cnpgi.wal.archived"
-
 // Options tune an Announcer.
 type Options struct {
 	// Batch is the most files one event names; a server with that many waiting is announced
@@ -149,7 +146,7 @@ func (a *Announcer) announce(ctx context.Context, store, server string) (bool, e
 		if err != nil || len(files) == 0 {
 			return err
 		}
-		if _, err := a.out.Add(ctx, tx, events.Event{Subject: SubjectWALArchived, Payload: walArchived(store, server, files)}); err != nil {
+		if _, err := a.out.Add(ctx, tx, events.Event{Payload: walArchived(store, server, files)}); err != nil {
 			return err
 		}
 		wrote = true

@@ -13,10 +13,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	platformevents "github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/events"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -41,7 +44,7 @@ func record(t *testing.T, c *catalog.Catalog, server string, names ...string) {
 			kind = wal.KindHistory
 		}
 		f := wal.ArchivedFile{Store: "main", Server: server, Name: n, Kind: kind, Timeline: 1, Size: 100, StoredSize: 10,
-			Compression: wal.CompressionGzip, SHA256: sha256.Sum256([]byte(n)), Key: server + "/wals/" + n}
+			Compression: compression.Gzip, SHA256: sha256.Sum256([]byte(n)), Key: server + "/wals/" + n}
 		if _, _, err := c.Record(context.Background(), f); err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +66,7 @@ func outbox(t *testing.T, pool *pgxpool.Pool) []*eventsv1.WALArchived {
 		if err := rows.Scan(&subject, &typ, &payload); err != nil {
 			t.Fatal(err)
 		}
-		if subject != events.SubjectWALArchived || typ != "plinth.events.v1.WALArchived" {
+		if subject != platformevents.SubjectOf(&eventsv1.WALArchived{}) || typ != "plinth.events.v1.WALArchived" {
 			t.Fatalf("outbox row %s %s", subject, typ)
 		}
 		ev := &eventsv1.WALArchived{}

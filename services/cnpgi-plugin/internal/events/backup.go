@@ -8,15 +8,6 @@ import (
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 )
 
-// Subjects of the base backup events, written by the catalog in the transaction that records
-// a backup's final status.
-const (
-	// SubjectBackupCompleted carries eventsv1.BackupCompleted.
-	SubjectBackupCompleted = "plinth.cnpgi.backup.completed"
-	// SubjectBackupFailed carries eventsv1.BackupFailed.
-	SubjectBackupFailed = "plinth.cnpgi.backup.failed"
-)
-
 // BackupFinished is the event announcing a backup's final record: completed for DONE,
 // failed for FAILED; false for any other status (a backup still running announces nothing).
 func BackupFinished(r backup.Record) (events.Event, bool) {
@@ -28,13 +19,13 @@ func BackupFinished(r backup.Record) (events.Event, bool) {
 			StartedAt: timestamppb.New(r.BeginTime), StoppedAt: timestamppb.New(r.EndTime),
 			SizeBytes: r.Size, StoredBytes: r.StoredSize, Compression: string(r.Compression),
 		}
-		return events.Event{Subject: SubjectBackupCompleted, Payload: ev}, true
+		return events.Event{Payload: ev}, true
 	case backup.StatusFailed:
 		ev := &eventsv1.BackupFailed{
 			ObjectStore: r.Store, ServerName: r.Server, BackupId: r.ID, BackupName: r.Name, Instance: r.Instance,
 			StartedAt: timestamppb.New(r.BeginTime), FailedAt: timestamppb.New(r.EndTime), Error: r.Error,
 		}
-		return events.Event{Subject: SubjectBackupFailed, Payload: ev}, true
+		return events.Event{Payload: ev}, true
 	}
 	return events.Event{}, false
 }

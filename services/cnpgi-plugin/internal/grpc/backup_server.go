@@ -13,8 +13,10 @@ import (
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // The parameters a Backup (or ScheduledBackup) may set in spec.pluginConfiguration.parameters.
@@ -35,7 +37,7 @@ var backupParams = []string{backupParamStore, backupParamCompression, backupPara
 type BackupServer struct {
 	backupv1.UnimplementedBackupServer
 	svc      *backup.Service
-	stores   *objectstore.Registry
+	stores   *stores.Registry
 	plugin   string
 	version  string
 	instance string
@@ -44,7 +46,7 @@ type BackupServer struct {
 
 // NewBackupServer serves svc for clusters that enable plugin; instance names the backed-up
 // pod in the catalog and results.
-func NewBackupServer(svc *backup.Service, stores *objectstore.Registry, plugin, version, instance string, log *slog.Logger) *BackupServer {
+func NewBackupServer(svc *backup.Service, stores *stores.Registry, plugin, version, instance string, log *slog.Logger) *BackupServer {
 	return &BackupServer{svc: svc, stores: stores, plugin: plugin, version: version, instance: instance, log: log}
 }
 
@@ -122,7 +124,7 @@ func (s *BackupServer) request(req *backupv1.BackupRequest) (backupCall, error) 
 		// Validation refuses a bad policy; a cluster the operator never validated gets told here.
 		p, err := backup.ParsePolicySpec(ct.RetentionPolicy)
 		if err != nil {
-			return backupCall{}, &wal.InvalidError{Field: "cluster_definition.spec.plugins.parameters." + cluster.ParamRetentionPolicy, Reason: publicMessage(err)}
+			return backupCall{}, &input.Error{Field: "cluster_definition.spec.plugins.parameters." + cluster.ParamRetentionPolicy, Reason: publicMessage(err)}
 		}
 		call.Retention = &p
 	}
@@ -132,19 +134,32 @@ func (s *BackupServer) request(req *backupv1.BackupRequest) (backupCall, error) 
 // backupRequest resolves the backup itself, for the cluster's archive target ct.
 func (s *BackupServer) backupRequest(req *backupv1.BackupRequest, ct cluster.Target) (backup.Request, error) {
 	if len(req.GetBackupDefinition()) == 0 {
-		return backup.Request{}, &wal.InvalidError{Field: "backup_definition", Reason: "is empty: the Backup object (JSON) is required"}
+		return backup.Request{}, &input.Error{Field: "backup_definition", Reason: "is empty: the Backup object (JSON) is required"}
+	}
+	if n := len(req.GetBackupDefinition()); n > cluster.MaxDefinition {
+		return backup.Request{}, input.Invalid("backup_definition", "is %d bytes; at most %d are allowed", n, cluster.MaxDefinition)
 	}
 	var b backupObject
 	if err := json.Unmarshal(req.GetBackupDefinition(), &b); err != nil {
-		return backup.Request{}, &wal.InvalidError{Field: "backup_definition", Reason: "is not a Backup in JSON: " + err.Error()}
+		return backup.Request{}, &input.Error{Field: "backup_definition", Reason: "is not a Backup in JSON: " + input.Truncate(err.Error(), 256)}
+	}
+	// The name goes into backup.info (one line of barman's format), the catalog and events.
+	if err := input.Required("backup_definition.metadata.name", b.Metadata.Name, 253); err != nil {
+		return backup.Request{}, err
+	}
+	if strings.ContainsAny(b.Metadata.Name, "\n\r") {
+		return backup.Request{}, input.Invalid("backup_definition.metadata.name", "must be one line")
 	}
 	if b.Spec.Online != nil && !*b.Spec.Online {
-		return backup.Request{}, &wal.InvalidError{Field: "backup_definition.spec.online", Reason: "offline (cold) backups are not supported: this plugin takes online backups"}
+		return backup.Request{}, &input.Error{Field: "backup_definition.spec.online", Reason: "offline (cold) backups are not supported: this plugin takes online backups"}
 	}
 	params := req.GetParameters()
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		if !slices.Contains(backupParams, k) {
-			return backup.Request{}, &wal.InvalidError{Field: "parameters." + k, Reason: "unknown parameter; known: " + strings.Join(backupParams, ", ")}
+			return backup.Request{}, &input.Error{Field: "parameters." + cluster.ParamName(k), Reason: "unknown parameter; known: " + strings.Join(backupParams, ", ")}
+		}
+		if err := input.String("parameters."+k, params[k], cluster.MaxParameter); err != nil {
+			return backup.Request{}, err
 		}
 	}
 	walStore, err := s.stores.Get(ct.ObjectStore)
@@ -159,7 +174,7 @@ func (s *BackupServer) backupRequest(req *backupv1.BackupRequest, ct cluster.Tar
 	}
 	comp, err := backup.ParseCompression(params[backupParamCompression])
 	if err != nil {
-		return backup.Request{}, &wal.InvalidError{Field: "parameters." + backupParamCompression, Reason: err.Error()}
+		return backup.Request{}, &input.Error{Field: "parameters." + backupParamCompression, Reason: err.Error()}
 	}
 	r := backup.Request{
 		Target: wal.Target{Store: store, Server: ct.ServerName}, WALStore: walStore, Name: b.Metadata.Name,
@@ -171,7 +186,7 @@ func (s *BackupServer) backupRequest(req *backupv1.BackupRequest, ct cluster.Tar
 	}
 	if v, ok := params[backupParamImmediate]; ok {
 		if r.ImmediateCheckpoint, err = strconv.ParseBool(v); err != nil {
-			return backup.Request{}, &wal.InvalidError{Field: "parameters." + backupParamImmediate, Reason: "must be true or false"}
+			return backup.Request{}, &input.Error{Field: "parameters." + backupParamImmediate, Reason: "must be true or false"}
 		}
 	}
 	return r, nil

@@ -15,9 +15,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
@@ -27,10 +30,10 @@ func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
 		msg    string // prefix of the message
 		logged bool
 	}{
-		{&wal.InvalidError{Field: "source_file_name", Reason: "bad"}, codes.InvalidArgument, "source_file_name: bad", false},
-		{&cluster.Error{Field: "spec.plugins[0].parameters.x", Reason: "unknown"}, codes.InvalidArgument, "spec.plugins[0].parameters.x", false},
+		{&input.Error{Field: "source_file_name", Reason: "bad"}, codes.InvalidArgument, "source_file_name: bad", false},
+		{&input.Error{Field: "spec.plugins[0].parameters.x", Reason: "unknown"}, codes.InvalidArgument, "spec.plugins[0].parameters.x", false},
 		{fmt.Errorf("%w: no entry", cluster.ErrPluginNotUsed), codes.FailedPrecondition, "the cluster does not use this plugin", false},
-		{fmt.Errorf("%w \"x\" (configured: a)", objectstore.ErrUnknownStore), codes.FailedPrecondition, "unknown object store \"x\"", false},
+		{fmt.Errorf("%w \"x\" (configured: a)", stores.ErrUnknownStore), codes.FailedPrecondition, "unknown object store \"x\"", false},
 		{fmt.Errorf("get: %w", wal.ErrNotFound), codes.NotFound, "WAL file not found", false},
 		{&wal.ConflictError{Server: "pg", Name: "000000010000000000000001"}, codes.AlreadyExists, `server "pg" already has a different`, false},
 		{&wal.NotEmptyError{Store: "s", Server: "pg", Key: "pg/wals/x"}, codes.FailedPrecondition, "the WAL archive of server", false},
@@ -39,10 +42,13 @@ func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
 		{&fs.PathError{Op: "open", Path: "/x", Err: syscall.EACCES}, codes.Internal, "internal error", true},
 		{errors.Join(errors.New("403 at https://s3.example.com/bucket"), objectstore.ErrDenied), codes.FailedPrecondition, "the object store refused", true},
 		{errors.Join(errors.New("NoSuchBucket"), objectstore.ErrBucketMissing), codes.FailedPrecondition, "the object store's bucket", true},
-		{fmt.Errorf("s3: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), codes.Unavailable, "the object store or the catalog", true},
-		{fmt.Errorf("%w: store \"main\": object a/b was written with key 1a2b", objectstore.ErrDecrypt), codes.FailedPrecondition, "cannot decrypt object: store", true},
-		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded", true},
-		{context.Canceled, codes.Canceled, "request canceled", true},
+		{fmt.Errorf("s3: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), codes.Unavailable, "the object store is unreachable", true},
+		{fmt.Errorf("%w: store \"main\": object a/b was written with key 1a2b", stores.ErrDecrypt), codes.FailedPrecondition, "cannot decrypt: store", true},
+		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded", false},
+		{context.Canceled, codes.Canceled, "request canceled", false},
+		{&wal.LocalError{Field: "source_file_name", Message: `"/x" is outside PGDATA`, Invalid: true}, codes.InvalidArgument, `source_file_name: "/x" is outside PGDATA`, false},
+		{&wal.LocalError{Field: "destination_file_name", Message: "no space left", Err: syscall.ENOSPC}, codes.FailedPrecondition, "destination_file_name: no space left", true},
+		{&wal.UnreadableError{Server: "pg", Name: "000000010000000000000001", Key: "pg/wals/x.lzo"}, codes.FailedPrecondition, `server "pg" has 000000010000000000000001 archived as`, false},
 		{errors.New(`ERROR: relation "wal_files" does not exist (SQLSTATE 42P01)`), codes.Internal, "internal error", true},
 	}
 	for _, c := range cases {

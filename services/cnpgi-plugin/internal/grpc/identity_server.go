@@ -1,5 +1,8 @@
-// Package grpc serves the CNPG-I services (cnpg-i v0.6.0 wire contract) over the WAL
-// domain: every handler validates, calls the domain and maps errors in errors.go.
+// Package grpc serves the nine CNPG-I services (cnpg-i v0.6.0 wire contract): identity,
+// WAL, backup, restore-job hooks, operator, operator lifecycle, reconciler hooks, Postgres
+// configuration and metrics. One file per service; every handler bounds and validates its
+// input, calls the domain package (wal, backup, restore, operator, ...) and maps errors in
+// errors.go, the one place that chooses status codes.
 package grpc
 
 import (
@@ -7,6 +10,8 @@ import (
 	"time"
 
 	identityv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
 
 // Metadata is what GetPluginMetadata reports.
@@ -36,12 +41,15 @@ func NewIdentityServer(meta Metadata, services []identityv1.PluginCapability_Ser
 // GetPluginMetadata describes the plugin.
 func (s *IdentityServer) GetPluginMetadata(context.Context, *identityv1.GetPluginMetadataRequest) (*identityv1.GetPluginMetadataResponse, error) {
 	return &identityv1.GetPluginMetadataResponse{
-		Name:          s.meta.Name,
-		Version:       s.meta.Version,
-		DisplayName:   "Plinth object store",
-		Description:   "WAL archiving and restore to S3-compatible and POSIX object stores, in barman-cloud's layout, natively in Go.",
+		Name:        s.meta.Name,
+		Version:     s.meta.Version,
+		DisplayName: "Plinth object store",
+		Description: "Backups and recovery for CloudNativePG: WAL archiving and restore, online base backups, " +
+			"point-in-time recovery and retention in S3-compatible and POSIX object stores, in barman-cloud's layout, natively in Go.",
 		ProjectUrl:    "https://github.com/plinth-dev/plinth",
 		RepositoryUrl: "https://github.com/plinth-dev/plinth",
+		License:       "Apache-2.0",
+		LicenseUrl:    plugin.LicenseURL,
 		Maturity:      "alpha",
 		Vendor:        "Plinth",
 		Manifest:      s.meta.Manifest,

@@ -12,15 +12,15 @@ import (
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/metrics"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 )
 
 // MetricsServer implements cnpgi.metrics.v1.Metrics for the instance manager's exporter.
 type MetricsServer struct {
 	metricsv1.UnimplementedMetricsServer
 	plugin   string
-	stores   *objectstore.Registry
+	stores   *stores.Registry
 	history  operator.History
 	failures *metrics.Failures
 	now      func() time.Time
@@ -28,7 +28,7 @@ type MetricsServer struct {
 }
 
 // NewMetricsServer reports the clusters that use plugin, from history and failures.
-func NewMetricsServer(plugin string, stores *objectstore.Registry, history operator.History, failures *metrics.Failures, log *slog.Logger) *MetricsServer {
+func NewMetricsServer(plugin string, stores *stores.Registry, history operator.History, failures *metrics.Failures, log *slog.Logger) *MetricsServer {
 	return &MetricsServer{plugin: plugin, stores: stores, history: history, failures: failures, now: time.Now, log: log}
 }
 
@@ -87,7 +87,7 @@ func (s *MetricsServer) Collect(ctx context.Context, req *metricsv1.CollectMetri
 // CountArchiveFailures is a unary interceptor that counts failed WAL.Archive calls per store
 // and server, for Collect: archive_command failures are what an operator of the cluster
 // needs to alert on, and they happen in this process.
-func CountArchiveFailures(plugin string, stores *objectstore.Registry, failures *metrics.Failures) grpc.UnaryServerInterceptor {
+func CountArchiveFailures(plugin string, stores *stores.Registry, failures *metrics.Failures) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		resp, err := handler(ctx, req)
 		if err == nil || info.FullMethod != walv1.WAL_Archive_FullMethodName {

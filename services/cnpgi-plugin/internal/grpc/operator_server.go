@@ -8,8 +8,10 @@ import (
 	operatorv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/operator/v1"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // OperatorServer implements cnpgi.operator.v1.Operator: the plugin's say on Cluster objects.
@@ -18,13 +20,13 @@ import (
 type OperatorServer struct {
 	operatorv1.UnimplementedOperatorServer
 	rules   operator.Rules
-	stores  *objectstore.Registry
+	stores  *stores.Registry
 	history operator.History
 	log     *slog.Logger
 }
 
 // NewOperatorServer applies rules, reading recovery windows from history.
-func NewOperatorServer(rules operator.Rules, stores *objectstore.Registry, history operator.History, log *slog.Logger) *OperatorServer {
+func NewOperatorServer(rules operator.Rules, stores *stores.Registry, history operator.History, log *slog.Logger) *OperatorServer {
 	return &OperatorServer{rules: rules, stores: stores, history: history, log: log}
 }
 
@@ -115,8 +117,8 @@ func (s *OperatorServer) Deregister(ctx context.Context, req *operatorv1.Deregis
 // parseField parses a Cluster sent in the named request field, naming that field on failure.
 func parseField(definition []byte, field string) (*cluster.Cluster, error) {
 	c, err := cluster.Parse(definition)
-	if cerr := (*cluster.Error)(nil); errors.As(err, &cerr) && cerr.Field == "cluster_definition" {
-		return nil, &cluster.Error{Field: field, Reason: cerr.Reason}
+	if cerr := (*input.Error)(nil); errors.As(err, &cerr) && cerr.Field == "cluster_definition" {
+		return nil, &input.Error{Field: field, Reason: cerr.Reason}
 	}
 	return c, err
 }

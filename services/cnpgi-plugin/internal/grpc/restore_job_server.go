@@ -1,6 +1,8 @@
 package grpc
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +11,8 @@ import (
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/restore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
@@ -19,13 +21,13 @@ import (
 type RestoreJobServer struct {
 	walv1.UnimplementedRestoreJobHooksServer
 	svc    *restore.Service
-	stores *objectstore.Registry
+	stores *stores.Registry
 	plugin string
 	log    *slog.Logger
 }
 
 // NewRestoreJobServer restores with svc for clusters that recover from plugin.
-func NewRestoreJobServer(svc *restore.Service, stores *objectstore.Registry, plugin string, log *slog.Logger) *RestoreJobServer {
+func NewRestoreJobServer(svc *restore.Service, stores *stores.Registry, plugin string, log *slog.Logger) *RestoreJobServer {
 	return &RestoreJobServer{svc: svc, stores: stores, plugin: plugin, log: log}
 }
 
@@ -62,15 +64,23 @@ func (s *RestoreJobServer) request(req *walv1.RestoreRequest) (restore.Request, 
 	// cluster's archive, whatever the status says.
 	bootstrapping := *c
 	bootstrapping.Status.CurrentPrimary = ""
-	src, err := s.resolve(bootstrapping.RestoreTarget(s.plugin))
+	ct, err := bootstrapping.RestoreTarget(s.plugin)
 	if err != nil {
 		return restore.Request{}, err
+	}
+	src, err := s.resolve(ct, nil)
+	if err != nil {
+		return restore.Request{}, err
+	}
+	relocations, err := c.Relocations(ct)
+	if err != nil {
+		return restore.Request{}, input.Invalid("spec.externalClusters.plugin.parameters."+cluster.ParamTablespaceMap, "%v", err)
 	}
 	target, err := restore.ParseTarget(req.GetClusterDefinition())
 	if err != nil {
 		return restore.Request{}, err
 	}
-	r := restore.Request{Source: src, Target: target}
+	r := restore.Request{Source: src, Target: target, Relocations: relocations}
 	check := !c.SkipEmptyWALArchiveCheck()
 	if req.CheckEmptyWalArchive != nil { // operators built on cnpg-i v0.6.0 decide themselves
 		check = *req.CheckEmptyWalArchive

@@ -8,25 +8,39 @@ import (
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // WALServer implements cnpgi.wal.v1.WAL: the instance manager's archive_command and
 // restore_command, plus Status and SetFirstRequired.
 type WALServer struct {
 	walv1.UnimplementedWALServer
-	svc     *wal.Service
-	stores  *objectstore.Registry
-	plugin  string
-	timeout time.Duration
-	log     *slog.Logger
+	svc    *wal.Service
+	stores *stores.Registry
+	opts   WALOptions
+	log    *slog.Logger
 }
 
-// NewWALServer serves svc for clusters that enable plugin; timeout bounds each call (the
-// instance manager sets no deadline on unix sockets).
-func NewWALServer(svc *wal.Service, stores *objectstore.Registry, plugin string, timeout time.Duration, log *slog.Logger) *WALServer {
-	return &WALServer{svc: svc, stores: stores, plugin: plugin, timeout: timeout, log: log}
+// WALOptions describe the instance the WAL service works for.
+type WALOptions struct {
+	// Plugin is the plugin name clusters enable.
+	Plugin string
+	// Timeout bounds each call (the instance manager sets no deadline on unix sockets).
+	Timeout time.Duration
+	// DataDirs confine archive sources and restore destinations: the instance's PGDATA
+	// first (relative paths resolve against it), then any other data directories served.
+	DataDirs []string
+	// Instance is this instance's pod name: with the cluster's status it says whether a
+	// standby can stream (the end-of-WAL flag).
+	Instance string
+}
+
+// NewWALServer serves svc for clusters that enable o.Plugin.
+func NewWALServer(svc *wal.Service, stores *stores.Registry, o WALOptions, log *slog.Logger) *WALServer {
+	return &WALServer{svc: svc, stores: stores, opts: o, log: log}
 }
 
 // GetCapabilities lists the four WAL RPCs, all implemented.
@@ -46,7 +60,7 @@ func (s *WALServer) GetCapabilities(context.Context, *walv1.WALCapabilitiesReque
 // Archive stores the segment at source_file_name. check_empty_wal_archive is passed on
 // with its presence: absent means an older operator (see wal.ArchiveRequest).
 func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (*walv1.WALArchiveResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	start := time.Now()
 	c, t, err := s.target(req.GetClusterDefinition(), false)
@@ -54,10 +68,11 @@ func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (
 		return nil, toStatus(ctx, s.log, err)
 	}
 	err = s.svc.Archive(ctx, t, wal.ArchiveRequest{
-		SourcePath: req.GetSourceFileName(), CheckEmpty: req.CheckEmptyWalArchive, SkipEmptyCheck: c.SkipEmptyWALArchiveCheck(),
+		SourcePath: req.GetSourceFileName(), DataDirs: s.opts.DataDirs,
+		CheckEmpty: req.CheckEmptyWalArchive, SkipEmptyCheck: c.SkipEmptyWALArchiveCheck(),
 	})
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, toStatus(ctx, s.log, err, "store", t.Store.Name, "server", t.Server, "source", input.Quote(req.GetSourceFileName()))
 	}
 	s.log.InfoContext(ctx, "archived WAL file", "wal", baseName(req.GetSourceFileName()), "store", t.Store.Name,
 		"server", t.Server, "ms", time.Since(start).Milliseconds())
@@ -67,9 +82,9 @@ func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (
 // Restore writes source_wal_name to destination_file_name. mode 0 (older operators) is
 // recovery.
 func (s *WALServer) Restore(ctx context.Context, req *walv1.WALRestoreRequest) (*walv1.WALRestoreResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	_, t, err := s.target(req.GetClusterDefinition(), true)
+	c, t, err := s.target(req.GetClusterDefinition(), true)
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
@@ -79,17 +94,20 @@ func (s *WALServer) Restore(ctx context.Context, req *walv1.WALRestoreRequest) (
 	case walv1.WALRestoreRequest_MODE_REWIND:
 		mode = wal.RestoreRewind
 	default:
-		return nil, toStatus(ctx, s.log, &wal.InvalidError{Field: "mode", Reason: "unknown restore mode " + req.GetMode().String()})
+		return nil, toStatus(ctx, s.log, &input.Error{Field: "mode", Reason: "unknown restore mode " + req.GetMode().String()})
 	}
-	err = s.svc.Restore(ctx, t, wal.RestoreRequest{Name: req.GetSourceWalName(), Destination: req.GetDestinationFileName(), Mode: mode})
+	err = s.svc.Restore(ctx, t, wal.RestoreRequest{
+		Name: req.GetSourceWalName(), Destination: req.GetDestinationFileName(), DataDirs: s.opts.DataDirs, Mode: mode,
+		StreamingAvailable: c.StreamingAvailable(s.opts.Instance),
+	})
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, toStatus(ctx, s.log, err, "store", t.Store.Name, "server", t.Server, "wal", input.Quote(req.GetSourceWalName()))
 	}
 	return &walv1.WALRestoreResult{}, nil
 }
 
-// Status reports the first and last archived segments from the catalog, with counts in
-// additional_information.
+// Status reports the first and last archived segments as the store holds them, with counts
+// in additional_information.
 func (s *WALServer) Status(ctx context.Context, req *walv1.WALStatusRequest) (*walv1.WALStatusResult, error) {
 	_, t, err := s.target(req.GetClusterDefinition(), false)
 	if err != nil {
@@ -97,11 +115,11 @@ func (s *WALServer) Status(ctx context.Context, req *walv1.WALStatusRequest) (*w
 	}
 	st, err := s.svc.Status(ctx, t)
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, toStatus(ctx, s.log, err, "store", t.Store.Name, "server", t.Server)
 	}
 	info := map[string]string{
 		"objectStore": t.Store.Name, "serverName": t.Server,
-		"segments": itoa(st.Segments), "storedBytes": itoa(st.Bytes),
+		"segments": itoa(st.Segments), "storedBytes": itoa(st.Bytes), "catalogSegments": itoa(st.CatalogSegments),
 	}
 	if st.FirstRequired != "" {
 		info["firstRequiredWal"] = st.FirstRequired
@@ -119,7 +137,7 @@ func (s *WALServer) SetFirstRequired(ctx context.Context, req *walv1.SetFirstReq
 		return nil, toStatus(ctx, s.log, err)
 	}
 	if err := s.svc.SetFirstRequired(ctx, t, req.GetFirstRequiredWal()); err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, toStatus(ctx, s.log, err, "store", t.Store.Name, "server", t.Server)
 	}
 	return &walv1.SetFirstRequiredResult{}, nil
 }
@@ -134,7 +152,7 @@ func (s *WALServer) target(definition []byte, restore bool) (*cluster.Cluster, w
 	if restore {
 		pick = c.RestoreTarget
 	}
-	ct, err := pick(s.plugin)
+	ct, err := pick(s.opts.Plugin)
 	if err != nil {
 		return nil, wal.Target{}, err
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/history"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -32,13 +34,13 @@ func TestSummary(t *testing.T) {
 			kind = wal.KindHistory
 		}
 		f := wal.ArchivedFile{Store: "main", Server: "pg", Name: n, Kind: kind, Timeline: 1, Size: 100, StoredSize: int64(10 * (i + 1)),
-			Compression: wal.CompressionGzip, SHA256: sha256.Sum256([]byte(n)), Key: n}
+			Compression: compression.Gzip, SHA256: sha256.Sum256([]byte(n)), Key: n}
 		if _, _, err := cat.Record(ctx, f); err != nil {
 			t.Fatal(err)
 		}
 	}
 	other := wal.ArchivedFile{Store: "main", Server: "other", Name: "000000010000000000000009", Kind: wal.KindSegment, Size: 1, StoredSize: 1000,
-		Compression: wal.CompressionGzip, Key: "x"}
+		Compression: compression.Gzip, Key: "x"}
 	if _, _, err := cat.Record(ctx, other); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/jsonpatch"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // Operation is what the operator is about to do with the object.
@@ -54,7 +56,7 @@ func (in *Injector) Hook(op Operation, clusterDef, objectDef []byte) (jsonpatch.
 	}
 	var obj map[string]any
 	if err := json.Unmarshal(objectDef, &obj); err != nil || obj == nil {
-		return nil, &cluster.Error{Field: "object_definition", Reason: "is not a Kubernetes object in JSON"}
+		return nil, &input.Error{Field: "object_definition", Reason: "is not a Kubernetes object in JSON"}
 	}
 	if op != OperationCreate && op != OperationEvaluate {
 		return nil, nil
@@ -131,7 +133,7 @@ func (in *Injector) patchPodSpec(base []string, spec map[string]any, mainName, p
 	containers, _ := spec["containers"].([]any)
 	main := slices.IndexFunc(containers, func(x any) bool { return nameOf(x) == mainName })
 	if main < 0 {
-		return nil, &cluster.Error{Field: "object_definition", Reason: fmt.Sprintf("has no container %q for the plugin's sidecar to join", mainName)}
+		return nil, &input.Error{Field: "object_definition", Reason: fmt.Sprintf("has no container %q for the plugin's sidecar to join", mainName)}
 	}
 	mc, _ := containers[main].(map[string]any)
 	var p jsonpatch.Patch
@@ -181,7 +183,7 @@ func object(obj map[string]any, fields ...string) (map[string]any, error) {
 	for i, f := range fields {
 		next, ok := obj[f].(map[string]any)
 		if !ok {
-			return nil, &cluster.Error{Field: "object_definition", Reason: "has no " + strings.Join(fields[:i+1], ".")}
+			return nil, &input.Error{Field: "object_definition", Reason: "has no " + strings.Join(fields[:i+1], ".")}
 		}
 		obj = next
 	}

@@ -10,7 +10,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 const plugin = "cnpgi.plinth.dev"
@@ -121,6 +121,10 @@ func TestPodGetsANativeSidecar(t *testing.T) {
 		if sc["name"] != SidecarName || sc["image"] != "ghcr.io/plinth-dev/cnpgi-plugin:v1" || sc["restartPolicy"] != "Always" ||
 			sc["imagePullPolicy"] != "Always" || !slices.Equal(toStrings(sc["args"]), []string{"serve"}) {
 			t.Fatalf("sidecar %v", sc)
+		}
+		probe, _ := sc["startupProbe"].(map[string]any)
+		if cmd := toStrings(at(probe, "exec", "command")); !slices.Equal(cmd, []string{ImageBinary, "health", "-socket=/plugins/" + plugin}) {
+			t.Fatalf("startup probe %v", probe)
 		}
 		sec := sc["securityContext"].(map[string]any)
 		if sec["readOnlyRootFilesystem"] != true || sec["runAsNonRoot"] != true || sec["allowPrivilegeEscalation"] != false {
@@ -267,7 +271,7 @@ func TestBadObjects(t *testing.T) {
 			clusterDef = recoversFrom
 		}
 		_, err := in.Hook(OperationCreate, []byte(clusterDef), []byte(obj))
-		var cerr *cluster.Error
+		var cerr *input.Error
 		if !errors.As(err, &cerr) || cerr.Field != "object_definition" {
 			t.Errorf("%s: %v, want an object_definition error", name, err)
 		}

@@ -21,6 +21,9 @@ const (
 // SidecarName is the injected container's name; finding it again keeps injection idempotent.
 const SidecarName = "plinth-cnpgi"
 
+// ImageBinary is the plugin binary's path in the image (deploy/docker/Dockerfile).
+const ImageBinary = "/usr/local/bin/plinth-service"
+
 // Sidecar configures the injected container.
 type Sidecar struct {
 	// Image runs the plugin (this binary), e.g. ghcr.io/plinth-dev/cnpgi-plugin:v1.
@@ -47,7 +50,16 @@ type (
 		EnvFrom         []envFrom       `json:"envFrom,omitempty"`
 		VolumeMounts    []any           `json:"volumeMounts"`
 		RestartPolicy   string          `json:"restartPolicy"`
+		StartupProbe    *probe          `json:"startupProbe,omitempty"`
 		SecurityContext securityContext `json:"securityContext"`
+	}
+	probe struct {
+		Exec struct {
+			Command []string `json:"command"`
+		} `json:"exec"`
+		PeriodSeconds    int `json:"periodSeconds"`
+		TimeoutSeconds   int `json:"timeoutSeconds"`
+		FailureThreshold int `json:"failureThreshold"`
 	}
 	envVar struct {
 		Name  string `json:"name"`
@@ -100,6 +112,11 @@ func (s Sidecar) container(pullPolicy string, mounts []any) container {
 		ef.SecretRef.Name = s.EnvSecret
 		c.EnvFrom = []envFrom{ef}
 	}
+	// A native sidecar's startup probe holds back the containers after it: PostgreSQL
+	// starts archiving only once the plugin answers on its socket (up to a minute: the
+	// catalog migrations run at start).
+	c.StartupProbe = &probe{PeriodSeconds: 1, TimeoutSeconds: 5, FailureThreshold: 60}
+	c.StartupProbe.Exec.Command = []string{ImageBinary, "health", "-socket=" + PluginsMountPath + "/" + s.PluginName}
 	c.SecurityContext.RunAsNonRoot = true
 	c.SecurityContext.ReadOnlyRootFilesystem = true
 	c.SecurityContext.SeccompProfile.Type = "RuntimeDefault"

@@ -14,20 +14,22 @@ import (
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/history"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 const plugin = "cnpgi.plinth.dev"
 
-type stores struct {
+type storeNames struct {
 	names []string
 	def   string
 }
 
-func (s stores) Names() []string { return s.names }
-func (s stores) Default() string { return s.def }
+func (s storeNames) Names() []string { return s.names }
+func (s storeNames) Default() string { return s.def }
 func rules(def string) Rules {
-	return Rules{Plugin: plugin, Stores: stores{[]string{"local", "s3"}, def}}
+	return Rules{Plugin: plugin, Stores: storeNames{[]string{"local", "s3"}, def}}
 }
 func parse(t *testing.T, js string) *cluster.Cluster {
 	t.Helper()
@@ -59,6 +61,8 @@ func TestValidateCreate(t *testing.T) {
 		{"retention policy", `{"retentionPolicy":"30d,keep:3"}`, "local", nil},
 		{"bad retention policy", `{"retentionPolicy":"30days"}`, "local", []string{
 			"spec.plugins.1.parameters.retentionPolicy=30days: \"30days\": \"30days\" is neither a recovery window"}},
+		{"tablespace map on the own archive", `{"tablespaceMap":"t:/x"}`, "local", []string{
+			"spec.plugins.1.parameters.tablespaceMap=t:/x: applies only when recovering"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,6 +81,16 @@ func TestValidateCreate(t *testing.T) {
 	// The default server name is the cluster's: a name that is not a valid one is reported.
 	if got := rules("local").ValidateCreate(parse(t, clusterJSON("-pg", `{}`))); len(got) != 1 || got[0].Value != "-pg" {
 		t.Fatalf("invalid default server name: %v", got)
+	}
+}
+
+func TestValidateTablespaceMap(t *testing.T) {
+	for m, want := range map[string]string{"t:/mnt/t,u:/mnt/u": "", "t:relative": "must be an absolute path", "t": "is not NAME:LOCATION"} {
+		c := parse(t, `{"metadata":{"name":"pg"},"spec":{"externalClusters":[{"name":"src","plugin":{"name":"`+plugin+`","parameters":{"tablespaceMap":"`+m+`"}}}]}}`)
+		got := rules("local").ValidateCreate(c)
+		if want == "" && len(got) != 0 || want != "" && (len(got) != 1 || !strings.Contains(got[0].Message, want)) {
+			t.Errorf("%q: %v, want %q", m, got, want)
+		}
 	}
 }
 
@@ -185,7 +199,7 @@ func resolve(name string) (string, error) {
 	case "s3":
 		return "s3", nil
 	}
-	return "", fmt.Errorf("%w %q", objectstore.ErrUnknownStore, name)
+	return "", fmt.Errorf("%w %q", stores.ErrUnknownStore, name)
 }
 
 func TestStatusIsEmptyWhenUnchanged(t *testing.T) {
@@ -224,11 +238,11 @@ func TestStatusErrors(t *testing.T) {
 	if got, err := r.Status(ctx, parse(t, `{"metadata":{"name":"pg"},"spec":{}}`), fakeHistory{}, resolve); got != nil || err != nil {
 		t.Fatalf("a cluster without the plugin: %s, %v; want no status", got, err)
 	}
-	var cerr *cluster.Error
+	var cerr *input.Error
 	if _, err := r.Status(ctx, parse(t, clusterJSON("pg", `{"bad":"1"}`)), fakeHistory{}, resolve); !errors.As(err, &cerr) {
 		t.Fatalf("bad parameter: %v", err)
 	}
-	if _, err := r.Status(ctx, parse(t, clusterJSON("pg", `{"objectStore":"gcs"}`)), fakeHistory{}, resolve); !errors.Is(err, objectstore.ErrUnknownStore) {
+	if _, err := r.Status(ctx, parse(t, clusterJSON("pg", `{"objectStore":"gcs"}`)), fakeHistory{}, resolve); !errors.Is(err, stores.ErrUnknownStore) {
 		t.Fatalf("unknown store: %v", err)
 	}
 	boom := errors.New("catalog down")

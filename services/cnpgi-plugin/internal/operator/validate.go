@@ -4,6 +4,8 @@
 package operator
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"errors"
 	"fmt"
 	"maps"
@@ -102,7 +104,7 @@ func (r Rules) ValidateChange(old, updated *cluster.Cluster) []FieldError {
 		if now := serverName(e); now != was {
 			errs = append(errs, FieldError{
 				Path: pathTo(e, cluster.ParamServerName), Value: now,
-				Message: fmt.Sprintf("is immutable: it was %q; the cluster's archive and backups live under that name (create a new cluster, recovering from this one, to use another)", was),
+				Message: fmt.Sprintf("is immutable: it was %s; the cluster's archive and backups live under that name (create a new cluster, recovering from this one, to use another)", input.Quote(was)),
 			})
 		}
 	}
@@ -130,6 +132,9 @@ func (r Rules) checkEntry(e entry) []FieldError {
 	if policy, ok := e.params[cluster.ParamRetentionPolicy]; ok {
 		errs = append(errs, checkRetention(e, policy)...)
 	}
+	if m, ok := e.params[cluster.ParamTablespaceMap]; ok {
+		errs = append(errs, checkTablespaceMap(e, m)...)
+	}
 	if name := serverName(e); cluster.ServerNameProblem(name) != "" {
 		errs = append(errs, FieldError{Path: pathTo(e, cluster.ParamServerName), Value: name, Message: cluster.ServerNameProblem(name)})
 	}
@@ -152,6 +157,20 @@ func checkRetention(e entry, policy string) []FieldError {
 			msg = be.Msg
 		}
 		return []FieldError{{Path: path, Value: policy, Message: msg}}
+	}
+	return nil
+}
+
+// checkTablespaceMap refuses a tablespaceMap that does not parse, and one on the cluster's
+// own entry: relocation applies when recovering from an external cluster's backups.
+func checkTablespaceMap(e entry, m string) []FieldError {
+	path := pathTo(e, cluster.ParamTablespaceMap)
+	if !e.external {
+		return []FieldError{{Path: path, Value: m,
+			Message: "applies only when recovering from an external cluster (spec.externalClusters[].plugin.parameters)"}}
+	}
+	if _, err := cluster.ParseTablespaceMap(m); err != nil {
+		return []FieldError{{Path: path, Value: m, Message: err.Error()}}
 	}
 	return nil
 }

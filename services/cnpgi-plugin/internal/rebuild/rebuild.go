@@ -13,8 +13,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
@@ -47,7 +48,7 @@ const batch = 500
 
 // Run rebuilds the catalog of the given servers in the store, or of every server it holds
 // when servers is empty.
-func Run(ctx context.Context, cat Catalog, st *objectstore.Named, servers []string, log *slog.Logger) ([]Report, error) {
+func Run(ctx context.Context, cat Catalog, st *stores.Named, servers []string, log *slog.Logger) ([]Report, error) {
 	found, err := scan(ctx, st.Store)
 	if err != nil {
 		return nil, err
@@ -131,6 +132,27 @@ func one(ctx context.Context, cat Catalog, t wal.Target, objs []objectstore.Obje
 	return rep, err
 }
 
+// adoptSystemID gives history and backup files, which carry no system identifier, the one
+// every segment found with them has, so that check_empty_wal_archive knows them as that
+// system's after a rebuild as after archiving. With segments of several systems, none.
+func adoptSystemID(files []wal.ArchivedFile) {
+	var sys uint64
+	for _, f := range files {
+		switch {
+		case f.SystemID == 0:
+		case sys == 0:
+			sys = f.SystemID
+		case sys != f.SystemID:
+			return
+		}
+	}
+	for i := range files {
+		if files[i].SystemID == 0 && (files[i].Kind == wal.KindHistory || files[i].Kind == wal.KindBackup) {
+			files[i].SystemID = sys
+		}
+	}
+}
+
 // describeAll reads the objects with a few readers and records them in batches.
 func describeAll(ctx context.Context, cat Catalog, t wal.Target, objs []objectstore.ObjectInfo) (int, error) {
 	files := make([]wal.ArchivedFile, len(objs))
@@ -152,6 +174,7 @@ func describeAll(ctx context.Context, cat Catalog, t wal.Target, objs []objectst
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
+	adoptSystemID(files)
 	added := 0
 	for chunk := range slices.Chunk(files, batch) {
 		n, err := cat.RecordFound(ctx, chunk)

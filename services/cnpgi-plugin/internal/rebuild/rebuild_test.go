@@ -3,7 +3,6 @@ package rebuild_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"log/slog"
 	"os"
@@ -12,11 +11,15 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/rebuild"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal/waltest"
+
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -32,16 +35,6 @@ func openCatalog(t *testing.T) *catalog.Catalog {
 }
 
 // segment is a 1 MiB WAL segment of system sysID.
-func segment(sysID uint64) []byte {
-	b := make([]byte, 1<<20)
-	_, _ = rand.Read(b[64:])
-	binary.LittleEndian.PutUint16(b[0:2], 0xD110)
-	binary.LittleEndian.PutUint16(b[2:4], 0x0002)
-	binary.LittleEndian.PutUint64(b[24:32], sysID)
-	binary.LittleEndian.PutUint32(b[32:36], 1<<20)
-	return b
-}
-
 // TestRebuildFromTheStore archives WAL through the WAL service with one catalog, then
 // rebuilds a second, empty catalog from the store alone: same files, same checksums and
 // system identifiers, plus the base backups; a second run changes nothing, and objects
@@ -52,7 +45,7 @@ func TestRebuildFromTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	named := &objectstore.Named{Name: "main", Kind: "posix", Store: st, WAL: objectstore.WALSettings{Compression: "zstd", MaxParallel: 1}}
+	named := &stores.Named{Name: "main", Kind: "posix", Store: st, WAL: stores.WALSettings{Compression: "zstd", MaxParallel: 1}}
 	first := openCatalog(t)
 	svc, err := wal.NewService(first, wal.Options{SpoolDir: filepath.Join(t.TempDir(), "spool"), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -65,8 +58,17 @@ func TestRebuildFromTheStore(t *testing.T) {
 	}
 	target := wal.Target{Store: named, Server: "pg"}
 	names := []string{"000000010000000000000001", "000000010000000000000002", "00000002.history"}
+	// The instance's pg_control: the history file is recorded with its system identifier,
+	// and a rebuild must give it the same one (from the segments).
+	if err := os.MkdirAll(filepath.Join(filepath.Dir(pgwal), "global"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	control := binary.LittleEndian.AppendUint64(nil, 7001)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(pgwal), "global", "pg_control"), control, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for i, name := range names {
-		data := segment(7001)
+		data := waltest.Segment(name, 7001)
 		if i == 2 {
 			data = []byte("1\t0/3000000\tno recovery target specified\n")
 		}
@@ -74,7 +76,7 @@ func TestRebuildFromTheStore(t *testing.T) {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if err := svc.Archive(ctx, target, wal.ArchiveRequest{SourcePath: p, CheckEmpty: new(bool)}); err != nil {
+		if err := svc.Archive(ctx, target, wal.ArchiveRequest{SourcePath: p, DataDirs: []string{filepath.Dir(pgwal)}, CheckEmpty: new(bool)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,13 +101,13 @@ func TestRebuildFromTheStore(t *testing.T) {
 		want, _, _ := first.File(ctx, "main", "pg", name)
 		got, ok, err := second.File(ctx, "main", "pg", name)
 		if err != nil || !ok || got.SHA256 != want.SHA256 || got.Size != want.Size || got.SystemID != want.SystemID ||
-			got.Key != want.Key || got.Kind != want.Kind || got.Compression != wal.CompressionZstd {
+			got.Key != want.Key || got.Kind != want.Kind || got.Compression != compression.Zstd {
 			t.Fatalf("%s: rebuilt %+v, archived %+v (%v)", name, got, want, err)
 		}
 	}
 	recs, err := second.Backups(ctx, "main", "pg")
 	if err != nil || len(recs) != 1 || recs[0].ID != info.ID || recs[0].EndLSN != info.EndLSN || recs[0].SystemID != 7001 ||
-		recs[0].StoredSize != 3 || recs[0].Compression != backup.CompressionGzip {
+		recs[0].StoredSize != 3 || recs[0].Compression != compression.Gzip {
 		t.Fatalf("rebuilt backups %+v %v", recs, err)
 	}
 	reps, err = rebuild.Run(ctx, second, named, []string{"pg"}, slog.New(slog.DiscardHandler))

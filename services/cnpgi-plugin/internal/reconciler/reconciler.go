@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
-// Stores resolves store names; *objectstore.Registry provides it.
+// Stores resolves store names; *stores.Registry provides it.
 type Stores interface {
-	Get(name string) (*objectstore.Named, error)
+	Get(name string) (*stores.Named, error)
 }
 
 // Decision is the answer to one hook call.
@@ -87,7 +89,7 @@ func (g *Gate) Check(ctx context.Context, clusterDef, resourceDef []byte) (Decis
 	var res resource
 	if len(resourceDef) > 0 {
 		if err := json.Unmarshal(resourceDef, &res); err != nil {
-			return Decision{}, &cluster.Error{Field: "resource_definition", Reason: "is not a Kubernetes object in JSON"}
+			return Decision{}, &input.Error{Field: "resource_definition", Reason: "is not a Kubernetes object in JSON"}
 		}
 	}
 	t, err := c.ArchiveTarget(g.plugin)
@@ -142,7 +144,7 @@ func (g *Gate) probe(ctx context.Context, t cluster.Target) Decision {
 }
 
 func (g *Gate) requeue(ctx context.Context, t cluster.Target, cause error) Decision {
-	reason := fmt.Sprintf("object store %q of server %q is not usable", t.ObjectStore, t.ServerName)
+	reason := fmt.Sprintf("object store %s of server %s is not usable", input.Quote(t.ObjectStore), input.Quote(t.ServerName))
 	g.opts.Logger.WarnContext(ctx, "holding back the reconciliation", "reason", reason, "error", cause,
 		"retry_in", g.opts.RequeueAfter)
 	return Decision{Requeue: true, RequeueAfter: g.opts.RequeueAfter, Reason: reason}

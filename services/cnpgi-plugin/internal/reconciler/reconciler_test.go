@@ -8,23 +8,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/secret"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 const plugin = "cnpgi.plinth.dev"
 
 // registry has a POSIX store "local" (the default) and an S3 store "down" whose endpoint
 // refuses connections.
-func registry(t *testing.T) (*objectstore.Registry, string) {
+func registry(t *testing.T) (*stores.Registry, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
-	f := &objectstore.File{DefaultStore: "local", Stores: map[string]objectstore.StoreConfig{
+	f := &stores.File{DefaultStore: "local", Stores: map[string]stores.StoreConfig{
 		"local": {POSIX: &objectstore.POSIXConfig{Path: dir, NoSync: true}},
 		"down": {S3: &objectstore.S3Config{Endpoint: "http://127.0.0.1:1", Bucket: "b", PathStyle: true,
-			AccessKeyID: objectstore.SecretRef{Env: "K"}, SecretAccessKey: objectstore.SecretRef{Env: "K"}}},
+			AccessKeyID: secret.Ref{Env: "K"}, SecretAccessKey: secret.Ref{Env: "K"}}},
 	}}
-	reg, err := objectstore.Open(f, []string{"K=x"})
+	reg, err := stores.Open(f, []string{"K=x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +92,14 @@ func TestMissingDirectoryIsMissingStore(t *testing.T) {
 func TestBadRequests(t *testing.T) {
 	reg, _ := registry(t)
 	g := NewGate(plugin, reg, Options{})
-	var cerr *cluster.Error
+	var cerr *input.Error
 	for name, c := range map[string][2][]byte{
 		"cluster not JSON":  {[]byte(`{`), nil},
 		"resource not JSON": {clusterWith(`{}`), []byte(`[`)},
 		"bad parameter":     {clusterWith(`{"typo":"x"}`), nil},
 	} {
 		if _, err := g.Check(context.Background(), c[0], c[1]); !errors.As(err, &cerr) {
-			t.Errorf("%s: %v, want a *cluster.Error", name, err)
+			t.Errorf("%s: %v, want a *input.Error", name, err)
 		}
 	}
 }

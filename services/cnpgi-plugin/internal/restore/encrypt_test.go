@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/encryption"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/restore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 // sealed encrypts data as the store writes it.
-func sealed(t *testing.T, st *objectstore.Named, data []byte) []byte {
+func sealed(t *testing.T, st *stores.Named, data []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := st.Seal(&buf)
@@ -32,7 +33,7 @@ func sealed(t *testing.T, st *objectstore.Named, data []byte) []byte {
 }
 
 func TestRestoreEncryptedBackup(t *testing.T) {
-	key, err := objectstore.NewEncryptionKey(bytes.Repeat([]byte{9}, 32))
+	key, err := encryption.NewKey(bytes.Repeat([]byte{9}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +42,9 @@ func TestRestoreEncryptedBackup(t *testing.T) {
 	e.addBackup(t, "20260101T010000", time.Date(2026, 1, 1, 1, 5, 0, 0, time.UTC), true)
 
 	// Without the key: a clear error naming the store, nothing unpacked as garbage.
-	plain := &objectstore.Named{Name: e.store.Name, Kind: e.store.Kind, Store: e.store.Store}
+	plain := &stores.Named{Name: e.store.Name, Kind: e.store.Kind, Store: e.store.Store}
 	_, err = e.svc.Restore(context.Background(), restore.Request{Source: wal.Target{Store: plain, Server: "pg"}})
-	if !errors.Is(err, objectstore.ErrDecrypt) || !strings.Contains(err.Error(), `store "main"`) {
+	if !errors.Is(err, stores.ErrDecrypt) || !strings.Contains(err.Error(), `store "main"`) {
 		t.Fatalf("restore without the key: %v", err)
 	}
 

@@ -51,6 +51,8 @@ type Request struct {
 	// EmptyArchive, when set, is the new cluster's own WAL archive, which must hold nothing
 	// yet (check_empty_wal_archive): a new cluster must not archive over another's WAL.
 	EmptyArchive *wal.Target
+	// Relocations put tablespaces, by name, somewhere else than their original location.
+	Relocations map[string]string
 }
 
 // Result is a restored data directory and how to start it.
@@ -84,7 +86,7 @@ func (s *Service) Restore(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	info := chosen.Info
-	if key, err := backup.FindWAL(ctx, src.Store.Store, src.Server, info.BeginWAL); err != nil {
+	if key, err := wal.Find(ctx, src, info.BeginWAL); err != nil {
 		return nil, err
 	} else if key == "" {
 		return nil, &backup.Error{Kind: backup.KindPrecondition,
@@ -92,7 +94,7 @@ func (s *Service) Restore(ctx context.Context, req Request) (*Result, error) {
 	}
 	start := time.Now()
 	s.log.InfoContext(ctx, "restoring base backup", "backup_id", info.ID, "store", src.Store.Name, "server", src.Server, "pgdata", s.pgdata)
-	if err := s.unpack(ctx, src, chosen); err != nil {
+	if err := s.unpack(ctx, src, chosen, req.Relocations); err != nil {
 		return nil, err
 	}
 	command, envs := s.cmd.For(src.Store.Name, src.Server)
@@ -101,8 +103,9 @@ func (s *Service) Restore(ctx context.Context, req Request) (*Result, error) {
 	return &Result{Backup: info, Config: strings.Join(lines, "\n") + "\n", Envs: envs}, nil
 }
 
-// unpack writes the backup's archives; on failure it removes what it wrote.
-func (s *Service) unpack(ctx context.Context, src wal.Target, b backup.Stored) (err error) {
+// unpack writes the backup's archives, each tablespace into its relocation or original
+// location; on failure it removes what it wrote.
+func (s *Service) unpack(ctx context.Context, src wal.Target, b backup.Stored, relocations map[string]string) (err error) {
 	created, err := emptyDir(s.pgdata, "PGDATA")
 	if err != nil {
 		return &backup.Error{Kind: backup.KindPrecondition, Msg: err.Error()}
@@ -120,17 +123,23 @@ func (s *Service) unpack(ctx context.Context, src wal.Target, b backup.Stored) (
 		}
 	}()
 	dest := map[string]string{"data": s.pgdata}
+	locations := map[uint32]string{} // the tablespaces' new places
 	for _, ts := range b.Info.Tablespaces {
-		if !filepath.IsAbs(ts.Location) {
+		loc := ts.Location
+		if r, ok := relocations[ts.Name]; ok {
+			loc = r
+		}
+		if !filepath.IsAbs(loc) {
 			continue
 		}
 		oid := strconv.FormatUint(uint64(ts.OID), 10)
-		c, err := emptyDir(ts.Location, "tablespace "+ts.Name)
+		c, err := emptyDir(loc, "tablespace "+ts.Name)
 		if err != nil {
 			return &backup.Error{Kind: backup.KindPrecondition, Msg: err.Error()}
 		}
-		cleanup = append(cleanup, made{ts.Location, c})
-		dest[oid] = ts.Location
+		cleanup = append(cleanup, made{loc, c})
+		dest[oid] = loc
+		locations[ts.OID] = loc
 	}
 	for _, a := range b.Archives {
 		dir, ok := dest[a.Base]
@@ -142,19 +151,44 @@ func (s *Service) unpack(ctx context.Context, src wal.Target, b backup.Stored) (
 			return err
 		}
 	}
-	for _, ts := range b.Info.Tablespaces {
-		if !filepath.IsAbs(ts.Location) {
-			continue
-		}
-		link := filepath.Join(s.pgdata, "pg_tblspc", strconv.FormatUint(uint64(ts.OID), 10))
+	for oid, loc := range locations {
+		link := filepath.Join(s.pgdata, "pg_tblspc", strconv.FormatUint(uint64(oid), 10))
 		if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
 			return err
 		}
-		if err := os.Symlink(ts.Location, link); err != nil && !errors.Is(err, os.ErrExist) {
+		if err := os.Symlink(loc, link); err != nil && !errors.Is(err, os.ErrExist) {
 			return err
 		}
 	}
+	if err := rewriteTablespaceMap(s.pgdata, locations); err != nil {
+		return err
+	}
 	return os.WriteFile(filepath.Join(s.pgdata, "recovery.signal"), nil, 0o600)
+}
+
+// rewriteTablespaceMap makes the restored tablespace_map name the tablespaces' new places:
+// PostgreSQL recreates the pg_tblspc links from it when recovery starts, which would
+// otherwise point back at the original locations.
+func rewriteTablespaceMap(pgdata string, locations map[uint32]string) error {
+	path := filepath.Join(pgdata, "tablespace_map")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for line := range strings.SplitSeq(strings.TrimRight(string(data), "\n"), "\n") {
+		oidText, _, _ := strings.Cut(line, " ")
+		if oid, err := strconv.ParseUint(oidText, 10, 32); err == nil {
+			if loc, ok := locations[uint32(oid)]; ok {
+				line = oidText + " " + loc
+			}
+		}
+		b.WriteString(line + "\n")
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
 func unpackArchive(ctx context.Context, src wal.Target, a backup.Archive, dir string) error {

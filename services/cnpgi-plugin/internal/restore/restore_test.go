@@ -14,9 +14,10 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/restore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
@@ -55,7 +56,7 @@ func tarGz(t *testing.T, entries ...entry) []byte {
 }
 
 type env struct {
-	store  *objectstore.Named
+	store  *stores.Named
 	pgdata string
 	tbs    string
 	svc    *restore.Service
@@ -67,7 +68,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{store: &objectstore.Named{Name: "main", Kind: "posix", Store: st}, pgdata: filepath.Join(t.TempDir(), "pgdata"), tbs: filepath.Join(t.TempDir(), "tbs")}
+	e := &env{store: &stores.Named{Name: "main", Kind: "posix", Store: st}, pgdata: filepath.Join(t.TempDir(), "pgdata"), tbs: filepath.Join(t.TempDir(), "tbs")}
 	e.svc = restore.NewService(restore.Options{PGData: e.pgdata, Logger: slog.New(slog.DiscardHandler),
 		Command: restore.Command{Binary: "/usr/bin/cnpgi-plugin", Socket: "/plugins/p", Plugin: "p"}})
 	return e
@@ -207,5 +208,34 @@ func TestExtractRefusesEscapes(t *testing.T) {
 			!strings.Contains(err.Error(), "leaves the directory") && !strings.Contains(err.Error(), "absolute") && !strings.Contains(err.Error(), "symlink") {
 			t.Errorf("%+v: %v", entries, err)
 		}
+	}
+}
+
+// TestRestoreRelocatesTablespaces: a tablespace can be restored elsewhere than where the
+// backup found it (barman's --tablespace NAME:LOCATION, or CloudNativePG's volume for a
+// declared tablespace): the files land there, pg_tblspc links there, and tablespace_map,
+// which PostgreSQL follows when recovery starts, names the new place.
+func TestRestoreRelocatesTablespaces(t *testing.T) {
+	e := newEnv(t)
+	e.addBackup(t, "20260101T010000", time.Date(2026, 1, 1, 1, 5, 0, 0, time.UTC), true)
+	dir := backup.Dir("pg", "20260101T010000")
+	e.put(t, dir+"data_0002.tar.gz", tarGz(t, entry{name: "tablespace_map", body: "16385 " + e.tbs + "\n"}))
+	moved := filepath.Join(t.TempDir(), "volumes", "tbs", "data")
+	_, err := e.svc.Restore(context.Background(), restore.Request{Source: wal.Target{Store: e.store, Server: "pg"},
+		Relocations: map[string]string{"tbs": moved, "absent": "/nowhere"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read(t, filepath.Join(moved, "PG_15_202209061", "5", "16390")) != "rows" {
+		t.Fatal("the tablespace was not unpacked at its new location")
+	}
+	if _, err := os.Stat(e.tbs); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the original location was written: %v", err)
+	}
+	if link, _ := os.Readlink(filepath.Join(e.pgdata, "pg_tblspc", "16385")); link != moved {
+		t.Fatalf("pg_tblspc/16385 → %q, want %q", link, moved)
+	}
+	if got := read(t, filepath.Join(e.pgdata, "tablespace_map")); got != "16385 "+moved+"\n" {
+		t.Fatalf("tablespace_map %q", got)
 	}
 }

@@ -1,6 +1,8 @@
 package restore
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -85,21 +87,21 @@ func (t *Target) validate() error {
 			}
 		}
 		if err != nil {
-			return bad("targetTime", "%q is not a time (use RFC 3339, e.g. 2026-01-02T03:04:05Z)", t.Time)
+			return bad("targetTime", "%s is not a time (use RFC 3339, e.g. 2026-01-02T03:04:05Z)", input.Quote(t.Time))
 		}
 	}
 	if t.XID != "" {
 		if _, err := strconv.ParseUint(t.XID, 10, 64); err != nil {
-			return bad("targetXID", "%q is not a transaction id", t.XID)
+			return bad("targetXID", "%s is not a transaction id", input.Quote(t.XID))
 		}
 	}
 	if tli := t.TargetTLI; tli != "" && tli != "latest" && tli != "current" {
 		if _, err := strconv.ParseUint(tli, 10, 32); err != nil {
-			return bad("targetTLI", "%q is not latest, current or a timeline number", tli)
+			return bad("targetTLI", "%s is not latest, current or a timeline number", input.Quote(tli))
 		}
 	}
 	if t.BackupID != "" && !backup.IsID(t.BackupID) {
-		return bad("backupID", "%q is not a backup id (YYYYMMDDTHHMMSS)", t.BackupID)
+		return bad("backupID", "%s is not a backup id (YYYYMMDDTHHMMSS)", input.Quote(t.BackupID))
 	}
 	return nil
 }

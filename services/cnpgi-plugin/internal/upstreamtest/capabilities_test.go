@@ -3,6 +3,7 @@ package upstreamtest
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cloudnative-pg/cnpg-i/pkg/backup"
@@ -87,7 +88,11 @@ func servedServices(t *testing.T, ctx context.Context, conn *grpc.ClientConn) []
 func handshake(t *testing.T, ctx context.Context, conn grpc.ClientConnInterface) []identity.PluginCapability_Service_Type {
 	t.Helper()
 	id := identity.NewIdentityClient(conn)
-	if meta, err := id.GetPluginMetadata(ctx, &identity.GetPluginMetadataRequest{}); err != nil || meta.GetName() != pluginName {
+	// cnpg-i marks license and license_url REQUIRED; the description says what the plugin is for.
+	meta, err := id.GetPluginMetadata(ctx, &identity.GetPluginMetadataRequest{})
+	if err != nil || meta.GetName() != pluginName || meta.GetLicense() != "Apache-2.0" ||
+		meta.GetLicenseUrl() != "https://github.com/plinth-dev/plinth/blob/main/LICENSE" ||
+		!strings.Contains(meta.GetDescription(), "ackups") || !strings.Contains(meta.GetDescription(), "recovery") {
 		t.Fatalf("metadata %v, %v", meta, err)
 	}
 	caps, err := id.GetPluginCapabilities(ctx, &identity.GetPluginCapabilitiesRequest{})

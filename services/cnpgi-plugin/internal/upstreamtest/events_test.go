@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	platformevents "github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
@@ -52,7 +53,7 @@ func TestWALArchivedEvents(t *testing.T) {
 	for len(got) < len(want) && time.Now().Before(deadline) {
 		got = got[:0]
 		cons, err := js.OrderedConsumer(ctx, "PLINTH_CNPGI", jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{"plinth.cnpgi.wal.archived"}, DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start,
+			FilterSubjects: []string{platformevents.SubjectOf(&eventsv1.WALArchived{})}, DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start,
 		})
 		if err != nil { // the stream appears when the plugin starts
 			time.Sleep(100 * time.Millisecond)

@@ -19,8 +19,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/plinth-dev/plinth/libs/platform/pglocal"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/s3test"
+	"github.com/plinth-dev/plinth/libs/storage/s3test"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -151,8 +152,9 @@ type plugin struct {
 	conn   *grpc.ClientConn
 }
 
-// startPlugin runs the binary with two stores: "local" (POSIX, the default) and "s3" (a
-// real versitygw, credentials by env and file reference), both with maxParallel. extraEnv
+// startPlugin runs the binary with three stores: "local" (POSIX, the default), "s3" (a
+// real versitygw, credentials by env and file reference, zstd) and "s3gz" (the same bucket
+// under "barman", gzip: what barman 3.4 reads), all with maxParallel. extraEnv
 // (NAME=value) is added to, or overrides, the plugin's environment.
 func startPlugin(t *testing.T, maxParallel int, extraEnv ...string) *plugin {
 	t.Helper()
@@ -163,22 +165,20 @@ func startPlugin(t *testing.T, maxParallel int, extraEnv ...string) *plugin {
 	p.socket = filepath.Join(p.home, "plugins", pluginName)
 	o.mkdir(t, filepath.Join(p.home, "plugins"))
 	o.writeFile(t, filepath.Join(p.home, "s3-secret"), []byte(p.s3.SecretAccessKey+"\n"), 0o600)
+	// Two S3 stores in the same bucket, differing in prefix and compression.
+	s3Store := func(name, prefix, compression string) string {
+		return fmt.Sprintf(`
+  %s:
+    prefix: %s
+    s3: {endpoint: %q, bucket: %s, pathStyle: true, accessKeyId: {env: TEST_S3_ACCESS_KEY_ID}, secretAccessKey: {file: %s/s3-secret}}
+    wal: {compression: %s, maxParallel: %d}`, name, prefix, p.s3.Endpoint, p.bucket, p.home, compression, maxParallel)
+	}
 	config := fmt.Sprintf(`
 defaultStore: local
 stores:
   local:
-    posix: {path: %[1]s/store}
-    wal: {maxParallel: %[2]d}
-  s3:
-    prefix: plinth
-    s3:
-      endpoint: %[3]s
-      bucket: %[4]s
-      pathStyle: true
-      accessKeyId: {env: TEST_S3_ACCESS_KEY_ID}
-      secretAccessKey: {file: %[1]s/s3-secret}
-    wal: {compression: zstd, maxParallel: %[2]d}
-`, p.home, maxParallel, p.s3.Endpoint, p.bucket)
+    posix: {path: %s/store}
+    wal: {maxParallel: %d}`, p.home, maxParallel) + s3Store("s3", "plinth", "zstd") + s3Store("s3gz", "barman", "gzip") + "\n"
 	o.writeFile(t, filepath.Join(p.home, "config.yaml"), []byte(config), 0o644)
 
 	cmd := exec.Command(bin, "serve")
@@ -193,6 +193,9 @@ stores:
 		"PLINTH_CNPGI_PLUGIN_DIR="+filepath.Join(p.home, "plugins"), "PLINTH_CNPGI_PLUGIN_NAME="+pluginName,
 		"PLINTH_CNPGI_CONFIG="+filepath.Join(p.home, "config.yaml"), "PLINTH_CNPGI_SPOOL_DIR="+filepath.Join(p.home, "spool"),
 		"PLINTH_LOG_FORMAT=json", "PLINTH_LOG_LEVEL=debug", "TEST_S3_ACCESS_KEY_ID="+p.s3.AccessKeyID,
+		// WAL paths must lie in a data directory: the tests' PostgreSQL servers and fake
+		// pg_wal directories all live under the plugin's home.
+		"PLINTH_CNPGI_PGDATA="+filepath.Join(p.home, "pgdata"), "PLINTH_CNPGI_EXTRA_PGDATA="+p.home,
 	)
 	cmd.Env = append(cmd.Env, extraEnv...) // exec keeps the last value of a repeated name
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
@@ -285,4 +288,34 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// archivingPostgres starts a PostgreSQL 15 and a plugin that backs it up (its instance,
+// named instance) and archives its WAL through the CLI into store under server; settings are
+// further ALTER SYSTEM statements. PostgreSQL is restarted once for archive_mode.
+func archivingPostgres(t *testing.T, instance, server, store string, settings ...string) (*pglocal.Cluster, *plugin, pglocal.Options) {
+	t.Helper()
+	if _, err := pglocal.FindBinaries(); err != nil {
+		testenv.SkipOrFail(t, err.Error())
+	}
+	ctx := ctxT(t)
+	opts := pglocal.Options{DataDir: filepath.Join(home(t, runAs(t)), "pgdata"), NoSync: true}
+	pg, err := pglocal.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Stop(context.Background()) }) // the running one, after the restart too
+	p := startPlugin(t, 1, "PLINTH_CNPGI_INSTANCE_URL="+pg.URL("postgres"), "PLINTH_CNPGI_INSTANCE_NAME="+instance,
+		"PLINTH_CNPGI_PGDATA="+opts.DataDir)
+	opts.Port = pg.Port()
+	exec1(t, ctx, pg.URL("postgres"), append([]string{"ALTER SYSTEM SET archive_mode = 'on'",
+		fmt.Sprintf("ALTER SYSTEM SET archive_command = '%s wal-archive -socket=%s -server-name=%s -object-store=%s %%p'", pluginBinary(t), p.socket, server, store)},
+		settings...)...)
+	if err := pg.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pg, err = pglocal.Start(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	return pg, p, opts
 }

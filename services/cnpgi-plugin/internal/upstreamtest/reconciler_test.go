@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/s3test"
+	"github.com/plinth-dev/plinth/libs/storage/s3test"
 )
 
 // TestReconcilerHooks holds back reconciliations whose store is missing or unreachable: a

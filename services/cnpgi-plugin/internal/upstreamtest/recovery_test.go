@@ -61,7 +61,8 @@ func TestBackupAndPointInTimeRecovery(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = pg.Stop(context.Background()) })
 	restored := filepath.Join(pgHome, "restored")
-	p := startPlugin(t, 4, "PLINTH_CNPGI_INSTANCE_URL="+pg.URL("postgres"), "PLINTH_CNPGI_PGDATA="+restored, "PLINTH_CNPGI_INSTANCE_NAME=pg15-1")
+	p := startPlugin(t, 4, "PLINTH_CNPGI_INSTANCE_URL="+pg.URL("postgres"), "PLINTH_CNPGI_PGDATA="+restored,
+		"PLINTH_CNPGI_EXTRA_PGDATA="+pgHome, "PLINTH_CNPGI_INSTANCE_NAME=pg15-1")
 	bin := pluginBinary(t)
 	exec1(t, ctx, pg.URL("postgres"),
 		"ALTER SYSTEM SET archive_mode = 'on'",

@@ -1,16 +1,12 @@
 package upstreamtest
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cloudnative-pg/cnpg-i/pkg/backup"
-
-	"github.com/plinth-dev/plinth/libs/platform/pglocal"
-	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
 // TestRetentionAfterBackup: a cluster with retentionPolicy keep:2 takes three real base
@@ -18,28 +14,8 @@ import (
 // first backup from the store and reporting the recovery window in the result's metadata.
 func TestRetentionAfterBackup(t *testing.T) {
 	t.Parallel()
-	if _, err := pglocal.FindBinaries(); err != nil {
-		testenv.SkipOrFail(t, err.Error())
-	}
 	ctx := ctxT(t)
-	o := runAs(t)
-	opts := pglocal.Options{DataDir: filepath.Join(home(t, o), "pgdata"), NoSync: true}
-	pg, err := pglocal.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Stop(context.Background()) })
-	p := startPlugin(t, 1, "PLINTH_CNPGI_INSTANCE_URL="+pg.URL("postgres"), "PLINTH_CNPGI_INSTANCE_NAME=pgr-1")
-	exec1(t, ctx, pg.URL("postgres"),
-		"ALTER SYSTEM SET archive_mode = 'on'",
-		fmt.Sprintf("ALTER SYSTEM SET archive_command = '%s wal-archive -socket=%s -server-name=pgr -object-store=local %%p'", pluginBinary(t), p.socket))
-	if err := pg.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	opts.Port = pg.Port()
-	if pg, err = pglocal.Start(ctx, opts); err != nil {
-		t.Fatal(err)
-	}
+	_, p, _ := archivingPostgres(t, "pgr-1", "pgr", "local")
 
 	def := cluster("pgr", map[string]string{"objectStore": "local", "retentionPolicy": "keep:2"})
 	bc := backup.NewBackupClient(p.conn)

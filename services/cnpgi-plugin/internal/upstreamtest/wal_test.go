@@ -2,8 +2,6 @@ package upstreamtest
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal/waltest"
 )
 
 // TestIdentity runs the operator's connection handshake with the upstream client.
@@ -31,7 +31,7 @@ func TestIdentity(t *testing.T) {
 	if meta.GetName() != pluginName || meta.GetVersion() == "" || meta.GetDisplayName() == "" || meta.GetDescription() == "" {
 		t.Fatalf("metadata lacks required fields: %v", meta)
 	}
-	if meta.GetManifest()["objectStores"] != "local,s3" || meta.GetManifest()["defaultObjectStore"] != "local" {
+	if meta.GetManifest()["objectStores"] != "local,s3,s3gz" || meta.GetManifest()["defaultObjectStore"] != "local" {
 		t.Fatalf("manifest %v", meta.GetManifest())
 	}
 	caps, err := c.GetPluginCapabilities(ctx, &identity.GetPluginCapabilitiesRequest{})
@@ -64,15 +64,10 @@ func TestIdentity(t *testing.T) {
 	}
 }
 
-// segment writes a WAL segment with a long page header for sysID into dir.
+// segment writes a WAL segment of sysID for name into dir (waltest.Segment).
 func (p *plugin) segment(t *testing.T, dir, name string, sysID uint64) (string, []byte) {
 	t.Helper()
-	b := make([]byte, 1<<20)
-	_, _ = rand.Read(b[64:])
-	binary.LittleEndian.PutUint16(b[0:2], 0xD110)
-	binary.LittleEndian.PutUint16(b[2:4], 0x0002)
-	binary.LittleEndian.PutUint64(b[24:32], sysID)
-	binary.LittleEndian.PutUint32(b[32:36], 1<<20)
+	b := waltest.Segment(name, sysID)
 	path := filepath.Join(dir, name)
 	p.owner.writeFile(t, path, b, 0o600)
 	return path, b
@@ -172,10 +167,14 @@ func TestWALErrors(t *testing.T) {
 			_, err := c.Archive(ctx, &wal.WALArchiveRequest{SourceFileName: "/x/pg_wal/000000010000000000000001"})
 			return err
 		}, codes.InvalidArgument, "cluster_definition"},
-		{"relative source", func() error {
-			_, err := c.Archive(ctx, &wal.WALArchiveRequest{ClusterDefinition: cluster("pg", nil), SourceFileName: "pg_wal/000000010000000000000001"})
+		{"source outside PGDATA", func() error {
+			_, err := c.Archive(ctx, &wal.WALArchiveRequest{ClusterDefinition: cluster("pg", nil), SourceFileName: "/etc/passwd"})
 			return err
 		}, codes.InvalidArgument, "source_file_name"},
+		{"relative source (PGDATA's)", func() error {
+			_, err := c.Archive(ctx, &wal.WALArchiveRequest{ClusterDefinition: cluster("pg", nil), SourceFileName: "pg_wal/000000010000000000000001"})
+			return err
+		}, codes.FailedPrecondition, "does not exist"},
 		{"unknown store", func() error {
 			_, err := c.Status(ctx, &wal.WALStatusRequest{ClusterDefinition: cluster("pg", map[string]string{"objectStore": "nope"})})
 			return err
@@ -212,5 +211,12 @@ func TestWALErrors(t *testing.T) {
 		"-server-name=pg", "/x/pg_wal/000000010000000000000001").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `serves plugin "cnpgi.plinth.dev", not "other.example.com"`) {
 		t.Errorf("CLI against another plugin name: %v %s", err, out)
+	}
+	// The sidecar's startup probe.
+	if out, err := exec.CommandContext(ctx, pluginBinary(t), "health", "-socket="+p.socket).CombinedOutput(); err != nil {
+		t.Errorf("health against the serving plugin: %v %s", err, out)
+	}
+	if out, err := exec.CommandContext(ctx, pluginBinary(t), "health", "-socket="+p.socket+".missing").CombinedOutput(); err == nil {
+		t.Errorf("health without a plugin succeeded: %s", out)
 	}
 }

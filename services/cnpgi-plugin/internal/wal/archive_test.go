@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 const seg1 = "000000010000000000000001"
@@ -22,7 +24,7 @@ func TestArchiveRestoreRoundTrip(t *testing.T) {
 		for _, comp := range []struct{ name, ext string }{{"gzip", ".gz"}, {"zstd", ".zst"}, {"none", ""}} {
 			t.Run(kind+"/"+comp.name, func(t *testing.T) {
 				t.Parallel()
-				e := newEnv(t, kind, objectstore.WALSettings{Compression: comp.name})
+				e := newEnv(t, kind, stores.WALSettings{Compression: comp.name})
 				data := segment(7301234567890123456)
 				if err := e.archive(t, e.writeWAL(t, seg1, data, false), nil); err != nil {
 					t.Fatal(err)
@@ -57,7 +59,7 @@ func TestArchiveIsIdempotentAndNeverOverwrites(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, kind, objectstore.WALSettings{})
+			e := newEnv(t, kind, stores.WALSettings{})
 			data := segment(42)
 			path := e.writeWAL(t, seg1, data, false)
 			if err := e.archive(t, path, nil); err != nil {
@@ -79,7 +81,7 @@ func TestArchiveIsIdempotentAndNeverOverwrites(t *testing.T) {
 
 			// Only in the store, as barman-cloud-wal-archive leaves it (gzip, no catalog row).
 			seg2 := "000000010000000000000002"
-			barman := segment(42)
+			barman := addressed(seg2, segment(42))
 			var gz bytes.Buffer
 			zw := stdgzip.NewWriter(&gz)
 			_, _ = zw.Write(barman)
@@ -101,9 +103,9 @@ func TestArchiveIsIdempotentAndNeverOverwrites(t *testing.T) {
 }
 
 func TestArchiveRejectsBadInput(t *testing.T) {
-	e := newEnv(t, "posix", objectstore.WALSettings{})
-	var inv *wal.InvalidError
-	for _, p := range []string{"pg_wal/" + seg1, filepath.Join(e.pgdata, "pg_wal", "not-a-wal")} {
+	e := newEnv(t, "posix", stores.WALSettings{})
+	var inv *input.Error
+	for _, p := range []string{filepath.Join(e.pgdata, "pg_wal", "not-a-wal")} {
 		if err := e.archive(t, p, nil); !errors.As(err, &inv) || inv.Field != "source_file_name" {
 			t.Errorf("archive %q: %v, want InvalidError on source_file_name", p, err)
 		}
@@ -120,7 +122,7 @@ func TestParallelArchiveShipsReadySegments(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, kind, objectstore.WALSettings{MaxParallel: 3})
+			e := newEnv(t, kind, stores.WALSettings{MaxParallel: 3})
 			names := []string{seg1, "000000010000000000000002", "000000010000000000000003", "000000010000000000000004"}
 			paths := make([]string, len(names))
 			for i, n := range names {
@@ -152,16 +154,16 @@ func TestParallelArchiveShipsReadySegments(t *testing.T) {
 }
 
 // TestArchiveStreamsLargeSegments: files over the in-memory limit (wal_segment_size can be
-// up to 1 GiB) are compressed through a pipe into a multipart upload, with the same
-// never-overwrite guarantee.
+// up to 1 GiB; the limit is 64 MiB) are compressed through a pipe into a multipart upload,
+// with the same never-overwrite guarantee.
 func TestArchiveStreamsLargeSegments(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, kind, objectstore.WALSettings{})
-			chunk := segment(3)
-			clear(chunk[segSize/2:])        // compressible, so stored < size proves compression ran
-			data := bytes.Repeat(chunk, 65) // 65 MiB: above the 64 MiB buffer limit
+			// A buffer limit below the segment size, as 64 MiB is below a 128 MiB segment.
+			e := newEnvWith(t, kind, stores.WALSettings{}, wal.Options{BufferLimit: segSize / 4})
+			data := segment(3)
+			clear(data[segSize/2:]) // compressible, so stored < size proves compression ran
 			path := e.writeWAL(t, seg1, data, false)
 			if err := e.archive(t, path, nil); err != nil {
 				t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
@@ -18,7 +18,7 @@ func TestCheckEmptyWALArchive(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, kind, objectstore.WALSettings{})
+			e := newEnv(t, kind, stores.WALSettings{})
 			const mine, theirs = 1001, 2002
 			if err := e.archive(t, e.writeWAL(t, seg1, segment(mine), false), ptr(true)); err != nil {
 				t.Fatalf("empty archive: %v", err)
@@ -27,7 +27,7 @@ func TestCheckEmptyWALArchive(t *testing.T) {
 				t.Fatalf("the archive holds only our own WAL: %v", err)
 			}
 
-			other := newEnv(t, "posix", objectstore.WALSettings{})
+			other := newEnv(t, "posix", stores.WALSettings{})
 			other.target, other.svc = e.target, e.svc // same archive, another cluster's pg_wal
 			var notEmpty *wal.NotEmptyError
 			err := other.archive(t, other.writeWAL(t, "000000010000000000000005", segment(theirs), false), ptr(true))
@@ -39,7 +39,7 @@ func TestCheckEmptyWALArchive(t *testing.T) {
 			}
 
 			// An older operator: no field, the marker file decides.
-			third := newEnv(t, "posix", objectstore.WALSettings{})
+			third := newEnv(t, "posix", stores.WALSettings{})
 			third.target, third.svc = e.target, e.svc
 			marker := filepath.Join(third.pgdata, wal.CheckEmptyMarker)
 			if err := os.WriteFile(marker, nil, 0o600); err != nil {
@@ -49,7 +49,7 @@ func TestCheckEmptyWALArchive(t *testing.T) {
 			if err := third.archive(t, path, nil); !errors.As(err, &notEmpty) {
 				t.Fatalf("marker present, foreign WAL: %v, want NotEmptyError", err)
 			}
-			err = third.svc.Archive(ctxT(t), third.target, wal.ArchiveRequest{SourcePath: path, SkipEmptyCheck: true})
+			err = third.svc.Archive(ctxT(t), third.target, wal.ArchiveRequest{SourcePath: path, DataDirs: []string{third.pgdata}, SkipEmptyCheck: true})
 			if err != nil {
 				t.Fatalf("the skip annotation must disable the fallback check: %v", err)
 			}
@@ -58,7 +58,7 @@ func TestCheckEmptyWALArchive(t *testing.T) {
 }
 
 func TestCheckMarkerIsRemovedAfterTheFirstArchive(t *testing.T) {
-	e := newEnv(t, "posix", objectstore.WALSettings{})
+	e := newEnv(t, "posix", stores.WALSettings{})
 	marker := filepath.Join(e.pgdata, wal.CheckEmptyMarker)
 	if err := os.WriteFile(marker, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -78,5 +78,55 @@ func TestCheckMarkerIsRemovedAfterTheFirstArchive(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("an explicit request must not touch the marker: %v", err)
+	}
+}
+
+// TestCheckAcceptsTheClusterOwnBackupAndHistoryFiles (issue #14, defect 3): after a base
+// backup, the .backup file (and a .history file) this same system archived through the
+// plugin must not count as another cluster's WAL; they carry no system identifier of their
+// own, so the archiving instance's (pg_control) is recorded with them.
+func TestCheckAcceptsTheClusterOwnBackupAndHistoryFiles(t *testing.T) {
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, kind, stores.WALSettings{})
+			const mine = 4242
+			e.setSystemID(t, mine)
+			if err := e.archive(t, e.writeWAL(t, seg1, segment(mine), false), ptr(true)); err != nil {
+				t.Fatal(err)
+			}
+			backupFile := e.writeWAL(t, "000000010000000000000001.00000028.backup",
+				[]byte("START WAL LOCATION: 0/1000028 (file 000000010000000000000001)\nSTOP WAL LOCATION: 0/1000100 (file 000000010000000000000001)\n"), false)
+			if err := e.archive(t, backupFile, ptr(false)); err != nil {
+				t.Fatal(err)
+			}
+			history := e.writeWAL(t, "00000002.history", []byte("1\t0/3000000\tno recovery target specified\n"), false)
+			if err := e.archive(t, history, ptr(false)); err != nil {
+				t.Fatal(err)
+			}
+			rec, _, _ := e.catalog.File(ctxT(t), "main", "pg-main", "00000002.history")
+			if rec.SystemID != mine {
+				t.Fatalf("the history file's record has system id %d, want the instance's %d", rec.SystemID, mine)
+			}
+			// A fresh service (no remembered check) checks the archive again.
+			fresh := *e
+			svc, err := wal.NewService(e.catalog, wal.Options{SpoolDir: filepath.Join(t.TempDir(), "spool")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(svc.Close)
+			fresh.svc = svc
+			if err := fresh.archive(t, e.writeWAL(t, "000000010000000000000002", segment(mine), false), ptr(true)); err != nil {
+				t.Fatalf("the cluster's own .backup and .history files: %v", err)
+			}
+			// Another system still fails on them.
+			other := newEnv(t, "posix", stores.WALSettings{})
+			other.target, other.svc, other.catalog = e.target, fresh.svc, e.catalog
+			other.setSystemID(t, 777)
+			var notEmpty *wal.NotEmptyError
+			if err := other.archive(t, other.writeWAL(t, "000000010000000000000007", segment(777), false), ptr(true)); !errors.As(err, &notEmpty) {
+				t.Fatalf("another system: %v, want NotEmptyError", err)
+			}
+		})
 	}
 }

@@ -4,23 +4,15 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/compression"
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 )
 
 // Compression is how a WAL file is stored; the object key's extension says which, as in
-// barman-cloud (".gz", ".bz2", ".zst", none).
+// barman-cloud (".gz", ".bz2", ".zst", ".snappy", ".lz4", ".xz", none).
 type Compression = compression.Kind
 
-// The compressions the plugin reads; it writes none, gzip and zstd.
-const (
-	CompressionNone  = compression.None
-	CompressionGzip  = compression.Gzip
-	CompressionZstd  = compression.Zstd
-	CompressionBzip2 = compression.Bzip2 // read only: archives written by barman with --bzip2
-)
-
 // compressionOfSuffix recognises what follows the WAL name in an object key. ok is false for
-// suffixes that are not a compression we read (barman's .snappy, .lz4, .xz, or junk).
+// suffixes that are not a compression we read.
 func compressionOfSuffix(suffix string) (Compression, bool) { return compression.OfSuffix(suffix) }
 
 // stripCompression removes a compression extension we read from an object's base name.

@@ -7,11 +7,11 @@ import (
 	"path"
 	"strings"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 )
 
 // ParseObjectKey recognises an archived WAL file among a server's keys
-// (<server>/wals/[<timeline+log>/]<name>[.gz|.zst|.bz2]): its parsed name and compression.
+// (<server>/wals/[<timeline+log>/]<name>[.gz|.zst|.snappy|...]): its parsed name and compression.
 // ok is false for other objects.
 func ParseObjectKey(server, key string) (FileName, Compression, bool) {
 	rest, found := strings.CutPrefix(key, walsPrefix(server))
@@ -45,7 +45,7 @@ func Describe(ctx context.Context, t Target, obj objectstore.ObjectInfo) (Archiv
 	if _, err := io.Copy(&dg, d); err != nil {
 		return ArchivedFile{}, fmt.Errorf("read %s: %w", obj.Key, err)
 	}
-	f := dg.finish().archived(t, fn, obj.Key, comp, obj.Size)
+	f := dg.finish().archived(t, source{name: fn}, obj.Key, comp, obj.Size)
 	if !obj.ModTime.IsZero() {
 		f.ArchivedAt = obj.ModTime
 	}

@@ -1,9 +1,10 @@
 package wal
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"hash"
 	"io"
 	"io/fs"
@@ -11,14 +12,15 @@ import (
 	"time"
 )
 
-// sourceErr marks local file errors so the caller learns they are not the store's fault.
+// sourceErr marks errors reading the file to archive so the caller learns they are not the
+// store's fault, and what is wrong.
 func sourceErr(err error) error {
 	var pathErr *fs.PathError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %w", ErrSourceMissing, err)
+		return &LocalError{Field: "source_file_name", Message: "the file vanished while it was archived", Err: errors.Join(ErrSourceMissing, err)}
 	case errors.As(err, &pathErr):
-		return fmt.Errorf("%w: %w", ErrLocalFile, err)
+		return localErr("source_file_name", input.Quote(pathErr.Path), err)
 	}
 	return err
 }
@@ -60,10 +62,15 @@ func (d *digest) finish() localFile {
 	return l
 }
 
-func (l localFile) archived(t Target, fn FileName, key string, comp Compression, stored int64) ArchivedFile {
+// archived is the catalog record of src stored under key. Segments carry the system
+// identifier of their page header; history and backup files, which have none, the archiving
+// instance's (from pg_control), so that check_empty_wal_archive knows them as its own.
+func (l localFile) archived(t Target, src source, key string, comp Compression, stored int64) ArchivedFile {
+	fn := src.name
 	f := ArchivedFile{
 		Store: t.Store.Name, Server: t.Server, Name: fn.Name, Kind: fn.Kind, Timeline: fn.Timeline,
 		Size: l.size, StoredSize: stored, Compression: comp, SHA256: l.sum, Key: key, ArchivedAt: time.Now(),
+		SystemID: src.sysID,
 	}
 	if l.hasHdr && (fn.Kind == KindSegment || fn.Kind == KindPartial) {
 		f.SystemID = l.header.SystemID
@@ -83,7 +90,3 @@ func hashFile(path string) (localFile, error) {
 	}
 	return d.finish(), nil
 }
-
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/encryption"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
-func encKey(t *testing.T, fill byte) *objectstore.EncryptionKey {
+func encKey(t *testing.T, fill byte) *encryption.Key {
 	t.Helper()
-	k, err := objectstore.NewEncryptionKey(bytes.Repeat([]byte{fill}, 32))
+	k, err := encryption.NewKey(bytes.Repeat([]byte{fill}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func encKey(t *testing.T, fill byte) *objectstore.EncryptionKey {
 
 // encryptedEnv is newEnv whose store encrypts with a key of 32 fill bytes.
 func encryptedEnv(t *testing.T, kind, comp string, fill byte) *env {
-	e := newEnv(t, kind, objectstore.WALSettings{Compression: comp})
+	e := newEnv(t, kind, stores.WALSettings{Compression: comp})
 	e.target.Store.Encryption = encKey(t, fill)
 	return e
 }
@@ -74,7 +75,7 @@ func TestEncryptedArchiveIsIdempotent(t *testing.T) {
 			key := "pg-main/wals/0000000100000000/" + seg1 + ".gz"
 			before := e.object(t, key)
 
-			lost := newEnv(t, kind, objectstore.WALSettings{}) // a fresh catalog
+			lost := newEnv(t, kind, stores.WALSettings{}) // a fresh catalog
 			lost.target.Store = e.target.Store
 			if err := lost.archive(t, lost.writeWAL(t, seg1, data, false), nil); err != nil {
 				t.Fatalf("archive with the catalog lost: %v", err)
@@ -102,12 +103,12 @@ func TestEncryptedRestoreFailsClearly(t *testing.T) {
 	key := "pg-main/wals/0000000100000000/" + seg1 + ".gz"
 	good := e.object(t, key)
 	store := e.target.Store
-	reader := func(k *objectstore.EncryptionKey) *objectstore.Named {
-		return &objectstore.Named{Name: store.Name, Kind: store.Kind, Store: store.Store, WAL: store.WAL, Encryption: k}
+	reader := func(k *encryption.Key) *stores.Named {
+		return &stores.Named{Name: store.Name, Kind: store.Kind, Store: store.Store, WAL: store.WAL, Encryption: k}
 	}
 	cases := []struct {
 		name   string
-		store  *objectstore.Named
+		store  *stores.Named
 		object []byte
 		want   string
 	}{
@@ -122,7 +123,7 @@ func TestEncryptedRestoreFailsClearly(t *testing.T) {
 			e.target.Store = c.store
 			defer func() { e.target.Store = store }()
 			_, err := e.restore(t, seg1, wal.RestoreRewind)
-			if !errors.Is(err, objectstore.ErrDecrypt) || !strings.Contains(err.Error(), `store "main"`) || !strings.Contains(err.Error(), c.want) {
+			if !errors.Is(err, stores.ErrDecrypt) || !strings.Contains(err.Error(), `store "main"`) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want ErrDecrypt naming store main and %q", err, c.want)
 			}
 			for _, secret := range []string{string(bytes.Repeat([]byte{1}, 32)), hex.EncodeToString(bytes.Repeat([]byte{1}, 32)), "AQEBAQEB"} {
@@ -131,5 +132,39 @@ func TestEncryptedRestoreFailsClearly(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKeyRotation: after the store's key is rotated (new key, old one among previousKeys),
+// WAL written with the old key still restores, archiving it again is still idempotent, and
+// new WAL is written with the new key; dropping the old key makes the old WAL fail clearly.
+func TestKeyRotation(t *testing.T) {
+	e := encryptedEnv(t, "posix", "gzip", 1)
+	old := e.target.Store.Encryption
+	data := segment(9)
+	path := e.writeWAL(t, seg1, data, false)
+	if err := e.archive(t, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.target.Store.Encryption, e.target.Store.PreviousKeys = encKey(t, 2), []*encryption.Key{old}
+	if got, err := e.restore(t, seg1, wal.RestoreRewind); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("restore of WAL written with the previous key: %v", err)
+	}
+	if err := e.catalog.DeleteWAL(ctxT(t), "main", "pg-main", []string{seg1}); err != nil { // compare with the object itself
+		t.Fatal(err)
+	}
+	if err := e.archive(t, path, nil); err != nil {
+		t.Fatalf("archiving again after the rotation: %v", err)
+	}
+	const seg2 = "000000010000000000000002"
+	if err := e.archive(t, e.writeWAL(t, seg2, segment(9), false), nil); err != nil {
+		t.Fatal(err)
+	}
+	if hdr := encryption.ReadHeader(e.object(t, "pg-main/wals/0000000100000000/"+seg2+".gz")); hdr.KeyID != e.target.Store.Encryption.ID() {
+		t.Fatalf("new WAL written with key %s", hdr.KeyID)
+	}
+	e.target.Store.PreviousKeys = nil
+	if _, err := e.restore(t, seg1, wal.RestoreRewind); !errors.Is(err, stores.ErrDecrypt) || !strings.Contains(err.Error(), old.ID()) {
+		t.Fatalf("without the previous key: %v", err)
 	}
 }

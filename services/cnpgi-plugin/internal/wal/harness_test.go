@@ -3,7 +3,6 @@ package wal_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"io"
 	"log/slog"
@@ -13,10 +12,12 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/s3test"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/s3test"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal/waltest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -33,7 +34,13 @@ type env struct {
 // storeKinds are the stores every WAL test runs against.
 var storeKinds = []string{"posix", "s3"}
 
-func newEnv(t *testing.T, kind string, settings objectstore.WALSettings) *env {
+func newEnv(t *testing.T, kind string, settings stores.WALSettings) *env {
+	t.Helper()
+	return newEnvWith(t, kind, settings, wal.Options{})
+}
+
+// newEnvWith is newEnv with service options (the spool and logger are set here).
+func newEnvWith(t *testing.T, kind string, settings stores.WALSettings, o wal.Options) *env {
 	t.Helper()
 	db := testenv.DB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -64,40 +71,50 @@ func newEnv(t *testing.T, kind string, settings objectstore.WALSettings) *env {
 		settings.MaxParallel = 1
 	}
 	spool := filepath.Join(t.TempDir(), "spool")
-	svc, err := wal.NewService(cat, wal.Options{SpoolDir: spool, Logger: slog.New(slog.DiscardHandler)})
+	o.SpoolDir, o.Logger = spool, slog.New(slog.DiscardHandler)
+	svc, err := wal.NewService(cat, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
 	pgdata := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(pgdata, "pg_wal", "archive_status"), 0o700); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"pg_wal/archive_status", "global"} {
+		if err := os.MkdirAll(filepath.Join(pgdata, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return &env{
 		svc: svc, catalog: cat, pgdata: pgdata, spool: spool,
-		target: wal.Target{Store: &objectstore.Named{Name: "main", Kind: kind, Store: st, WAL: settings}, Server: "pg-main"},
+		target: wal.Target{Store: &stores.Named{Name: "main", Kind: kind, Store: st, WAL: settings}, Server: "pg-main"},
 	}
 }
 
 // segSize keeps the tests fast; 1 MiB is a valid wal_segment_size.
-const segSize = 1 << 20
+const segSize = waltest.Size
 
-// segment returns segment bytes with a long page header carrying sysID, then random data.
-func segment(sysID uint64) []byte {
-	b := make([]byte, segSize)
-	_, _ = rand.Read(b[64:])
-	binary.LittleEndian.PutUint16(b[0:2], 0xD110) // PostgreSQL 15's page magic
-	binary.LittleEndian.PutUint16(b[2:4], 0x0002) // XLP_LONG_HEADER
-	binary.LittleEndian.PutUint32(b[4:8], 1)
-	binary.LittleEndian.PutUint64(b[24:32], sysID)
-	binary.LittleEndian.PutUint32(b[32:36], segSize)
-	binary.LittleEndian.PutUint32(b[36:40], 8192)
-	return b
+// segment returns segment bytes with a long page header carrying sysID, then random data;
+// writeWAL sets the page address once the name is known.
+func segment(sysID uint64) []byte { return waltest.Segment("", sysID) }
+
+// addressed sets a segment's page address, in place, to the one its name says.
+func addressed(name string, data []byte) []byte { return waltest.Address(name, data) }
+
+// setSystemID writes the fake PGDATA's global/pg_control, whose first field is the system
+// identifier.
+func (e *env) setSystemID(t *testing.T, sysID uint64) {
+	t.Helper()
+	b := make([]byte, 8192)
+	binary.LittleEndian.PutUint64(b, sysID)
+	if err := os.WriteFile(filepath.Join(e.pgdata, "global", "pg_control"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // writeWAL puts a file into the fake pg_wal, optionally marked .ready, and returns its path.
+// Segments get the page address of their name.
 func (e *env) writeWAL(t *testing.T, name string, data []byte, ready bool) string {
 	t.Helper()
+	data = addressed(name, data)
 	p := filepath.Join(e.pgdata, "pg_wal", name)
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -112,14 +129,15 @@ func (e *env) writeWAL(t *testing.T, name string, data []byte, ready bool) strin
 
 func (e *env) archive(t *testing.T, path string, check *bool) error {
 	t.Helper()
-	return e.svc.Archive(ctxT(t), e.target, wal.ArchiveRequest{SourcePath: path, CheckEmpty: check})
+	return e.svc.Archive(ctxT(t), e.target, wal.ArchiveRequest{SourcePath: path, DataDirs: []string{e.pgdata}, CheckEmpty: check})
 }
 
-// restore fetches name into a fresh file and returns its bytes.
+// restore fetches name into pg_wal/RECOVERYXLOG (as PostgreSQL asks) and returns its bytes.
 func (e *env) restore(t *testing.T, name string, mode wal.RestoreMode) ([]byte, error) {
 	t.Helper()
-	dest := filepath.Join(t.TempDir(), "RECOVERYXLOG")
-	if err := e.svc.Restore(ctxT(t), e.target, wal.RestoreRequest{Name: name, Destination: dest, Mode: mode}); err != nil {
+	dest := filepath.Join(e.pgdata, "pg_wal", "RECOVERYXLOG")
+	_ = os.Remove(dest)
+	if err := e.svc.Restore(ctxT(t), e.target, wal.RestoreRequest{Name: name, Destination: dest, DataDirs: []string{e.pgdata}, Mode: mode}); err != nil {
 		if _, statErr := os.Stat(dest); statErr == nil {
 			t.Errorf("failed restore of %s left %s behind", name, dest)
 		}

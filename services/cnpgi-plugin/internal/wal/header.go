@@ -1,6 +1,9 @@
 package wal
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // The first page of every WAL segment starts with XLogLongPageHeaderData: the short header
 // (xlp_magic uint16, xlp_info uint16, xlp_tli uint32, xlp_pageaddr uint64, xlp_rem_len
@@ -33,4 +36,41 @@ func parseHeader(b []byte) (segmentHeader, bool) {
 		return segmentHeader{}, false
 	}
 	return h, true
+}
+
+// ValidSegmentSize reports whether n is a wal_segment_size PostgreSQL accepts: a power of
+// two from 1 MiB to 1 GiB.
+func ValidSegmentSize(n int64) bool { return n >= 1<<20 && n <= 1<<30 && n&(n-1) == 0 }
+
+// segmentProblem says why a file of size bytes starting with head is not the WAL segment fn
+// names (a segment or a .partial), or "" when it is: a valid wal_segment_size, and a long
+// page header from PostgreSQL (XLOG page magic) for this segment's address, with the system
+// identifier, the same segment size and a valid block size.
+func segmentProblem(fn FileName, size int64, head []byte) string {
+	if !ValidSegmentSize(size) {
+		return fmt.Sprintf("it is %d bytes, not a WAL segment (a power of two from 1 MiB to 1 GiB)", size)
+	}
+	if len(head) < longHeaderSize {
+		return "it is too short for a WAL page header"
+	}
+	magic := binary.LittleEndian.Uint16(head[0:2])
+	info := binary.LittleEndian.Uint16(head[2:4])
+	pageAddr := binary.LittleEndian.Uint64(head[8:16])
+	h, ok := parseHeader(head)
+	perLog := uint64(1<<32) / uint64(size)
+	want := (uint64(fn.Log)*perLog + uint64(fn.Seg)) * uint64(size)
+	blk := binary.LittleEndian.Uint32(head[36:40])
+	switch {
+	case magic>>8 != 0xD0 && magic>>8 != 0xD1:
+		return fmt.Sprintf("its first page has no WAL page header (magic %#04x)", magic)
+	case info&xlpLongHeader == 0 || !ok:
+		return "its first page lacks the long WAL page header of a segment's start"
+	case uint64(h.SegmentSize) != uint64(size):
+		return fmt.Sprintf("its header says wal_segment_size %d but the file is %d bytes", h.SegmentSize, size)
+	case pageAddr != want:
+		return fmt.Sprintf("its header is for WAL position %X/%X, not for segment %s", pageAddr>>32, uint32(pageAddr), fn.Name[:24])
+	case blk < 1024 || blk > 65536 || blk&(blk-1) != 0:
+		return fmt.Sprintf("its header has an invalid block size %d", blk)
+	}
+	return ""
 }

@@ -1,6 +1,8 @@
 package wal
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"fmt"
 	"regexp"
 	"strconv"
@@ -19,6 +21,14 @@ const (
 	KindBackup Kind = "backup"
 	// KindPartial is the last, incomplete segment of an old timeline after a promotion.
 	KindPartial Kind = "partial"
+)
+
+// Limits of what clients send, checked before any work.
+const (
+	// MaxPathLen bounds archive sources and restore destinations (PATH_MAX).
+	MaxPathLen = 4096
+	// MaxNameLen bounds WAL file names (the longest, a .backup file, is 40 bytes).
+	MaxNameLen = 64
 )
 
 // FileName is a parsed WAL file name.
@@ -56,7 +66,7 @@ func ParseFileName(name string) (FileName, error) {
 		}
 		return f, nil
 	}
-	return FileName{}, fmt.Errorf("%q is not a WAL segment, .history, .backup or .partial file name", name)
+	return FileName{}, fmt.Errorf("%s is not a WAL segment, .history, .backup or .partial file name", input.Quote(name))
 }
 
 func hex32(s string) uint32 {
@@ -79,7 +89,7 @@ const DefaultSegmentSize = 16 << 20
 // Next returns the segment after f for segments of segSize bytes (a power of two from
 // 1 MiB to 1 GiB; anything else means the 16 MiB default). Only meaningful for KindSegment.
 func (f FileName) Next(segSize int64) FileName {
-	if segSize < 1<<20 || segSize > 1<<30 || segSize&(segSize-1) != 0 {
+	if !ValidSegmentSize(segSize) {
 		segSize = DefaultSegmentSize
 	}
 	perLog := uint32((int64(1) << 32) / segSize)

@@ -52,24 +52,19 @@ func (r *readyShipped) has(t Target, name string) bool {
 	return ok
 }
 
-// sibling is another file PostgreSQL has marked ready for archiving.
-type sibling struct {
-	path string
-	name FileName
-}
-
-// siblings lists up to max files with a .ready marker in pg_wal/archive_status beside
-// source, oldest first (PostgreSQL's own order), skipping source and files already shipped.
-func (r *readyShipped) siblings(t Target, source, skip string, max int) []sibling {
+// siblings lists up to max files with a .ready marker in archive_status beside the source
+// (in dir, pg_wal with links resolved), oldest first (PostgreSQL's own order), skipping the
+// source and files already shipped. Each is validated like the requested file; one that
+// fails is left for PostgreSQL's own call, which reports why.
+func (r *readyShipped) siblings(t Target, dd dataDirs, dir, skip string, max int) []source {
 	if max <= 0 {
 		return nil
 	}
-	dir := filepath.Dir(source)
 	entries, err := os.ReadDir(filepath.Join(dir, "archive_status"))
 	if err != nil {
 		return nil // not a PostgreSQL pg_wal, or unreadable: archive just the requested file
 	}
-	var out []sibling
+	var out []source
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".ready")
 		if !ok || name == skip || r.has(t, name) {
@@ -79,7 +74,11 @@ func (r *readyShipped) siblings(t Target, source, skip string, max int) []siblin
 		if err != nil {
 			continue
 		}
-		out = append(out, sibling{path: filepath.Join(dir, name), name: fn})
+		src, err := dd.validated("source_file_name", filepath.Join(dir, name), fn)
+		if err != nil {
+			continue
+		}
+		out = append(out, src)
 		if len(out) == max {
 			break
 		}

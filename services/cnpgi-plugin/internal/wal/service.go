@@ -1,19 +1,20 @@
 // Package wal archives and restores PostgreSQL WAL files in object stores, in barman-cloud's
-// layout (<prefix>/<server>/wals/<timeline+log>/<name>[.gz|.zst]), idempotently and never
+// layout (<prefix>/<server>/wals/<timeline+log>/<name>[.gz|.zst|...]), idempotently and never
 // overwriting, and keeps the catalog of what was archived.
 package wal
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path"
 	"sync"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 )
 
 // ArchivedFile is the catalog's record of one archived WAL file.
@@ -43,6 +44,8 @@ type Status struct {
 	LastArchivedAt time.Time
 	// FirstRequired is the oldest WAL a backup still needs, as set by SetFirstRequired.
 	FirstRequired string
+	// CatalogSegments counts the segments the catalog knows (Segments counts the store's).
+	CatalogSegments int64
 }
 
 // Catalog records archived files; the Postgres adapter lives in package catalog.
@@ -60,7 +63,7 @@ type Catalog interface {
 
 // Target is where a cluster's WAL goes: a store and the server name inside it.
 type Target struct {
-	Store  *objectstore.Named
+	Store  *stores.Named
 	Server string
 }
 
@@ -82,15 +85,19 @@ type Options struct {
 	SpoolTTL time.Duration
 	// Logger receives the service's logs.
 	Logger *slog.Logger
+	// BufferLimit: files up to this size are compressed in memory and sent with one
+	// request; larger ones are streamed (default 64 MiB).
+	BufferLimit int64
 }
 
 // Service archives and restores WAL for any number of clusters.
 type Service struct {
-	catalog Catalog
-	log     *slog.Logger
-	ready   *readyShipped
-	spool   *spool
-	checked sync.Map // Target.id + system id → the empty-archive check passed once
+	catalog     Catalog
+	log         *slog.Logger
+	bufferLimit int64
+	ready       *readyShipped
+	spool       *spool
+	checked     sync.Map // Target.id + system id → the empty-archive check passed once
 
 	bg      context.Context // owns read-ahead downloads; Close cancels and waits
 	stop    context.CancelFunc
@@ -108,18 +115,18 @@ func NewService(c Catalog, o Options) (*Service, error) {
 	if o.SpoolTTL == 0 {
 		o.SpoolTTL = 10 * time.Minute
 	}
+	if o.BufferLimit == 0 {
+		o.BufferLimit = defaultBufferLimit
+	}
 	if o.SpoolDir == "" {
 		return nil, errors.New("wal: a spool directory is required")
 	}
 	// Leftovers of an earlier process may belong to a timeline that no longer exists.
-	if err := os.RemoveAll(o.SpoolDir); err != nil {
-		return nil, fmt.Errorf("wal: clear spool %s: %w", o.SpoolDir, err)
-	}
-	if err := os.MkdirAll(o.SpoolDir, 0o700); err != nil {
-		return nil, fmt.Errorf("wal: create spool %s: %w", o.SpoolDir, err)
+	if err := emptyDir(o.SpoolDir); err != nil {
+		return nil, fmt.Errorf("wal: empty the spool %s: %w", o.SpoolDir, err)
 	}
 	bg, stop := context.WithCancel(context.Background())
-	s := &Service{catalog: c, log: o.Logger, ready: newReadyShipped(), bg: bg, stop: stop}
+	s := &Service{catalog: c, log: o.Logger, bufferLimit: o.BufferLimit, ready: newReadyShipped(), bg: bg, stop: stop}
 	s.spool = newSpool(o.SpoolDir, o.SpoolTTL)
 	return s, nil
 }
@@ -145,9 +152,39 @@ func (s *Service) goTask(fn func()) bool {
 	return true
 }
 
-// Status summarises the target's archive from the catalog.
+// Status summarises the target's archive as the store holds it (one listing), so that WAL
+// that barman or an earlier installation archived counts as well as the catalog's; the
+// catalog adds the first required WAL and its own segment count.
 func (s *Service) Status(ctx context.Context, t Target) (Status, error) {
-	return s.catalog.Status(ctx, t.Store.Name, t.Server)
+	cat, err := s.catalog.Status(ctx, t.Store.Name, t.Server)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{FirstRequired: cat.FirstRequired, CatalogSegments: cat.Segments}
+	for info, err := range t.Store.Store.List(ctx, walsPrefix(t.Server)) {
+		if err != nil {
+			return Status{}, err
+		}
+		fn, _, ok := ParseObjectKey(t.Server, info.Key)
+		if !ok {
+			continue
+		}
+		st.Bytes += info.Size
+		if info.ModTime.After(st.LastArchivedAt) {
+			st.LastArchivedAt = info.ModTime
+		}
+		if fn.Kind != KindSegment {
+			continue
+		}
+		st.Segments++
+		if st.FirstWAL == "" || fn.Name < st.FirstWAL {
+			st.FirstWAL = fn.Name
+		}
+		if fn.Name > st.LastWAL {
+			st.LastWAL = fn.Name
+		}
+	}
+	return st, nil
 }
 
 // SetFirstRequired records the oldest segment a backup of t still needs (retention keeps
@@ -155,7 +192,7 @@ func (s *Service) Status(ctx context.Context, t Target) (Status, error) {
 func (s *Service) SetFirstRequired(ctx context.Context, t Target, name string) error {
 	f, err := ParseFileName(name)
 	if err != nil || f.Kind != KindSegment {
-		return invalid("first_required_wal", "%q is not a WAL segment name (24 hex digits)", name)
+		return invalid("first_required_wal", "%s is not a WAL segment name (24 hex digits)", input.Quote(name))
 	}
 	return s.catalog.SetFirstRequired(ctx, t.Store.Name, t.Server, name)
 }

@@ -17,6 +17,8 @@ type spool struct {
 
 	mu      sync.Mutex
 	entries map[string]*spoolEntry
+	// endOfWAL holds the targets whose read-ahead found the end of the archive.
+	endOfWAL map[string]bool
 }
 
 // spoolEntry is one read-ahead download: done closes when path holds the segment or err
@@ -29,7 +31,41 @@ type spoolEntry struct {
 }
 
 func newSpool(dir string, ttl time.Duration) *spool {
-	return &spool{dir: dir, ttl: ttl, entries: map[string]*spoolEntry{}}
+	return &spool{dir: dir, ttl: ttl, entries: map[string]*spoolEntry{}, endOfWAL: map[string]bool{}}
+}
+
+// setEndOfWAL records that a read-ahead of t found no further segment.
+func (sp *spool) setEndOfWAL(t Target) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.endOfWAL[t.id()] = true
+}
+
+// takeEndOfWAL reports and clears the end-of-archive flag of t: it answers one call, then
+// the archive is asked again (new segments keep arriving while a standby streams).
+func (sp *spool) takeEndOfWAL(t Target) bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	set := sp.endOfWAL[t.id()]
+	delete(sp.endOfWAL, t.id())
+	return set
+}
+
+// emptyDir removes everything inside dir, creating dir when it is missing. The directory
+// itself stays: its parent may not be writable by the plugin (a mounted volume's root).
+func emptyDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+	}
+	return errors.Join(errs...)
 }
 
 // claim registers a download of name for t; fresh is false when one exists already.
@@ -109,7 +145,7 @@ func moveFile(src, dest string) error {
 		return errors.Join(err, openErr)
 	}
 	defer f.Close()
-	if _, err := writeAtomically(dest, f, true); err != nil {
+	if _, err := writeAtomically(dest, f, false); err != nil {
 		return err
 	}
 	return os.Remove(src)

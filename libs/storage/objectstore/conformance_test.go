@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/s3test"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/s3test"
 )
 
 // posixStore opens a fresh, empty POSIX store.
@@ -62,6 +62,8 @@ func suite(t *testing.T, open func(t *testing.T) objectstore.Store) {
 	t.Run("BadKeys", func(t *testing.T) { testBadKeys(t, open(t)) })
 	t.Run("LargeUnsized", func(t *testing.T) { testLargeUnsized(t, open(t)) })
 	t.Run("FailedPutLeavesNothing", func(t *testing.T) { testFailedPut(t, open(t)) })
+	t.Run("Range", func(t *testing.T) { testRange(t, open(t)) })
+	t.Run("PutFunc", func(t *testing.T) { testPutFunc(t, open(t)) })
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -212,13 +214,44 @@ func testDelete(t *testing.T, st objectstore.Store) {
 }
 
 func testBadKeys(t *testing.T, st objectstore.Store) {
-	for _, k := range []string{"", "/abs", "a//b", "../up", "a/../../b", "a/./b", "trailing/"} {
+	for _, k := range []string{"", "/abs", "a//b", "../up", "a/../../b", "a/./b", "trailing/", "nul\x00", "\xff\xfe", strings.Repeat("k", 1025)} {
 		if err := put(t, st, k, []byte("x"), false); err == nil {
 			t.Errorf("Put(%q) accepted", k)
 		}
-		if _, err := st.Stat(ctxT(t), k); err == nil || errors.Is(err, objectstore.ErrNotFound) {
-			t.Errorf("Stat(%q) = %v, want a key error", k, err)
+		_, err := st.Stat(ctxT(t), k)
+		if !errors.Is(err, objectstore.ErrInvalidKey) {
+			t.Errorf("Stat(%.20q) = %v, want ErrInvalidKey", k, err)
+		} else if len(err.Error()) > 200 {
+			t.Errorf("Stat of a %d-byte key: the error repeats it (%d bytes)", len(k), len(err.Error()))
 		}
+	}
+}
+
+func testRange(t *testing.T, st objectstore.Store) {
+	data := []byte("0123456789abcdefghij")
+	if err := put(t, st, "r/obj", data, false); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		off, n int64
+		want   string
+	}{{0, -1, string(data)}, {5, 3, "567"}, {18, -1, "ij"}, {18, 10, "ij"}, {0, 0, ""}, {20, -1, ""}, {25, 4, ""}}
+	for _, c := range cases {
+		r, info, err := st.GetRange(ctxT(t), "r/obj", c.off, c.n)
+		if err != nil {
+			t.Fatalf("GetRange(%d, %d): %v", c.off, c.n, err)
+		}
+		got, err := io.ReadAll(r)
+		_ = r.Close()
+		if err != nil || string(got) != c.want || info.Size != int64(len(data)) {
+			t.Errorf("GetRange(%d, %d) = %q (object size %d) %v, want %q", c.off, c.n, got, info.Size, err, c.want)
+		}
+	}
+	if _, _, err := st.GetRange(ctxT(t), "r/missing", 0, 1); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("range of a missing object: %v", err)
+	}
+	if _, _, err := st.GetRange(ctxT(t), "r/obj", -1, 1); err == nil {
+		t.Fatal("a negative offset was accepted")
 	}
 }
 
@@ -273,5 +306,42 @@ func testFailedPut(t *testing.T, st objectstore.Store) {
 		for _, e := range entries {
 			t.Errorf("temporary file %q left behind", e.Name())
 		}
+	}
+}
+
+func testPutFunc(t *testing.T, st objectstore.Store) {
+	data := make([]byte, 7<<20+3)
+	_, _ = rand.Read(data)
+	n, err := objectstore.PutFunc(ctxT(t), st, "pf/ok", objectstore.PutOptions{Size: -1, IfAbsent: true}, func(w io.Writer) error {
+		for p := data; len(p) > 0; p = p[min(len(p), 100000):] {
+			if _, err := w.Write(p[:min(len(p), 100000)]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("PutFunc: %d %v", n, err)
+	}
+	if !bytes.Equal(get(t, st, "pf/ok"), data) {
+		t.Fatal("PutFunc stored other bytes")
+	}
+	boom := errors.New("source failed")
+	_, err = objectstore.PutFunc(ctxT(t), st, "pf/failed", objectstore.PutOptions{Size: -1}, func(w io.Writer) error {
+		_, _ = w.Write(data[:6<<20])
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("a failing writer: %v", err)
+	}
+	if _, err := st.Stat(ctxT(t), "pf/failed"); !errors.Is(err, objectstore.ErrNotFound) {
+		t.Fatalf("a failed PutFunc left an object: %v", err)
+	}
+	_, err = objectstore.PutFunc(ctxT(t), st, "pf/ok", objectstore.PutOptions{Size: -1, IfAbsent: true}, func(w io.Writer) error {
+		_, err := w.Write(data[:10])
+		return err
+	})
+	if !errors.Is(err, objectstore.ErrExists) {
+		t.Fatalf("PutFunc over an object with IfAbsent: %v", err)
 	}
 }

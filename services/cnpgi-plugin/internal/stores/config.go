@@ -1,17 +1,24 @@
-package objectstore
+// Package stores is the plugin's set of named object stores, read from its configuration
+// file: each an S3 bucket or POSIX directory (libs/storage/objectstore) with the WAL
+// settings and the client-side encryption keys that go with it.
+package stores
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/plinth-dev/plinth/libs/storage/compression"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/secret"
 )
 
 // File is the plugin's store configuration file (YAML, or JSON, which is YAML too):
@@ -42,33 +49,13 @@ type File struct {
 
 // StoreConfig is one named store: exactly one of S3 and POSIX.
 type StoreConfig struct {
-	Prefix string       `yaml:"prefix"`
-	S3     *S3Config    `yaml:"s3"`
-	POSIX  *POSIXConfig `yaml:"posix"`
-	WAL    WALSettings  `yaml:"wal"`
+	Prefix string                   `yaml:"prefix"`
+	S3     *objectstore.S3Config    `yaml:"s3"`
+	POSIX  *objectstore.POSIXConfig `yaml:"posix"`
+	WAL    WALSettings              `yaml:"wal"`
 	// Encryption, when set, encrypts every WAL file and base backup archive written to the
 	// store (backup.info stays plaintext so that listings work without the key).
 	Encryption *EncryptionConfig `yaml:"encryption"`
-}
-
-// S3Config is the file form of S3Options.
-type S3Config struct {
-	Endpoint        string    `yaml:"endpoint"`
-	Bucket          string    `yaml:"bucket"`
-	Region          string    `yaml:"region"`
-	PathStyle       bool      `yaml:"pathStyle"`
-	CAFile          string    `yaml:"caFile"`
-	AccessKeyID     SecretRef `yaml:"accessKeyId"`
-	SecretAccessKey SecretRef `yaml:"secretAccessKey"`
-	SessionToken    SecretRef `yaml:"sessionToken"`
-	PartSizeMiB     int       `yaml:"partSizeMiB"`
-	Concurrency     int       `yaml:"concurrency"`
-}
-
-// POSIXConfig is a directory store.
-type POSIXConfig struct {
-	Path   string `yaml:"path"`
-	NoSync bool   `yaml:"noSync"`
 }
 
 // WALSettings say how WAL is written to a store.
@@ -80,46 +67,30 @@ type WALSettings struct {
 	MaxParallel int `yaml:"maxParallel"`
 }
 
-// SecretRef names where a secret is: an environment variable of the plugin process or a
-// file (a mounted Kubernetes Secret). Exactly one is set.
-type SecretRef struct {
-	Env  string `yaml:"env"`
-	File string `yaml:"file"`
-}
-
-func (r SecretRef) isZero() bool { return r.Env == "" && r.File == "" }
-
-// resolve reads the secret. Errors name the reference, never the value.
-func (r SecretRef) resolve(env map[string]string) (string, error) {
-	switch {
-	case r.Env != "" && r.File != "":
-		return "", errors.New("set either env or file, not both")
-	case r.Env != "":
-		v := env[r.Env]
-		if v == "" {
-			return "", fmt.Errorf("environment variable %s is not set", r.Env)
-		}
-		return v, nil
-	case r.File != "":
-		b, err := os.ReadFile(r.File)
-		if err != nil {
-			return "", fmt.Errorf("read %s: %w", r.File, err)
-		}
-		v := strings.TrimRight(string(b), "\r\n")
-		if v == "" {
-			return "", fmt.Errorf("%s is empty", r.File)
-		}
-		return v, nil
-	}
-	return "", errors.New("missing: give {env: NAME} or {file: PATH}")
+// EncryptionConfig is a store's optional client-side encryption: key references, never
+// values, like the S3 credentials. Key encrypts what is written; objects written with any
+// of PreviousKeys stay readable (key rotation).
+//
+//	encryption:
+//	  key: {env: PLINTH_CNPGI_KEY}                # 32 bytes, base64 or raw
+//	  previousKeys: [{file: /run/secrets/old-key}]
+type EncryptionConfig struct {
+	Key          secret.Ref   `yaml:"key"`
+	PreviousKeys []secret.Ref `yaml:"previousKeys"`
 }
 
 // storeNameRE keeps names usable in cluster parameters, metrics labels and logs.
 var storeNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)
 
+// MaxFileSize bounds the configuration file read at start.
+const MaxFileSize = 1 << 20
+
 // ParseFile decodes a store configuration, refusing unknown fields so that a typo
 // (pathstyle for pathStyle) fails at start instead of silently changing behaviour.
 func ParseFile(data []byte) (*File, error) {
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("store configuration: %d bytes is over the %d-byte limit", len(data), MaxFileSize)
+	}
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -137,7 +108,7 @@ func (f *File) Validate() error {
 	}
 	if f.DefaultStore != "" {
 		if _, ok := f.Stores[f.DefaultStore]; !ok {
-			errs = append(errs, fmt.Errorf("defaultStore: %q is not among the stores", f.DefaultStore))
+			errs = append(errs, fmt.Errorf("defaultStore: %s is not among the stores", input.Quote(f.DefaultStore)))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(f.Stores)) {
@@ -150,43 +121,44 @@ func (f *File) Validate() error {
 
 func (c StoreConfig) validate(name string) error {
 	var errs []error
-	add := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("stores.%s: "+format, append([]any{name}, args...)...))
-	}
+	shown := name
 	if !storeNameRE.MatchString(name) {
-		add("the name must be 1-63 characters of a-z, 0-9, '.', '_' and '-', starting and ending alphanumeric")
+		shown = input.Quote(name)
+		errs = append(errs, fmt.Errorf("stores.%s: the name must be 1-63 characters of a-z, 0-9, '.', '_' and '-', starting and ending alphanumeric", shown))
 	}
+	add := func(err error) { errs = append(errs, fmt.Errorf("stores.%s: %w", shown, err)) }
 	switch {
 	case (c.S3 == nil) == (c.POSIX == nil):
-		add("set exactly one of s3 and posix")
+		add(errors.New("set exactly one of s3 and posix"))
 	case c.S3 != nil:
-		if c.S3.Bucket == "" {
-			add("s3.bucket is required")
-		}
-		if c.S3.AccessKeyID.isZero() || c.S3.SecretAccessKey.isZero() {
-			add("s3.accessKeyId and s3.secretAccessKey are required ({env: NAME} or {file: PATH})")
-		}
-		if c.S3.PartSizeMiB != 0 && c.S3.PartSizeMiB < 5 {
-			add("s3.partSizeMiB must be at least 5 (S3's minimum part size)")
+		if err := c.S3.Validate(); err != nil {
+			add(err)
 		}
 	case c.POSIX != nil:
-		if !strings.HasPrefix(c.POSIX.Path, "/") {
-			add("posix.path must be an absolute path")
+		if err := c.POSIX.Validate(); err != nil {
+			add(err)
 		}
 	}
-	if p := cleanPrefix(c.Prefix); p != "" {
-		if err := ValidateKey(p); err != nil {
-			add("prefix: %v", err)
+	if p := objectstore.CleanPrefix(c.Prefix); p != "" {
+		if err := objectstore.ValidateKey(p); err != nil {
+			add(fmt.Errorf("prefix: %w", err))
 		}
 	}
-	if !slices.Contains([]string{"", "gzip", "zstd", "none"}, c.WAL.Compression) {
-		add("wal.compression must be gzip, zstd or none, not %q", c.WAL.Compression)
+	if _, err := compression.ParseWritable(c.WAL.Compression); err != nil {
+		add(fmt.Errorf("wal.compression: %w", err))
 	}
-	if c.Encryption != nil && c.Encryption.Key.isZero() {
-		add("encryption.key is required ({env: NAME} or {file: PATH})")
+	if c.Encryption != nil {
+		if c.Encryption.Key.IsZero() {
+			add(errors.New("encryption.key is required ({env: NAME} or {file: PATH})"))
+		}
+		for i, ref := range c.Encryption.PreviousKeys {
+			if ref.IsZero() {
+				add(fmt.Errorf("encryption.previousKeys[%d] is empty ({env: NAME} or {file: PATH})", i))
+			}
+		}
 	}
 	if c.WAL.MaxParallel < 0 || c.WAL.MaxParallel > 64 {
-		add("wal.maxParallel must be between 1 and 64")
+		add(errors.New("wal.maxParallel must be between 1 and 64"))
 	}
 	return errors.Join(errs...)
 }

@@ -1,4 +1,4 @@
-package objectstore_test
+package stores_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 )
 
 func TestEncryptionKeysLoadByReferenceAndNeverShow(t *testing.T) {
@@ -38,12 +38,15 @@ stores:
     encryption: {key: {file: %[3]s}}
   plain:
     posix: {path: %[1]s/plain}
+  rotated:
+    posix: {path: %[1]s/rotated}
+    encryption: {key: {file: %[2]s}, previousKeys: [{env: TEST_ENC_KEY}]}
 `, dir, rawFile, b64File)
-	f, err := objectstore.ParseFile([]byte(yaml))
+	f, err := stores.ParseFile([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := objectstore.Open(f, []string{"TEST_ENC_KEY=" + b64})
+	reg, err := stores.Open(f, []string{"TEST_ENC_KEY=" + b64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +64,9 @@ stores:
 	if len(ids) != 1 {
 		t.Fatalf("the same key in three forms gave fingerprints %v", ids)
 	}
+	if rotated, _ := reg.Get("rotated"); len(rotated.Keys()) != 2 || rotated.Keys()[1].ID() != rotated.Keys()[0].ID() {
+		t.Fatalf("the rotated store reads with %v", rotated.Keys()) // the same material twice here
+	}
 	for _, secret := range []string{string(raw), b64, hex.EncodeToString(raw), fmt.Sprint(raw)} {
 		if strings.Contains(out.String(), secret) {
 			t.Fatalf("key material in logs or formatting: %s", out.String())
@@ -72,12 +78,12 @@ stores:
 
 	// A bad key is refused at start, naming the store and the reference, not the value.
 	short := base64.StdEncoding.EncodeToString([]byte("short-key-material"))
-	_, err = objectstore.Open(f, []string{"TEST_ENC_KEY=" + short})
+	_, err = stores.Open(f, []string{"TEST_ENC_KEY=" + short})
 	if err == nil || !strings.Contains(err.Error(), "stores.env: encryption.key") || strings.Contains(err.Error(), short) ||
 		strings.Contains(err.Error(), "short-key-material") {
 		t.Fatalf("bad key: %v", err)
 	}
-	if _, err := objectstore.ParseFile([]byte("stores:\n  a:\n    posix: {path: /x}\n    encryption: {}")); err == nil ||
+	if _, err := stores.ParseFile([]byte("stores:\n  a:\n    posix: {path: /x}\n    encryption: {}")); err == nil ||
 		!strings.Contains(err.Error(), "encryption.key is required") {
 		t.Fatalf("missing key reference: %v", err)
 	}

@@ -132,6 +132,29 @@ func (p *POSIX) Get(_ context.Context, key string) (io.ReadCloser, ObjectInfo, e
 	return f, ObjectInfo{Key: key, Size: fi.Size(), ModTime: fi.ModTime()}, nil
 }
 
+// GetRange opens the object's file at offset, limited to length bytes (length < 0: to the end).
+func (p *POSIX) GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, ObjectInfo, error) {
+	if offset < 0 {
+		return nil, ObjectInfo{}, fmt.Errorf("posix store: get %s: negative offset %d", key, offset)
+	}
+	r, info, err := p.Get(ctx, key)
+	if err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	f := r.(*os.File)
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		_ = f.Close()
+		return nil, ObjectInfo{}, fmt.Errorf("posix store: seek %s: %w", key, osErr(err))
+	}
+	if length < 0 {
+		return f, info, nil
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(f, length), f}, info, nil
+}
+
 // Stat describes the object's file.
 func (p *POSIX) Stat(_ context.Context, key string) (ObjectInfo, error) {
 	if err := ValidateKey(key); err != nil {

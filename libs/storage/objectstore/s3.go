@@ -1,6 +1,8 @@
 package objectstore
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"context"
 	"errors"
 	"fmt"
@@ -15,34 +17,45 @@ import (
 )
 
 // S3 is a store in an S3-compatible bucket (AWS, Ceph radosgw, MinIO, versitygw, ...).
-// Objects live under Options.Prefix; large or unsized bodies go up as multipart uploads.
+// Objects live under S3Options.Prefix; large or unsized bodies go up as multipart uploads
+// streamed from the reader (parts are buffered in memory, PartSize × Concurrency at most).
 type S3 struct {
 	client   *s3.Client
 	uploader *manager.Uploader
 	bucket   string
 	prefix   string
 	partSize int64
+	describe slog.Value
 }
 
 var _ Store = (*S3)(nil)
 
-// S3Options configure an S3 store. The credentials are resolved values (never references)
-// and never printed: LogValue redacts them.
+// S3Options configure an S3 store explicitly: every field of an S3 location a caller may
+// hold (a configuration file through S3Config, or a request such as lvmd's DataSource.S3).
+// The credentials are resolved values and never printed: LogValue leaves them out.
 type S3Options struct {
 	// Endpoint is the service URL (https://s3.example.com); empty means AWS's own endpoint.
 	Endpoint string
 	// Bucket must exist; the store never creates buckets.
 	Bucket string
-	// Prefix is prepended to every key ("" or "a/b").
+	// Prefix is prepended to every key ("" or "a/b"). ParseLocation splits "bucket/prefix".
 	Prefix string
-	// Region signs the requests; S3-compatible servers mostly accept any, e.g. us-east-1.
+	// Region signs the requests; S3-compatible servers mostly accept any (DefaultRegion).
 	Region string
 	// PathStyle addresses the bucket as ENDPOINT/BUCKET/KEY instead of BUCKET.ENDPOINT/KEY;
 	// most self-hosted servers need it.
 	PathStyle bool
 	// CAPEM are extra PEM certificates to trust besides the system pool (self-signed servers).
 	CAPEM []byte
-	// AccessKeyID, SecretAccessKey and SessionToken authenticate the requests.
+	// InsecureSkipVerify accepts any server certificate (lvmd's verify_tls=false). Only for
+	// test endpoints: the credentials then go to whoever answers.
+	InsecureSkipVerify bool
+	// HTTPProxy is the proxy URL for http:// endpoints, HTTPSProxy for https:// ones. When
+	// both are empty the usual HTTP_PROXY/HTTPS_PROXY/NO_PROXY variables apply; when either
+	// is set the environment is ignored and an endpoint whose scheme has none goes direct.
+	HTTPProxy, HTTPSProxy string
+	// AccessKeyID, SecretAccessKey and SessionToken (temporary credentials) authenticate the
+	// requests.
 	AccessKeyID, SecretAccessKey, SessionToken string
 	// PartSize is the multipart part size in bytes (default 16 MiB, minimum 5 MiB). Bodies of
 	// known size up to one part are sent with a single PutObject.
@@ -51,12 +64,15 @@ type S3Options struct {
 	Concurrency int
 }
 
-// LogValue prints the options without credentials.
+// LogValue prints the options without credentials (proxy passwords redacted too).
 func (o S3Options) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("endpoint", o.Endpoint), slog.String("bucket", o.Bucket),
 		slog.String("prefix", o.Prefix), slog.String("region", o.Region),
 		slog.Bool("path_style", o.PathStyle), slog.Bool("custom_ca", len(o.CAPEM) > 0),
+		slog.Bool("verify_tls", !o.InsecureSkipVerify),
+		slog.String("http_proxy", redactURL(o.HTTPProxy)), slog.String("https_proxy", redactURL(o.HTTPSProxy)),
+		slog.Bool("session_token", o.SessionToken != ""),
 	)
 }
 
@@ -67,18 +83,26 @@ const DefaultRegion = "us-east-1"
 // Default and minimum multipart sizes; S3 refuses parts under 5 MiB (except the last).
 const (
 	DefaultPartSize    = 16 << 20
-	minPartSize        = 5 << 20
+	MinPartSize        = 5 << 20
 	defaultConcurrency = 4
 )
 
-// NewS3 builds the client; it does not contact the server (see Probe-like checks in the
-// callers), so a plugin starts even while its object store is briefly unreachable.
+// NewS3 builds the client; it does not contact the server, so a service starts even while
+// its object store is briefly unreachable. Errors never quote a credential.
 func NewS3(o S3Options) (*S3, error) {
 	if o.Bucket == "" {
 		return nil, errors.New("s3 store: bucket is required")
 	}
+	if err := ValidateBucket(o.Bucket); err != nil {
+		return nil, fmt.Errorf("s3 store: %w", err)
+	}
 	if o.AccessKeyID == "" || o.SecretAccessKey == "" {
 		return nil, errors.New("s3 store: an access key id and a secret access key are required")
+	}
+	if p := CleanPrefix(o.Prefix); p != "" {
+		if err := ValidateKey(p); err != nil {
+			return nil, fmt.Errorf("s3 store: prefix: %w", err)
+		}
 	}
 	if o.Region == "" {
 		o.Region = DefaultRegion
@@ -86,13 +110,17 @@ func NewS3(o S3Options) (*S3, error) {
 	if o.PartSize == 0 {
 		o.PartSize = DefaultPartSize
 	}
-	if o.PartSize < minPartSize {
+	if o.PartSize < MinPartSize {
 		return nil, fmt.Errorf("s3 store: part size %d is below S3's minimum of 5 MiB", o.PartSize)
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = defaultConcurrency
 	}
-	httpClient, err := newHTTPClient(o.CAPEM)
+	ep, err := endpoint(o.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	httpClient, err := newHTTPClient(o)
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +129,10 @@ func NewS3(o S3Options) (*S3, error) {
 		UsePathStyle: o.PathStyle,
 		HTTPClient:   httpClient,
 		Credentials:  staticCredentials(o),
-		BaseEndpoint: endpoint(o.Endpoint),
+		BaseEndpoint: ep,
 		// Checksums only when the API requires them: several S3-compatible servers reject
-		// the SDK's default trailing CRC headers. Integrity is still checked end to end: the
-		// WAL layer compares SHA-256 of what it stored, gzip and zstd carry their own CRCs.
+		// the SDK's default trailing CRC headers. Callers check integrity end to end
+		// (SHA-256 of what they stored, the compressors' own CRCs, authenticated encryption).
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 		RetryMaxAttempts:           5,
@@ -113,24 +141,24 @@ func NewS3(o S3Options) (*S3, error) {
 		u.PartSize = o.PartSize
 		u.Concurrency = o.Concurrency
 	})
-	return &S3{client: client, uploader: uploader, bucket: o.Bucket, prefix: cleanPrefix(o.Prefix), partSize: o.PartSize}, nil
+	return &S3{client: client, uploader: uploader, bucket: o.Bucket, prefix: CleanPrefix(o.Prefix),
+		partSize: o.PartSize, describe: o.LogValue()}, nil
 }
 
-func endpoint(e string) *string {
-	if e == "" {
-		return nil
-	}
-	return aws.String(e)
-}
+// LogValue describes the store without credentials.
+func (s *S3) LogValue() slog.Value { return s.describe }
+
+func (s *S3) key(key string) *string { return aws.String(joinPrefix(s.prefix, key)) }
 
 // Put sends a small seekable body with one PutObject and everything else through the
-// multipart uploader. IfAbsent becomes If-None-Match: * on PutObject or on
-// CompleteMultipartUpload, so the server refuses to replace an object atomically.
+// multipart uploader, which reads r as it uploads. IfAbsent becomes If-None-Match: * on
+// PutObject or on CompleteMultipartUpload, so the server refuses to replace an object
+// atomically.
 func (s *S3) Put(ctx context.Context, key string, r io.Reader, opts PutOptions) error {
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
-	in := &s3.PutObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(joinPrefix(s.prefix, key)), Body: r}
+	in := &s3.PutObjectInput{Bucket: aws.String(s.bucket), Key: s.key(key), Body: r}
 	if opts.IfAbsent {
 		in.IfNoneMatch = aws.String("*")
 	}
@@ -150,14 +178,48 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, opts PutOptions) 
 
 // Get streams the object's body.
 func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, ObjectInfo, error) {
+	return s.get(ctx, key, "")
+}
+
+// GetRange sends a ranged GetObject (Range: bytes=offset-end).
+func (s *S3) GetRange(ctx context.Context, key string, offset, length int64) (io.ReadCloser, ObjectInfo, error) {
+	if offset < 0 {
+		return nil, ObjectInfo{}, fmt.Errorf("s3 store: get %s: negative offset %d", key, offset)
+	}
+	if length == 0 {
+		info, err := s.Stat(ctx, key)
+		return io.NopCloser(strings.NewReader("")), info, err
+	}
+	rng := fmt.Sprintf("bytes=%d-", offset)
+	if length > 0 {
+		rng += fmt.Sprint(offset + length - 1)
+	}
+	r, info, err := s.get(ctx, key, rng)
+	if errors.Is(err, errRangeNotSatisfiable) {
+		// A range past the end: nothing to read, as from a file.
+		info, err = s.Stat(ctx, key)
+		return io.NopCloser(strings.NewReader("")), info, err
+	}
+	return r, info, err
+}
+
+func (s *S3) get(ctx context.Context, key, rng string) (io.ReadCloser, ObjectInfo, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, ObjectInfo{}, err
 	}
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(joinPrefix(s.prefix, key))})
+	in := &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: s.key(key)}
+	if rng != "" {
+		in.Range = aws.String(rng)
+	}
+	out, err := s.client.GetObject(ctx, in)
 	if err != nil {
 		return nil, ObjectInfo{}, fmt.Errorf("s3 store: get %s: %w", key, classify(err, false))
 	}
-	return out.Body, ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified)}, nil
+	size := aws.ToInt64(out.ContentLength)
+	if total, ok := rangeTotal(aws.ToString(out.ContentRange)); ok {
+		size = total
+	}
+	return out.Body, ObjectInfo{Key: key, Size: size, ModTime: aws.ToTime(out.LastModified)}, nil
 }
 
 // Stat sends a HeadObject.
@@ -165,7 +227,7 @@ func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	if err := ValidateKey(key); err != nil {
 		return ObjectInfo{}, err
 	}
-	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(joinPrefix(s.prefix, key))})
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: s.key(key)})
 	if err != nil {
 		return ObjectInfo{}, fmt.Errorf("s3 store: stat %s: %w", key, classify(err, false))
 	}
@@ -177,7 +239,7 @@ func (s *S3) Delete(ctx context.Context, key string) error {
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
-	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(joinPrefix(s.prefix, key))})
+	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: s.key(key)})
 	if err != nil && !errors.Is(classify(err, false), ErrNotFound) {
 		return fmt.Errorf("s3 store: delete %s: %w", key, classify(err, false))
 	}
@@ -199,7 +261,7 @@ func (s *S3) List(ctx context.Context, prefix string) iter.Seq2[ObjectInfo, erro
 		for pages.HasMorePages() {
 			page, err := pages.NextPage(ctx)
 			if err != nil {
-				yield(ObjectInfo{}, fmt.Errorf("s3 store: list %s: %w", prefix, classify(err, false)))
+				yield(ObjectInfo{}, fmt.Errorf("s3 store: list %s: %w", input.Quote(prefix), classify(err, false)))
 				return
 			}
 			for _, o := range page.Contents {

@@ -1,15 +1,22 @@
-package objectstore
+package stores
 
 import (
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/plinth-dev/plinth/libs/storage/encryption"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/secret"
 )
+
+// ErrUnknownStore: no store with that name is configured.
+var ErrUnknownStore = errors.New("unknown object store")
 
 // Named is one configured store with the settings that go with it.
 type Named struct {
@@ -18,12 +25,13 @@ type Named struct {
 	// Kind is "s3" or "posix".
 	Kind string
 	// Store holds the objects.
-	Store Store
+	Store objectstore.Store
 	// WAL says how WAL is written to this store; defaults applied.
 	WAL WALSettings
-	// Encryption is the store's client-side encryption key; nil: objects are written in
-	// plaintext.
-	Encryption *EncryptionKey
+	// Encryption is the key the store writes with; nil: objects are written in plaintext.
+	Encryption *encryption.Key
+	// PreviousKeys read objects written before the key was rotated.
+	PreviousKeys []*encryption.Key
 	// describe is a credential-free summary for logs.
 	describe slog.Value
 }
@@ -43,12 +51,7 @@ func Open(f *File, environ []string) (*Registry, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	env := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
+	env := secret.Env(environ)
 	r := &Registry{stores: map[string]*Named{}, def: f.DefaultStore}
 	if r.def == "" && len(f.Stores) == 1 {
 		for name := range f.Stores {
@@ -81,67 +84,31 @@ func openNamed(name string, c StoreConfig, env map[string]string) (*Named, error
 	walAttrs := slog.Group("wal", "compression", n.WAL.Compression, "max_parallel", n.WAL.MaxParallel)
 	encAttrs := slog.String("encryption", "off")
 	if c.Encryption != nil {
-		k, err := c.Encryption.loadKey(env)
-		if err != nil {
+		if err := n.loadKeys(c.Encryption, env); err != nil {
 			return nil, err
 		}
-		n.Encryption = k
-		encAttrs = slog.Any("encryption", k)
+		encAttrs = slog.Any("encryption", n.Encryption)
 	}
 	if c.POSIX != nil {
-		root := filepath.Join(c.POSIX.Path, filepath.FromSlash(cleanPrefix(c.Prefix)))
-		st, err := NewPOSIX(root, c.POSIX.NoSync)
+		st, err := c.POSIX.Open(c.Prefix)
 		if err != nil {
 			return nil, err
 		}
 		n.Kind, n.Store = "posix", st
-		n.describe = slog.GroupValue(slog.String("kind", "posix"), slog.String("path", root), walAttrs, encAttrs)
+		n.describe = slog.GroupValue(slog.String("kind", "posix"), slog.String("path", st.Root()), walAttrs, encAttrs)
 		return n, nil
 	}
-	o, err := c.S3.options(c.Prefix, env)
+	o, err := c.S3.Options(c.Prefix, env)
 	if err != nil {
 		return nil, err
 	}
-	st, err := NewS3(o)
+	st, err := objectstore.NewS3(o)
 	if err != nil {
 		return nil, err
 	}
 	n.Kind, n.Store = "s3", st
 	n.describe = slog.GroupValue(slog.String("kind", "s3"), slog.Any("s3", o), walAttrs, encAttrs)
 	return n, nil
-}
-
-// options resolves the file form into S3Options, reading the CA and the secrets.
-func (c *S3Config) options(prefix string, env map[string]string) (S3Options, error) {
-	o := S3Options{
-		Endpoint: c.Endpoint, Bucket: c.Bucket, Prefix: prefix, Region: c.Region, PathStyle: c.PathStyle,
-		PartSize: int64(c.PartSizeMiB) << 20, Concurrency: c.Concurrency,
-	}
-	if o.Region == "" {
-		o.Region = DefaultRegion
-	}
-	var errs []error
-	secret := func(field string, ref SecretRef, dst *string) {
-		if ref.isZero() {
-			return
-		}
-		v, err := ref.resolve(env)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("s3.%s: %w", field, err))
-		}
-		*dst = v
-	}
-	secret("accessKeyId", c.AccessKeyID, &o.AccessKeyID)
-	secret("secretAccessKey", c.SecretAccessKey, &o.SecretAccessKey)
-	secret("sessionToken", c.SessionToken, &o.SessionToken)
-	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("s3.caFile: %w", err))
-		}
-		o.CAPEM = pem
-	}
-	return o, errors.Join(errs...)
 }
 
 // Get returns the store called name; "" means the default store.
@@ -155,7 +122,7 @@ func (r *Registry) Get(name string) (*Named, error) {
 	}
 	n, ok := r.stores[name]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (configured: %s)", ErrUnknownStore, name, strings.Join(r.Names(), ", "))
+		return nil, fmt.Errorf("%w %s (configured: %s)", ErrUnknownStore, input.Quote(name), strings.Join(r.Names(), ", "))
 	}
 	return n, nil
 }

@@ -1,8 +1,7 @@
-package objectstore_test
+package stores_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,8 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/objectstore"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/s3test"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 )
 
 func TestParseFileRejectsMistakes(t *testing.T) {
@@ -24,17 +22,18 @@ func TestParseFileRejectsMistakes(t *testing.T) {
 		{"both kinds", "stores:\n  a:\n    posix: {path: /x}\n    s3: {bucket: b}", "exactly one of s3 and posix"},
 		{"neither kind", "stores:\n  a: {prefix: p}", "exactly one of s3 and posix"},
 		{"relative path", "stores:\n  a:\n    posix: {path: rel}", "absolute"},
-		{"bad name", "stores:\n  Bad_Name:\n    posix: {path: /x}", "stores.Bad_Name: the name"},
+		{"bad name", "stores:\n  Bad_Name:\n    posix: {path: /x}", `stores."Bad_Name": the name`},
 		{"missing bucket", "stores:\n  a:\n    s3: {accessKeyId: {env: A}, secretAccessKey: {env: B}}", "s3.bucket is required"},
 		{"missing creds", "stores:\n  a:\n    s3: {bucket: b}", "s3.accessKeyId and s3.secretAccessKey are required"},
 		{"small parts", "stores:\n  a:\n    s3: {bucket: b, partSizeMiB: 1, accessKeyId: {env: A}, secretAccessKey: {env: B}}", "partSizeMiB"},
-		{"bad compression", "stores:\n  a:\n    posix: {path: /x}\n    wal: {compression: lz4}", `"lz4"`},
+		{"bad compression", "stores:\n  a:\n    posix: {path: /x}\n    wal: {compression: lzo}", `"lzo"`},
 		{"bad parallel", "stores:\n  a:\n    posix: {path: /x}\n    wal: {maxParallel: 100}", "maxParallel"},
 		{"bad default", "defaultStore: b\nstores:\n  a:\n    posix: {path: /x}", `defaultStore: "b"`},
 		{"bad prefix", "stores:\n  a:\n    prefix: a//b\n    posix: {path: /x}", "prefix"},
+		{"empty previous key", "stores:\n  a:\n    posix: {path: /x}\n    encryption: {key: {env: K}, previousKeys: [{}]}", "encryption.previousKeys[0] is empty"},
 	}
 	for _, c := range cases {
-		_, err := objectstore.ParseFile([]byte(c.yaml))
+		_, err := stores.ParseFile([]byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
 		}
@@ -43,7 +42,7 @@ func TestParseFileRejectsMistakes(t *testing.T) {
 
 func TestParseFileAcceptsJSONAndYAML(t *testing.T) {
 	json := `{"defaultStore": "local", "stores": {"local": {"posix": {"path": "/var/lib/x"}, "wal": {"compression": "zstd", "maxParallel": 4}}}}`
-	f, err := objectstore.ParseFile([]byte(json))
+	f, err := stores.ParseFile([]byte(json))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +71,11 @@ stores:
     posix: {path: %s}
 defaultStore: main
 `, secretFile, filepath.Join(dir, "posix"))
-	f, err := objectstore.ParseFile([]byte(yaml))
+	f, err := stores.ParseFile([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := objectstore.Open(f, []string{"TEST_KEY_ID=env-key-id-value"})
+	reg, err := stores.Open(f, []string{"TEST_KEY_ID=env-key-id-value"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,44 +99,18 @@ defaultStore: main
 	if !strings.Contains(logs.String(), `"bucket":"b"`) {
 		t.Fatalf("description lacks the bucket: %s", logs.String())
 	}
-	if _, err := reg.Get("nope"); !errors.Is(err, objectstore.ErrUnknownStore) || !strings.Contains(err.Error(), "local, main") {
+	if _, err := reg.Get("nope"); !errors.Is(err, stores.ErrUnknownStore) || !strings.Contains(err.Error(), "local, main") {
 		t.Fatalf("unknown store: %v", err)
 	}
 
-	_, err = objectstore.Open(f, nil)
+	_, err = stores.Open(f, nil)
 	if err == nil || !strings.Contains(err.Error(), "TEST_KEY_ID is not set") {
 		t.Fatalf("missing env: %v", err)
 	}
 	if err := os.WriteFile(secretFile, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := objectstore.Open(f, []string{"TEST_KEY_ID=x"}); err == nil || !strings.Contains(err.Error(), "is empty") {
+	if _, err := stores.Open(f, []string{"TEST_KEY_ID=x"}); err == nil || !strings.Contains(err.Error(), "is empty") {
 		t.Fatalf("empty secret file: %v", err)
-	}
-}
-
-func TestS3ErrorsSayWhatIsWrong(t *testing.T) {
-	srv := s3test.Start(t)
-	bucket := srv.Bucket(t)
-	open := func(bucket, secret string) objectstore.Store {
-		st, err := objectstore.NewS3(objectstore.S3Options{
-			Endpoint: srv.Endpoint, Bucket: bucket, PathStyle: true, AccessKeyID: srv.AccessKeyID, SecretAccessKey: secret,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	ctx := context.Background()
-	_, err := open(bucket, "wrong-secret-value").Stat(ctx, "x")
-	if !errors.Is(err, objectstore.ErrDenied) || strings.Contains(err.Error(), "wrong-secret-value") {
-		t.Fatalf("wrong secret: %v, want ErrDenied without the secret", err)
-	}
-	err = open("no-such-bucket", srv.SecretAccessKey).Put(ctx, "x", strings.NewReader("x"), objectstore.PutOptions{Size: 1})
-	if !errors.Is(err, objectstore.ErrBucketMissing) {
-		t.Fatalf("missing bucket: %v, want ErrBucketMissing", err)
-	}
-	if _, err := objectstore.NewS3(objectstore.S3Options{Bucket: "b", AccessKeyID: "a", SecretAccessKey: "s", CAPEM: []byte("junk")}); err == nil {
-		t.Fatal("a CA file without certificates was accepted")
 	}
 }
