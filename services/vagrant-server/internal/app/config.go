@@ -22,13 +22,18 @@ type Config struct {
 	JobHeartbeatTimeout time.Duration `env:"PLINTH_VAGRANT_JOB_HEARTBEAT_TIMEOUT" flag:"job-heartbeat-timeout" default:"60s" usage:"time a running job may go without a runner heartbeat before it fails"`
 	// JobReapInterval is how often overdue deadlines are enforced: the most they are late.
 	JobReapInterval time.Duration `env:"PLINTH_VAGRANT_JOB_REAP_INTERVAL" flag:"job-reap-interval" default:"1s" usage:"how often ack, heartbeat and expiry deadlines are enforced"`
+	// RunnerTimeout is how long a runner stays online when the replica holding its
+	// RunnerConfig stream stops vouching for it (that replica died).
+	RunnerTimeout time.Duration `env:"PLINTH_VAGRANT_RUNNER_TIMEOUT" flag:"runner-timeout" default:"30s" usage:"time after which a runner whose replica stopped refreshing its last-seen time is marked offline"`
 	// JobsKept is how many finished jobs (and their output) PruneOldJobs keeps, newest first.
 	JobsKept int `env:"PLINTH_VAGRANT_JOBS_KEPT" flag:"jobs-kept" default:"50" usage:"finished jobs PruneOldJobs keeps (the newest)"`
 }
 
 // Defaults returns a Config with the vagrant-server's ports; Load fills the rest.
 func Defaults() Config {
-	return Config{Common: config.Common{GRPCAddr: "127.0.0.1:7004", AdminAddr: "127.0.0.1:7104"}}
+	var c Config
+	c.GRPCAddr, c.AdminAddr = "127.0.0.1:7004", "127.0.0.1:7104"
+	return c
 }
 
 // Validate checks everything before anything starts.
@@ -43,6 +48,7 @@ func (c *Config) Validate() error {
 	positive("PLINTH_VAGRANT_JOB_HEARTBEAT_TIMEOUT", "job-heartbeat-timeout", c.JobHeartbeatTimeout <= 0)
 	positive("PLINTH_VAGRANT_JOB_REAP_INTERVAL", "job-reap-interval", c.JobReapInterval <= 0)
 	positive("PLINTH_VAGRANT_JOBS_KEPT", "jobs-kept", c.JobsKept <= 0)
+	positive("PLINTH_VAGRANT_RUNNER_TIMEOUT", "runner-timeout", c.RunnerTimeout <= 0)
 	return errors.Join(append([]error{c.Common.Validate(),
 		config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL),
 		config.Required(config.EnvNATSURL, "nats-url", c.NATSURL)}, errs...)...)

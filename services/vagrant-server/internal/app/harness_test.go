@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/service/servicetest"
 	"github.com/plinth-dev/plinth/libs/platform/telemetry"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/app"
@@ -24,37 +24,19 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// syncBuffer collects logs from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // env is one database schema and NATS server shared by the server instances of a test.
 type env struct {
 	dbURL, natsURL string
 	settings       []string // extra environment for every server of the test, e.g. timeouts
 	logLevel       string   // of the servers' logs; default debug
-	logs           *syncBuffer
+	logs           *testenv.SyncBuffer
 	mu             sync.Mutex
 	secrets        []string // tokens issued during the test: none may reach a log line
 }
 
 func newEnv(t testing.TB, settings ...string) *env {
 	t.Helper()
-	e := &env{dbURL: testenv.DB(t).URL, natsURL: testenv.NATS(t), settings: settings, logs: &syncBuffer{}}
+	e := &env{dbURL: testenv.DB(t).URL, natsURL: testenv.NATS(t), settings: settings, logs: &testenv.SyncBuffer{}}
 	t.Cleanup(func() { e.assertNoSecrets(t) })
 	return e
 }
@@ -91,6 +73,18 @@ func (e *env) start(t testing.TB) vagrant.VagrantClient {
 // as a restart would) before the test ends.
 func (e *env) startStoppable(t testing.TB) (vagrant.VagrantClient, func()) {
 	t.Helper()
+	addr, stop := e.serve(t)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return vagrant.NewVagrantClient(conn), stop
+}
+
+// serve runs one vagrant-server until the test ends (or stop) and returns its gRPC address.
+func (e *env) serve(t testing.TB) (addr string, stop func()) {
+	t.Helper()
 	cfg := app.Defaults()
 	environ := []string{"PLINTH_DATABASE_URL=" + e.dbURL, "PLINTH_NATS_URL=" + e.natsURL,
 		"PLINTH_GRPC_ADDR=127.0.0.1:0", "PLINTH_ADMIN_ADDR=off", "PLINTH_SHUTDOWN_TIMEOUT=5s"}
@@ -109,37 +103,12 @@ func (e *env) startStoppable(t testing.TB) (vagrant.VagrantClient, func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.Open(ctx, cfg, log.With("instance", t.Name()))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("vagrant-server stopped with %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("vagrant-server did not stop")
-		}
-	}
-	t.Cleanup(stop)
-	conn, err := grpc.NewClient(a.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	a, err := app.Open(context.Background(), cfg, log.With("instance", t.Name()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
-	return vagrant.NewVagrantClient(conn), stop
+	r := servicetest.Run(t, a)
+	return a.GRPCAddr(), r.Stop
 }
 
 // call is the metadata a Vagrant client sends: the protocol range and, when given, a token.

@@ -129,8 +129,9 @@ func TestPruneOldJobsKeepsTheNewest(t *testing.T) {
 		left = append(left, j.GetId())
 	}
 	want := append(append([]string{}, finished[2:]...), pending)
+	slices.Reverse(want) // _ListJobs answers newest first
 	if !slices.Equal(left, want) {
-		t.Fatalf("after pruning: %v, want the 3 newest finished and the queued one %v", left, want)
+		t.Fatalf("after pruning: %v, want the queued one and the 3 newest finished %v", left, want)
 	}
 	_, err := c.GetJob(ctx, &vagrant.GetJobRequest{JobId: finished[0]})
 	code(t, "pruned job", err, codes.NotFound)

@@ -3,73 +3,110 @@ package grpc
 import (
 	"context"
 	"errors"
-	"log/slog"
+	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plinth-dev/plinth/libs/platform/grpcerr"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
-// toStatus maps domain errors to gRPC status errors in one place. Each code says what the
-// client should do next:
-//   - *registry.FieldError, tokens.ErrBadDuration → InvalidArgument: fix the request; the
-//     message starts with the field.
-//   - registry.ErrNotFound → NotFound, as upstream answers Get/Find of a missing resource.
-//   - *registry.PreconditionError → FailedPrecondition: the request is well-formed but the
-//     registry's state refuses it (a taken name, a missing parent, a move); upstream uses the
-//     same code for its validation failures.
-//   - tokens.ErrBootstrapped → PermissionDenied, upstream's answer to a second bootstrap.
-//   - tokens.ErrInvalid / ErrExpired → Unauthenticated: the token given is not usable.
-//   - *jobqueue.ValidationError → InvalidArgument naming the job field.
-//   - jobqueue.ErrUnknownOperation → Unimplemented: the job is well-formed but asks for an
-//     operation this server does not have (a newer client); retrying will not help.
-//   - jobqueue.ErrJobNotFound, ErrRunnerNotFound → NotFound (a runner must register through
+// Errors of the server's own rules, mapped in fail with the domain errors.
+var (
+	// errNoToken is a call without a login token: Unauthenticated, upstream's message.
+	errNoToken = errors.New("Authorization token is not supplied")
+	// errStopping ends long-lived streams when the server shuts down: Unavailable, since the
+	// same call to another replica (or this one, restarted) will work.
+	errStopping = errors.New("vagrant-server is shutting down; reconnect")
+)
+
+// protocolError is a client-api-protocol header that cannot be negotiated: InvalidArgument,
+// with upstream's message.
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return e.msg }
+
+// notServedError is a call to a service this server does not serve: PermissionDenied.
+type notServedError struct{ method string }
+
+func (e *notServedError) Error() string { return input.Quote(e.method) + " is not served here" }
+
+// streamError is a stream message the protocol does not allow at that point (the first
+// message is not request or open, an event out of order) or a job no longer the stream's:
+// FailedPrecondition, as upstream answers.
+type streamError struct{ msg string }
+
+func (e *streamError) Error() string { return e.msg }
+
+func streamErrorf(format string, args ...any) error {
+	return &streamError{msg: fmt.Sprintf(format, args...)}
+}
+
+// fail is the one place an error becomes the status a client gets; doing and attrs say what
+// the handler was doing (the resource it worked on, client strings quoted with input.Quote)
+// for the log. Each code says what the client should do next:
+//   - *input.Error — a malformed request, from the checks at the edge, the registry or the
+//     job queue — and tokens.ErrBadDuration → InvalidArgument naming the field: fix it.
+//   - registry.ErrNotFound, jobqueue.ErrJobNotFound → NotFound, as upstream answers a
+//     missing resource; jobqueue.ErrRunnerNotFound too (a runner must register through
 //     RunnerConfig before asking for work).
-//   - jobqueue.ErrWrongState → FailedPrecondition: e.g. a runner reporting on a job that is
-//     no longer its own (it was canceled, or its assignment timed out).
-//   - context errors → Canceled / DeadlineExceeded.
-//   - anything else → Internal with a fixed message; the cause (which may hold SQL) is logged
-//     with the trace id, never sent.
-func toStatus(ctx context.Context, log *slog.Logger, err error) error {
+//   - *registry.PreconditionError (a taken name, a missing parent, a move),
+//     jobqueue.ErrWrongState (a report on a job no longer the runner's), *streamError →
+//     FailedPrecondition: well-formed, but the state refuses it; upstream uses the same code.
+//   - jobqueue.ErrUnknownOperation → Unimplemented: a newer client's operation; a retry
+//     will not help.
+//   - tokens.ErrBootstrapped (upstream's answer to a second bootstrap), *notServedError →
+//     PermissionDenied.
+//   - errNoToken, tokens.ErrExpired, tokens.ErrInvalid → Unauthenticated, upstream's
+//     messages (why a token is invalid is logged at debug, never sent).
+//   - *protocolError → InvalidArgument, upstream's negotiation messages.
+//   - errStopping → Unavailable.
+//   - anything else → grpcerr.Unexpected: context codes kept; Unavailable only for errors
+//     known to be transient (the database or NATS unreachable); else Internal with a fixed
+//     message, the cause logged with the RPC and what the handler was doing.
+func (s *Server) fail(ctx context.Context, err error, doing string, attrs ...any) error {
 	if err == nil {
 		return nil
 	}
-	var fe *registry.FieldError
-	var pe *registry.PreconditionError
-	var ve *jobqueue.ValidationError
+	var (
+		ie  *input.Error
+		pe  *registry.PreconditionError
+		pre *protocolError
+		nse *notServedError
+		se  *streamError
+	)
 	switch {
-	case errors.As(err, &fe):
-		return status.Error(codes.InvalidArgument, fe.Error())
-	case errors.As(err, &ve):
-		return status.Error(codes.InvalidArgument, ve.Error())
+	case errors.As(err, &ie):
+		return ie.GRPCStatus().Err()
+	case errors.Is(err, tokens.ErrBadDuration):
+		return status.Error(codes.InvalidArgument, "duration: "+err.Error())
+	case errors.As(err, &pre):
+		return status.Error(codes.InvalidArgument, pre.msg)
 	case errors.Is(err, jobqueue.ErrUnknownOperation):
 		return status.Error(codes.Unimplemented, err.Error())
-	case errors.Is(err, jobqueue.ErrJobNotFound):
+	case errors.Is(err, jobqueue.ErrJobNotFound), errors.Is(err, registry.ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, jobqueue.ErrRunnerNotFound):
 		return status.Error(codes.NotFound, err.Error()+": register it with RunnerConfig first")
-	case errors.Is(err, jobqueue.ErrWrongState):
-		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, tokens.ErrBadDuration):
-		return status.Error(codes.InvalidArgument, "duration: "+err.Error())
-	case errors.Is(err, registry.ErrNotFound):
-		return status.Error(codes.NotFound, err.Error())
 	case errors.As(err, &pe):
 		return status.Error(codes.FailedPrecondition, pe.Error())
-	case errors.Is(err, tokens.ErrBootstrapped):
+	case errors.As(err, &se):
+		return status.Error(codes.FailedPrecondition, se.msg)
+	case errors.Is(err, jobqueue.ErrWrongState):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, tokens.ErrBootstrapped), errors.As(err, &nse):
 		return status.Error(codes.PermissionDenied, err.Error())
-	case errors.Is(err, tokens.ErrExpired):
+	case errors.Is(err, errNoToken), errors.Is(err, tokens.ErrExpired):
 		return status.Error(codes.Unauthenticated, err.Error())
 	case errors.Is(err, tokens.ErrInvalid):
+		s.log.DebugContext(ctx, "token refused", append([]any{"doing", doing, "reason", err.Error()}, attrs...)...)
 		return status.Error(codes.Unauthenticated, tokens.ErrInvalid.Error())
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, "request canceled")
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
+	case errors.Is(err, errStopping):
+		return status.Error(codes.Unavailable, err.Error())
 	}
-	log.ErrorContext(ctx, "request failed", "error", err)
-	return status.Error(codes.Internal, "internal error")
+	return grpcerr.Unexpected(ctx, s.log, err, append([]any{"doing", doing}, attrs...)...)
 }

@@ -1,23 +1,31 @@
 package grpc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
-func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
-	log := slog.New(slog.DiscardHandler)
+func TestFailMapsEachErrorToOneCode(t *testing.T) {
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	cases := []struct {
 		err  error
 		code codes.Code
@@ -32,17 +40,25 @@ func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
 		{tokens.ErrBootstrapped, codes.PermissionDenied, "server is already bootstrapped"},
 		{tokens.ErrExpired, codes.Unauthenticated, "token has expired"},
 		{fmt.Errorf("%w: bad signature", tokens.ErrInvalid), codes.Unauthenticated, "invalid authentication token"},
-		{&jobqueue.ValidationError{Field: "job.id", Reason: "must be empty"}, codes.InvalidArgument, "job.id: must be empty"},
 		{&jobqueue.UnknownOperationError{FieldNumber: 80}, codes.Unimplemented, "job.operation: operation field 80 is not supported by this server"},
 		{fmt.Errorf("job X: %w", jobqueue.ErrJobNotFound), codes.NotFound, "job X: job not found"},
 		{fmt.Errorf("runner r: %w", jobqueue.ErrRunnerNotFound), codes.NotFound, "runner r: runner not registered: register it with RunnerConfig first"},
-		{&jobqueue.StateError{JobID: "J", Op: "ack", State: vagrant.Job_ERROR}, codes.FailedPrecondition, "job J: cannot ack a job in state ERROR"},
+		{&jobqueue.StateError{JobID: "J", Op: "ack", State: vagrant.Job_ERROR}, codes.FailedPrecondition, `job "J": cannot ack a job in state ERROR`},
 		{context.Canceled, codes.Canceled, "request canceled"},
 		{fmt.Errorf("select: %w", context.DeadlineExceeded), codes.DeadlineExceeded, "deadline exceeded"},
 		{errors.New(`ERROR: relation "basis" does not exist (SQLSTATE 42P01)`), codes.Internal, "internal error"},
+		{input.Invalid("job_id", "is required"), codes.InvalidArgument, "job_id: is required"},
+		{&protocolError{msg: errClientOutdated}, codes.InvalidArgument, errClientOutdated},
+		{errNoToken, codes.Unauthenticated, "Authorization token is not supplied"},
+		{&notServedError{method: "/other.Service/Call"}, codes.PermissionDenied, `"/other.Service/Call" is not served here`},
+		{streamErrorf("the first message of RunnerConfig must be open"), codes.FailedPrecondition, "the first message of RunnerConfig must be open"},
+		{errStopping, codes.Unavailable, "vagrant-server is shutting down; reconnect"},
+		{fmt.Errorf("load key: %w", &pgconn.ConnectError{}), codes.Unavailable, "a dependency of the service is unavailable; retry later"},
+		{fmt.Errorf("read: %w", refused), codes.Unavailable, "a dependency of the service is unavailable; retry later"},
+		{&pgconn.PgError{Code: "23505", Message: "duplicate key"}, codes.Internal, "internal error"},
 	}
 	for _, c := range cases {
-		st := status.Convert(toStatus(context.Background(), log, c.err))
+		st := status.Convert(s.fail(context.Background(), c.err, "test"))
 		if st.Code() != c.code || st.Message() != c.msg {
 			t.Errorf("%v → %v %q, want %v %q", c.err, st.Code(), st.Message(), c.code, c.msg)
 		}
@@ -81,5 +97,24 @@ func TestNegotiate(t *testing.T) {
 		if v != c.version || reason != c.reason {
 			t.Errorf("negotiate %q = %d %q, want %d %q", c.header, v, reason, c.version, c.reason)
 		}
+	}
+}
+
+// The mapping logs the server's own failures with what the handler was doing and the
+// resource; client mistakes are not logged as failures.
+func TestFailLogsWhatTheHandlerWasDoing(t *testing.T) {
+	var buf bytes.Buffer
+	s := &Server{log: slog.New(slog.NewJSONHandler(&buf, nil))}
+	_ = s.fail(context.Background(), errors.New("boom"), "cancel job", "job_id", input.Quote("01J"))
+	line := buf.String()
+	for _, want := range []string{`"doing":"cancel job"`, `"job_id":"\"01J\""`, `"error":"boom"`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log line %s lacks %s", line, want)
+		}
+	}
+	buf.Reset()
+	_ = s.fail(context.Background(), input.Invalid("job_id", "is required"), "cancel job")
+	if buf.Len() != 0 {
+		t.Errorf("a client mistake was logged as a failure: %s", buf.String())
 	}
 }

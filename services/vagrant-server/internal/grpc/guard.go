@@ -2,15 +2,11 @@ package grpc
 
 import (
 	"context"
-	"errors"
 	"strings"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
-	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
 // tokenFree are the calls made before a client has a login token. They still negotiate the
@@ -28,34 +24,30 @@ func AuthExempt() []string { return []string{vagrant.Vagrant_GetVersionInfo_Full
 // login token in the `authorization` metadata (raw, as Vagrant clients send it, or after
 // "Bearer ") except for BootstrapToken and ConvertInviteToken.
 func (s *Server) Authenticate(ctx context.Context, fullMethod string) (context.Context, error) {
+	if err := s.authenticate(ctx, fullMethod); err != nil {
+		return nil, s.fail(ctx, err, "authenticate the call")
+	}
+	return ctx, nil
+}
+
+func (s *Server) authenticate(ctx context.Context, fullMethod string) error {
 	service, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
 	if service != vagrant.Vagrant_ServiceDesc.ServiceName {
-		return nil, status.Errorf(codes.PermissionDenied, "%s is not served here", fullMethod)
+		return &notServedError{method: fullMethod}
 	}
 	if err := checkProtocol(ctx, method); err != nil {
-		return nil, err
+		return err
 	}
 	if tokenFree[method] {
-		return ctx, nil
+		return nil
 	}
 	token := bearer(ctx)
 	if token == "" {
-		return nil, status.Error(codes.Unauthenticated, "Authorization token is not supplied")
+		return errNoToken
 	}
-	err := s.tokens.Authenticate(ctx, token, method)
-	switch {
-	case err == nil:
-		return ctx, nil
-	case errors.Is(err, tokens.ErrExpired):
-		return nil, status.Error(codes.Unauthenticated, "token has expired")
-	case errors.Is(err, tokens.ErrInvalid):
-		s.log.DebugContext(ctx, "token refused", "grpc.method", method, "reason", err.Error())
-		return nil, status.Error(codes.Unauthenticated, tokens.ErrInvalid.Error())
-	}
-	// The key store could not be read: the token may well be good, so the client should
-	// retry rather than log in again.
-	s.log.ErrorContext(ctx, "cannot verify token", "grpc.method", method, "error", err)
-	return nil, status.Error(codes.Unavailable, "cannot verify the token right now; retry")
+	// An error reading the key store is the server's (Unavailable when the database is
+	// unreachable): the token may well be good, so the client should retry, not log in.
+	return s.tokens.Authenticate(ctx, token, method)
 }
 
 // bearer returns the token in the call's authorization metadata.

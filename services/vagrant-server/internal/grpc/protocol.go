@@ -6,9 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 )
@@ -43,14 +41,14 @@ func checkProtocol(ctx context.Context, method string) error {
 	}
 	vs := metadata.ValueFromIncomingContext(ctx, header)
 	if len(vs) != 1 {
-		return status.Errorf(codes.InvalidArgument, "required header %s is not set", header)
+		return &protocolError{msg: "required header " + header + " is not set"}
 	}
 	client, err := parseProtocol(vs[0])
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "header %q: %s", header, err)
+		return &protocolError{msg: fmt.Sprintf("header %q: %s", header, err)}
 	}
 	if _, reason := negotiate(client, server); reason != "" {
-		return status.Errorf(codes.InvalidArgument, "header %q: %s", header, reason)
+		return &protocolError{msg: fmt.Sprintf("header %q: %s", header, reason)}
 	}
 	return nil
 }

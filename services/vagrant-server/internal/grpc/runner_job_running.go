@@ -6,9 +6,6 @@ import (
 	"io"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
@@ -27,7 +24,7 @@ func (rj *runnerJob) running(ctx context.Context, watch *jobqueue.Watch) error {
 			flushTimer, flushC = nil, nil
 		}
 		if err := w.Flush(ctx); err != nil {
-			return toStatus(ctx, rj.s.log, err)
+			return rj.fail(ctx, err, "run job")
 		}
 		return nil
 	}
@@ -46,7 +43,7 @@ func (rj *runnerJob) running(ctx context.Context, watch *jobqueue.Watch) error {
 		select {
 		case <-ctx.Done():
 			rj.log.WarnContext(ctx, "runner's stream ended while its job runs; the heartbeat deadline will end the job")
-			return toStatus(ctx, rj.s.log, ctx.Err())
+			return rj.fail(ctx, ctx.Err(), "run job")
 		case <-flushC:
 			if err := flush(ctx); err != nil {
 				return err
@@ -77,17 +74,16 @@ func (rj *runnerJob) running(ctx context.Context, watch *jobqueue.Watch) error {
 					return err
 				}
 			case *vagrant.RunnerJobStreamRequest_Complete_:
-				if err := flush(ctx); err != nil {
-					return err
-				}
-				return rj.end(ctx, "complete", rj.s.jobs.Complete(ctx, rj.job.GetId(), rj.runner, ev.Complete.GetResult()))
+				return rj.end(ctx, "complete", w, func(out []jobqueue.Stmt) error {
+					return rj.s.jobs.Complete(ctx, rj.job.GetId(), rj.runner, ev.Complete.GetResult(), out...)
+				})
 			case *vagrant.RunnerJobStreamRequest_Error_:
-				if err := flush(ctx); err != nil {
-					return err
-				}
-				return rj.end(ctx, "error", rj.s.jobs.Fail(ctx, rj.job.GetId(), rj.runner, ev.Error.GetError()))
+				return rj.end(ctx, "error", w, func(out []jobqueue.Stmt) error {
+					return rj.s.jobs.Fail(ctx, rj.job.GetId(), rj.runner, ev.Error.GetError(), out...)
+				})
 			default:
-				return status.Errorf(codes.FailedPrecondition, "unexpected %s while the job runs: send terminal, heartbeat, complete or error", eventName(m.req))
+				rj.s.acks.drop(rj.job.GetId(), m.ack) // a second ack
+				return rj.fail(ctx, streamErrorf("unexpected %s while the job runs: send terminal, heartbeat, complete or error", eventName(m.req)), "run job")
 			}
 		}
 	}
@@ -98,21 +94,30 @@ func (rj *runnerJob) running(ctx context.Context, watch *jobqueue.Watch) error {
 func (rj *runnerJob) heartbeat(ctx context.Context) error {
 	err := rj.s.jobs.Heartbeat(ctx, rj.job.GetId(), rj.runner)
 	if !errors.Is(err, jobqueue.ErrWrongState) {
-		return toStatus(ctx, rj.s.log, err)
+		return rj.fail(ctx, err, "run job")
 	}
 	if !rj.forceSent {
 		if err := rj.sendCancel(ctx, true); err != nil {
 			return err
 		}
 	}
-	return toStatus(ctx, rj.s.log, err)
+	return rj.fail(ctx, err, "run job")
 }
 
-// end reports the runner's final word on the job: the stream ends OK once it is recorded.
-func (rj *runnerJob) end(ctx context.Context, how string, err error) error {
-	if err != nil {
-		return toStatus(ctx, rj.s.log, err)
+// end records the runner's final word on the job, with the output not yet stored, in one
+// commit (finish is Complete or Fail): the stream ends OK once it is recorded. The output
+// is committed also when the job is no longer the runner's to end.
+func (rj *runnerJob) end(ctx context.Context, how string, w *joboutput.Writer, finish func([]jobqueue.Stmt) error) error {
+	out, err := w.Final()
+	if err == nil {
+		err = finish(out)
+		if err == nil || errors.Is(err, jobqueue.ErrWrongState) || errors.Is(err, jobqueue.ErrJobNotFound) {
+			w.Committed()
+		}
 	}
-	rj.log.InfoContext(ctx, "job ended", "reported", how)
+	if err != nil {
+		return rj.fail(ctx, err, "run job")
+	}
+	rj.log.DebugContext(ctx, "job ended", "reported", how)
 	return nil
 }

@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
@@ -41,6 +39,7 @@ type Server struct {
 	lifetime context.Context
 	jobsKept int
 	poll     time.Duration
+	acks     *pendingAcks
 }
 
 // Options configure a Server. Every field but Version, Lifetime, JobsKept and OutputPoll is
@@ -84,12 +83,9 @@ func NewServer(o Options) *Server {
 		o.OutputPoll = 2 * time.Second
 	}
 	return &Server{registry: o.Registry, tokens: o.Tokens, jobs: o.Jobs, output: o.Output, notices: o.OutputNotices,
-		log: o.Logger, version: o.Version, lifetime: o.Lifetime, jobsKept: o.JobsKept, poll: o.OutputPoll}
+		log: o.Logger, version: o.Version, lifetime: o.Lifetime, jobsKept: o.JobsKept, poll: o.OutputPoll,
+		acks: newPendingAcks()}
 }
-
-// errStopping ends long-lived streams when the server shuts down: Unavailable, since the
-// same call to another replica (or this one, restarted) will work.
-var errStopping = status.Error(codes.Unavailable, "vagrant-server is shutting down; reconnect")
 
 // untilStopping returns ctx that also ends when the server starts shutting down.
 func (s *Server) untilStopping(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -102,9 +98,9 @@ func (s *Server) untilStopping(ctx context.Context) (context.Context, context.Ca
 // shutting down, else the caller's cancellation.
 func (s *Server) stopped(ctx context.Context) error {
 	if s.lifetime.Err() != nil {
-		return errStopping
+		return s.fail(ctx, errStopping, "end the stream")
 	}
-	return toStatus(ctx, s.log, ctx.Err())
+	return s.fail(ctx, ctx.Err(), "end the stream")
 }
 
 // GetVersionInfo reports the protocol ranges clients negotiate against. It needs neither a

@@ -6,13 +6,14 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // UpsertBox creates or updates a box (matched by resource_id, else name+version+provider).
 func (s *Server) UpsertBox(ctx context.Context, req *vagrant.UpsertBoxRequest) (*vagrant.UpsertBoxResponse, error) {
 	b, err := s.registry.UpsertBox(ctx, req.GetBox())
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "upsert box", "box", input.Quote(req.GetBox().GetName()))
 	}
 	return &vagrant.UpsertBoxResponse{Box: b}, nil
 }
@@ -20,7 +21,7 @@ func (s *Server) UpsertBox(ctx context.Context, req *vagrant.UpsertBoxRequest) (
 // DeleteBox deletes a box; deleting a missing one succeeds (upstream).
 func (s *Server) DeleteBox(ctx context.Context, req *vagrant.DeleteBoxRequest) (*emptypb.Empty, error) {
 	if err := s.registry.DeleteBox(ctx, req.GetBox()); err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "delete box", "box_id", input.Quote(req.GetBox().GetResourceId()))
 	}
 	return &emptypb.Empty{}, nil
 }
@@ -29,7 +30,7 @@ func (s *Server) DeleteBox(ctx context.Context, req *vagrant.DeleteBoxRequest) (
 func (s *Server) GetBox(ctx context.Context, req *vagrant.GetBoxRequest) (*vagrant.GetBoxResponse, error) {
 	b, err := s.registry.GetBox(ctx, req.GetBox())
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "get box", "box_id", input.Quote(req.GetBox().GetResourceId()))
 	}
 	return &vagrant.GetBoxResponse{Box: b}, nil
 }
@@ -38,7 +39,7 @@ func (s *Server) GetBox(ctx context.Context, req *vagrant.GetBoxRequest) (*vagra
 func (s *Server) ListBoxes(ctx context.Context, _ *emptypb.Empty) (*vagrant.ListBoxesResponse, error) {
 	refs, err := s.registry.ListBoxes(ctx)
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "list boxes")
 	}
 	return &vagrant.ListBoxesResponse{Boxes: refs}, nil
 }
@@ -48,7 +49,7 @@ func (s *Server) ListBoxes(ctx context.Context, _ *emptypb.Empty) (*vagrant.List
 func (s *Server) FindBox(ctx context.Context, req *vagrant.FindBoxRequest) (*vagrant.FindBoxResponse, error) {
 	b, err := s.registry.FindBox(ctx, req.GetBox())
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "find box", "box", input.Quote(req.GetBox().GetName()))
 	}
 	return &vagrant.FindBoxResponse{Box: b}, nil
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"time"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
 
@@ -21,13 +23,13 @@ func (s *Server) QueueJob(ctx context.Context, req *vagrant.QueueJobRequest) (*v
 	if v := req.GetExpiresIn(); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "expires_in: %q is not a duration; use a Go duration such as \"30s\" or \"10m\"", v)
+			return nil, s.fail(ctx, input.Invalid("expires_in", "%s is not a duration; use a Go duration such as \"30s\" or \"10m\"", input.Quote(v)), "queue job")
 		}
 		expiresIn = d
 	}
 	id, err := s.jobs.Queue(ctx, req.GetJob(), expiresIn)
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "queue job")
 	}
 	return &vagrant.QueueJobResponse{JobId: id}, nil
 }
@@ -40,11 +42,11 @@ func (s *Server) QueueJob(ctx context.Context, req *vagrant.QueueJobRequest) (*v
 func (s *Server) ValidateJob(ctx context.Context, req *vagrant.ValidateJobRequest) (*vagrant.ValidateJobResponse, error) {
 	v, err := s.jobs.Validate(ctx, req.GetJob(), !req.GetDisableAssign())
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "validate job")
 	}
 	resp := &vagrant.ValidateJobResponse{Valid: v.Valid, Assignable: v.Assignable}
 	if v.Err != nil {
-		resp.ValidationError = status.Convert(toStatus(ctx, s.log, v.Err)).Proto()
+		resp.ValidationError = status.Convert(s.fail(ctx, v.Err, "validate job")).Proto()
 	}
 	return resp, nil
 }
@@ -53,32 +55,52 @@ func (s *Server) ValidateJob(ctx context.Context, req *vagrant.ValidateJobReques
 // running one's runner is told (JobCancel) and the job ends when the runner reports; a
 // finished one is left alone. It returns at once; GetJob or GetJobStream show the outcome.
 func (s *Server) CancelJob(ctx context.Context, req *vagrant.CancelJobRequest) (*emptypb.Empty, error) {
-	if req.GetJobId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "job_id: required")
+	if err := input.Required("job_id", req.GetJobId(), maxID); err != nil {
+		return nil, s.fail(ctx, err, "cancel job")
 	}
 	if err := s.jobs.Cancel(ctx, req.GetJobId(), false); err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "cancel job", "job_id", input.Quote(req.GetJobId()))
 	}
 	return &emptypb.Empty{}, nil
 }
 
-// GetJob returns a job with every server-set field.
+// GetJob returns a job with every server-set field. Asked while this replica commits the
+// job's ack, it answers once the ack is committed (see pendingAcks).
 func (s *Server) GetJob(ctx context.Context, req *vagrant.GetJobRequest) (*vagrant.Job, error) {
-	if req.GetJobId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "job_id: required")
+	if err := input.Required("job_id", req.GetJobId(), maxID); err != nil {
+		return nil, s.fail(ctx, err, "get job")
+	}
+	if job := s.acks.await(ctx, req.GetJobId()); job != nil {
+		return job, nil
 	}
 	job, err := s.jobs.Get(ctx, req.GetJobId())
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "get job", "job_id", input.Quote(req.GetJobId()))
 	}
 	return job, nil
 }
 
-// XListJobs (_ListJobs) lists every job, oldest first.
+// Bounds of a _ListJobs answer. Upstream's request has no paging, and gRPC clients refuse a
+// message over 4 MiB by default, so the answer holds the newest jobs only: at most
+// ListJobsMax of them, and no more than ListJobsMaxBytes of encoded jobs.
+const (
+	ListJobsMax      = 1000
+	ListJobsMaxBytes = 3 << 20
+)
+
+// XListJobs (_ListJobs) lists the newest jobs first, within ListJobsMax and ListJobsMaxBytes.
 func (s *Server) XListJobs(ctx context.Context, _ *vagrant.ListJobsRequest) (*vagrant.ListJobsResponse, error) {
-	jobs, err := s.jobs.List(ctx, jobqueue.Filter{})
+	jobs, err := s.jobs.List(ctx, jobqueue.Filter{Limit: ListJobsMax, NewestFirst: true})
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "list jobs")
+	}
+	size := 0
+	for i, j := range jobs {
+		n := proto.Size(j) // plus its field tag and length prefix
+		if size += n + protowire.SizeTag(1) + protowire.SizeVarint(uint64(n)); size > ListJobsMaxBytes {
+			jobs = jobs[:i]
+			break
+		}
 	}
 	return &vagrant.ListJobsResponse{Jobs: jobs}, nil
 }
@@ -88,7 +110,7 @@ func (s *Server) XListJobs(ctx context.Context, _ *vagrant.ListJobsRequest) (*va
 func (s *Server) PruneOldJobs(ctx context.Context, _ *emptypb.Empty) (*emptypb.Empty, error) {
 	n, err := s.jobs.PruneOldJobs(ctx, s.jobsKept)
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "prune jobs")
 	}
 	s.log.InfoContext(ctx, "pruned old jobs", "deleted", n, "kept", s.jobsKept)
 	return &emptypb.Empty{}, nil

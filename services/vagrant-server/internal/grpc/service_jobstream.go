@@ -3,13 +3,13 @@ package grpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
@@ -27,15 +27,15 @@ type jobStream = grpc.ServerStreamingServer[vagrant.GetJobStreamResponse]
 // durable, so a finished job — also after a server restart, from any replica — still
 // streams all of it. An unknown job is NotFound.
 func (s *Server) GetJobStream(req *vagrant.GetJobStreamRequest, stream jobStream) error {
-	if req.GetJobId() == "" {
-		return status.Error(codes.InvalidArgument, "job_id: required")
-	}
 	ctx, cancel := s.untilStopping(stream.Context())
 	defer cancel()
+	if err := input.Required("job_id", req.GetJobId(), maxID); err != nil {
+		return s.fail(ctx, err, "stream job")
+	}
 	// Watch and subscribe before reading, so nothing that happens after the reads is missed.
 	watch, err := s.jobs.Watch(ctx, req.GetJobId())
 	if err != nil {
-		return s.toStatusOrStopped(ctx, err)
+		return s.failOrStopped(ctx, err, "stream job", "job_id", input.Quote(req.GetJobId()))
 	}
 	defer watch.Close()
 	sub := s.notices.Subscribe(req.GetJobId())
@@ -88,15 +88,19 @@ type jobFollower struct {
 
 func (f *jobFollower) send(m *vagrant.GetJobStreamResponse) error { return f.stream.Send(m) }
 
+func (f *jobFollower) fail(ctx context.Context, err error) error {
+	return f.s.fail(ctx, err, "stream job", "job_id", input.Quote(f.id))
+}
+
 // refresh reads the job and sends what changed: a State event, new output (buffered on the
 // first call), and Complete when the job has ended (done).
 func (f *jobFollower) refresh(ctx context.Context, first bool) (done bool, err error) {
 	job, err := f.s.jobs.Get(ctx, f.id)
 	if errors.Is(err, jobqueue.ErrJobNotFound) && !first {
-		return true, status.Errorf(codes.NotFound, "job %s was deleted (pruned) while streaming", f.id)
+		return true, f.fail(ctx, fmt.Errorf("job %s was deleted (pruned) while streaming: %w", input.Quote(f.id), jobqueue.ErrJobNotFound))
 	}
 	if err != nil {
-		return true, toStatus(ctx, f.s.log, err)
+		return true, f.fail(ctx, err)
 	}
 	canceling := job.GetCancelTime() != nil
 	if job.GetState() != f.state || canceling != f.canceling {
@@ -123,7 +127,7 @@ func (f *jobFollower) sendOutput(ctx context.Context, buffered bool) error {
 	for {
 		entries, err := f.s.output.ReadOutput(ctx, f.id, f.seq, outputPage)
 		if err != nil {
-			return toStatus(ctx, f.s.log, err)
+			return f.fail(ctx, err)
 		}
 		if len(entries) == 0 {
 			return nil

@@ -4,11 +4,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
 )
 
@@ -30,10 +29,10 @@ func (s *Server) GetLogStream(req *vagrant.GetLogStreamRequest, stream grpc.Serv
 	defer cancel()
 	scope, err := s.resolveScope(ctx, req.GetBasis(), req.GetProject(), req.GetTarget())
 	if err != nil {
-		return s.toStatusOrStopped(ctx, err)
+		return s.failOrStopped(ctx, err, "stream logs")
 	}
 	if scope.IsZero() {
-		return status.Error(codes.InvalidArgument, "scope: set basis, project or target")
+		return s.fail(ctx, input.Invalid("scope", "set basis, project or target"), "stream logs")
 	}
 	limit := int(req.GetLimitBacklog())
 	switch {
@@ -46,7 +45,7 @@ func (s *Server) GetLogStream(req *vagrant.GetLogStreamRequest, stream grpc.Serv
 	defer sub.Close()
 	entries, cur, err := s.output.LogBacklog(ctx, scope, limit, joboutput.LineCount)
 	if err != nil {
-		return s.toStatusOrStopped(ctx, err)
+		return s.failOrStopped(ctx, err, "stream logs")
 	}
 	if err := sendLog(stream, entries, limit); err != nil {
 		return err
@@ -63,7 +62,7 @@ func (s *Server) GetLogStream(req *vagrant.GetLogStreamRequest, stream grpc.Serv
 		for more := true; more; {
 			entries, cur, err = s.output.LogSince(ctx, scope, cur, logPage)
 			if err != nil {
-				return s.streamEnd(ctx, toStatus(ctx, s.log, err))
+				return s.streamEnd(ctx, s.fail(ctx, err, "stream logs"))
 			}
 			if err := sendLog(stream, entries, -1); err != nil {
 				return err

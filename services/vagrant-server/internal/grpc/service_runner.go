@@ -7,10 +7,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // cleanupTimeout bounds the database work a stream does after its client went away.
@@ -18,12 +17,12 @@ const cleanupTimeout = 10 * time.Second
 
 // GetRunner returns a registered runner as it registered (id, by_id_only, components).
 func (s *Server) GetRunner(ctx context.Context, req *vagrant.GetRunnerRequest) (*vagrant.Runner, error) {
-	if req.GetRunnerId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "runner_id: required")
+	if err := input.Required("runner_id", req.GetRunnerId(), maxID); err != nil {
+		return nil, s.fail(ctx, err, "get runner")
 	}
 	info, err := s.jobs.GetRunner(ctx, req.GetRunnerId())
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, s.fail(ctx, err, "get runner", "runner_id", input.Quote(req.GetRunnerId()))
 	}
 	return info.Runner, nil
 }
@@ -45,17 +44,17 @@ func (s *Server) RunnerConfig(stream grpc.BidiStreamingServer[vagrant.RunnerConf
 	}
 	open := first.GetOpen()
 	if open == nil {
-		return status.Error(codes.FailedPrecondition, "the first message of RunnerConfig must be open")
+		return s.fail(ctx, streamErrorf("the first message of RunnerConfig must be open"), "register runner")
 	}
 	if open.GetRunner() == nil {
-		return status.Error(codes.InvalidArgument, "open.runner: required")
+		return s.fail(ctx, input.Invalid("open.runner", "is required"), "register runner")
 	}
 	runner := open.GetRunner()
 	session, err := s.jobs.RegisterRunner(ctx, runner)
 	if err != nil {
-		return toStatus(ctx, s.log, err)
+		return s.fail(ctx, err, "register runner", "runner_id", input.Quote(runner.GetId()))
 	}
-	log := s.log.With("runner_id", runner.GetId())
+	log := s.log.With("runner_id", input.Quote(runner.GetId()))
 	log.InfoContext(ctx, "runner online", "by_id_only", runner.GetByIdOnly(), "components", len(runner.GetComponents()))
 	defer func() {
 		offCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)

@@ -6,11 +6,10 @@ import (
 	"log/slog"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
 
@@ -36,20 +35,20 @@ func (s *Server) RunnerJobStream(stream runnerJobStream) error {
 	}
 	req := first.GetRequest()
 	if req == nil {
-		return status.Errorf(codes.FailedPrecondition, "the first message of RunnerJobStream must be request, got %s", eventName(first))
+		return s.fail(ctx, streamErrorf("the first message of RunnerJobStream must be request, got %s", eventName(first)), "take a job")
 	}
-	if req.GetRunnerId() == "" {
-		return status.Error(codes.InvalidArgument, "request.runner_id: required")
+	if err := input.Required("request.runner_id", req.GetRunnerId(), maxID); err != nil {
+		return s.fail(ctx, err, "take a job")
 	}
 	job, err := s.jobs.Assign(ctx, req.GetRunnerId())
 	if err != nil {
 		if ctx.Err() != nil {
 			return s.stopped(ctx)
 		}
-		return toStatus(ctx, s.log, err)
+		return s.fail(ctx, err, "take a job", "runner_id", input.Quote(req.GetRunnerId()))
 	}
 	rj := &runnerJob{s: s, stream: stream, runner: req.GetRunnerId(), job: job,
-		log: s.log.With("runner_id", req.GetRunnerId(), "job_id", job.GetId())}
+		log: s.log.With("runner_id", input.Quote(req.GetRunnerId()), "job_id", job.GetId())}
 	return rj.run(ctx)
 }
 
@@ -71,16 +70,17 @@ type runnerJob struct {
 type received struct {
 	req *vagrant.RunnerJobStreamRequest
 	err error
+	// ack is the GetJob announcement of an ack: whoever takes the message finishes it.
+	ack *pendingAck
 }
 
 // run assigns, waits for the ack and, once acknowledged, follows the running job.
 func (rj *runnerJob) run(ctx context.Context) error {
 	rj.nackOnError = true
 	defer rj.nackIfHeld(ctx)
-	watch, err := rj.s.jobs.Watch(ctx, rj.job.GetId())
-	if err != nil {
-		return rj.s.toStatusOrStopped(ctx, err)
-	}
+	// The job was just assigned: its state is known, so the watch needs no read. A cancel
+	// committed before it started is in the state Ack returns.
+	watch := rj.s.jobs.WatchHeld(rj.job.GetId())
 	defer watch.Close()
 	if err := rj.stream.Send(&vagrant.RunnerJobStreamResponse{Event: &vagrant.RunnerJobStreamResponse_Assignment{
 		Assignment: &vagrant.RunnerJobStreamResponse_JobAssignment{Job: rj.job}}}); err != nil {
@@ -99,14 +99,21 @@ func (rj *runnerJob) run(ctx context.Context) error {
 			}
 			switch m.req.GetEvent().(type) {
 			case *vagrant.RunnerJobStreamRequest_Ack_:
-				if err := rj.s.jobs.Ack(ctx, rj.job.GetId(), rj.runner); err != nil {
+				acked, err := rj.s.jobs.Ack(ctx, rj.job.GetId(), rj.runner)
+				rj.s.acks.finish(rj.job.GetId(), m.ack, acked)
+				if err != nil {
 					// Refused: the job is not ours any more (it expired or was reassigned),
 					// so there is nothing to give back.
 					rj.nackOnError = !errors.Is(err, jobqueue.ErrWrongState)
-					return rj.s.toStatusOrStopped(ctx, err)
+					return rj.failOrStopped(ctx, err, "acknowledge job")
 				}
 				rj.nackOnError = false
 				rj.log.DebugContext(ctx, "job acknowledged")
+				if acked.GetCancelTime() != nil {
+					if err := rj.sendCancel(ctx, false); err != nil {
+						return err
+					}
+				}
 				// From here the job runs whatever the server's lifetime: a shutdown waits
 				// (up to its timeout) for the runner to finish rather than cutting it off.
 				return rj.running(rj.stream.Context(), watch)
@@ -115,7 +122,7 @@ func (rj *runnerJob) run(ctx context.Context) error {
 					"error", m.req.GetError().GetError().GetMessage())
 				return nil // the deferred nack requeues it
 			default:
-				return status.Errorf(codes.FailedPrecondition, "expected ack or error after the assignment, got %s", eventName(m.req))
+				return rj.fail(ctx, streamErrorf("expected ack or error after the assignment, got %s", eventName(m.req)), "assign job")
 			}
 		case c := <-watch.C():
 			if done, err := rj.onChange(ctx, c); done {
@@ -125,13 +132,19 @@ func (rj *runnerJob) run(ctx context.Context) error {
 	}
 }
 
-// receive forwards the runner's messages until the stream ends.
+// receive forwards the runner's messages until the stream ends. An ack is announced to
+// GetJob (pendingAcks) the moment it arrives, before the job's stream goroutine commits it.
 func (rj *runnerJob) receive() {
 	for {
 		req, err := rj.stream.Recv()
+		m := received{req: req, err: err}
+		if req.GetAck() != nil {
+			m.ack = rj.s.acks.start(rj.job.GetId())
+		}
 		select {
-		case rj.msgs <- received{req, err}:
+		case rj.msgs <- m:
 		case <-rj.stream.Context().Done():
+			rj.s.acks.drop(rj.job.GetId(), m.ack)
 			return
 		}
 		if err != nil {
@@ -165,12 +178,12 @@ func (rj *runnerJob) nackIfHeld(ctx context.Context) {
 // stale. So a hint that the job is still this runner's and not canceled needs no read: any
 // later change brings its own hint.
 func (rj *runnerJob) onChange(ctx context.Context, hint jobqueue.Change) (done bool, err error) {
-	if held := hint.State == vagrant.Job_WAITING || hint.State == vagrant.Job_RUNNING; held && hint.AssignedRunner == rj.runner && !hint.CancelRequested {
+	if held := hint.State == vagrant.Job_WAITING || hint.State == vagrant.Job_RUNNING; held && hint.AssignedTo(rj.runner) && !hint.CancelRequested {
 		return false, nil
 	}
 	job, err := rj.s.jobs.Get(ctx, rj.job.GetId())
 	if err != nil {
-		return true, rj.s.toStatusOrStopped(ctx, err)
+		return true, rj.failOrStopped(ctx, err, "follow job")
 	}
 	ended := job.GetState() == vagrant.Job_SUCCESS || job.GetState() == vagrant.Job_ERROR
 	switch {
@@ -187,7 +200,7 @@ func (rj *runnerJob) onChange(ctx context.Context, hint jobqueue.Change) (done b
 		return true, err
 	case job.GetState() == vagrant.Job_QUEUED || job.GetAssignedRunner().GetId() != rj.runner:
 		rj.nackOnError = false
-		return true, status.Errorf(codes.FailedPrecondition, "job %s is no longer this runner's to run (not acknowledged in time)", rj.job.GetId())
+		return true, rj.fail(ctx, streamErrorf("job %s is no longer this runner's to run (not acknowledged in time)", rj.job.GetId()), "follow job")
 	}
 	return false, nil
 }
@@ -203,12 +216,22 @@ func (rj *runnerJob) sendCancel(ctx context.Context, force bool) error {
 	return nil
 }
 
-// toStatusOrStopped maps err, unless the stream ended because the server is stopping.
-func (s *Server) toStatusOrStopped(ctx context.Context, err error) error {
+// failOrStopped maps err, unless the stream ended because the server is stopping or the
+// client left.
+func (s *Server) failOrStopped(ctx context.Context, err error, doing string, attrs ...any) error {
 	if ctx.Err() != nil {
 		return s.stopped(ctx)
 	}
-	return toStatus(ctx, s.log, err)
+	return s.fail(ctx, err, doing, attrs...)
+}
+
+// fail maps an error of the job's stream, naming the job and the runner in the log.
+func (rj *runnerJob) fail(ctx context.Context, err error, doing string) error {
+	return rj.s.fail(ctx, err, doing, "job_id", rj.job.GetId(), "runner_id", input.Quote(rj.runner))
+}
+
+func (rj *runnerJob) failOrStopped(ctx context.Context, err error, doing string) error {
+	return rj.s.failOrStopped(ctx, err, doing, "job_id", rj.job.GetId(), "runner_id", input.Quote(rj.runner))
 }
 
 // eventName names the event a stream message carries (its "event" oneof), for errors.

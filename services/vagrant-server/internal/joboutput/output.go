@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
 
 // Event is one terminal event as runners send it and job streams return it.
@@ -46,6 +47,9 @@ type Store interface {
 	// runner, and records the job's scope with its first batch. Numbers already taken are an
 	// error: a job has one writer.
 	AppendOutput(ctx context.Context, jobID, runner string, scope Scope, after int64, events []*Event) error
+	// AppendStatements returns the statements AppendOutput runs, for a caller that commits
+	// them with the job's end (jobqueue's Complete and Fail take them).
+	AppendStatements(jobID, runner string, scope Scope, after int64, events []*Event) ([]jobqueue.Stmt, error)
 	// ReadOutput returns up to limit events of job jobID numbered above after, in order.
 	ReadOutput(ctx context.Context, jobID string, after int64, limit int) ([]Entry, error)
 	// LogBacklog returns the newest output of the jobs in scope, oldest first, stopping once

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
 
 // Batching defaults: a batch is written when it holds MaxBatch events, or FlushDelay after
@@ -79,4 +81,19 @@ func (w *Writer) Flush(ctx context.Context) error {
 	}
 	w.pending = nil
 	return nil
+}
+
+// Final returns the statements that store the pending events, to be committed with the
+// job's end in one transaction; call Committed once they are. Nothing pending: none.
+func (w *Writer) Final() ([]jobqueue.Stmt, error) {
+	if len(w.pending) == 0 {
+		return nil, nil
+	}
+	return w.store.AppendStatements(w.jobID, w.runner, w.scope, w.written, w.pending)
+}
+
+// Committed records that the statements Final returned were committed.
+func (w *Writer) Committed() {
+	w.written += int64(len(w.pending))
+	w.pending = nil
 }

@@ -59,7 +59,7 @@ func benchEndToEnd(b *testing.B, runners int) {
 				}
 				assigned := time.Now()
 				if err == nil {
-					err = q.Ack(ctx, job.GetId(), id)
+					_, err = q.Ack(ctx, job.GetId(), id)
 				}
 				if err == nil {
 					err = q.Complete(ctx, job.GetId(), id, nil)

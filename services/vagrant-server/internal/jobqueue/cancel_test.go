@@ -30,7 +30,7 @@ func TestCancelInEachState(t *testing.T) {
 		id := mustQueue(t, api.q, noopJob(anyRunner()), 0)
 		assignWithin(t, stream.q, "r1", 5*time.Second)
 		if ack {
-			if err := stream.q.Ack(ctx, id, "r1"); err != nil {
+			if _, err := stream.q.Ack(ctx, id, "r1"); err != nil {
 				t.Fatal(err)
 			}
 		}

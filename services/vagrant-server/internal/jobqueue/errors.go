@@ -5,7 +5,11 @@ import (
 	"fmt"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
+
+// quoteID renders an id a client sent (a job or runner id) for an error message: bounded.
+func quoteID(id string) string { return input.Quote(id) }
 
 // Sentinel errors; match them with errors.Is. The gRPC layer maps each to one status code.
 var (
@@ -14,9 +18,6 @@ var (
 	// ErrRunnerNotFound: the runner never registered (NotFound); it must open RunnerConfig
 	// first.
 	ErrRunnerNotFound = errors.New("runner not registered")
-	// ErrInvalidJob: the job is malformed; the error is a *ValidationError naming the field
-	// (InvalidArgument).
-	ErrInvalidJob = errors.New("invalid job")
 	// ErrUnknownOperation: the job's operation is one this server does not know, e.g. a newer
 	// client's (Unimplemented: the request is well-formed, the server lacks the feature).
 	ErrUnknownOperation = errors.New("unknown job operation")
@@ -24,19 +25,6 @@ var (
 	// is no longer assigned to this runner; the error is a *StateError (FailedPrecondition).
 	ErrWrongState = errors.New("job is not in the required state")
 )
-
-// ValidationError says which field of a job is wrong and why. It matches ErrInvalidJob.
-type ValidationError struct {
-	// Field is the proto path of the offending field, e.g. "job.target_runner".
-	Field string
-	// Reason says what is wrong and what to send instead.
-	Reason string
-}
-
-func (e *ValidationError) Error() string { return e.Field + ": " + e.Reason }
-
-// Is makes errors.Is(err, ErrInvalidJob) true.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalidJob }
 
 // UnknownOperationError names the unknown operation's field number. It matches
 // ErrUnknownOperation.
@@ -65,9 +53,9 @@ type StateError struct {
 }
 
 func (e *StateError) Error() string {
-	msg := fmt.Sprintf("job %s: cannot %s a job in state %s", e.JobID, e.Op, e.State)
+	msg := fmt.Sprintf("job %s: cannot %s a job in state %s", quoteID(e.JobID), e.Op, e.State)
 	if e.Runner != "" {
-		msg += " assigned to runner " + e.Runner
+		msg += " assigned to runner " + quoteID(e.Runner)
 	}
 	return msg
 }

@@ -11,15 +11,8 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/events"
 )
 
-// Subjects of the events the queue writes to the outbox (see
-// proto/plinth/events/v1/subjects.proto).
-const (
-	SubjectJobStateChanged    = "plinth.vagrant.job.state_changed"
-	SubjectRunnerStateChanged = "plinth.vagrant.runner.state_changed"
-)
-
-// recordJobChange adds job.state_changed for r, which was in state prev, to tx's outbox.
-func (q *Queue) recordJobChange(ctx context.Context, tx pgx.Tx, prev vagrant.Job_State, r *jobRow) error {
+// jobEvent is job.state_changed for r, which was in state prev.
+func (q *Queue) jobEvent(prev vagrant.Job_State, r *jobRow) (events.Event, error) {
 	ev := &eventsv1.JobStateChanged{
 		JobId:           r.id,
 		State:           eventsv1.JobState(r.state),
@@ -31,10 +24,21 @@ func (q *Queue) recordJobChange(ctx context.Context, tx pgx.Tx, prev vagrant.Job
 	}
 	st, err := r.errorStatus()
 	if err != nil {
+		return events.Event{}, err
+	}
+	// The subject is the one the payload declares; free text (a runner's error message can be
+	// a megabyte) is cut when the event is written (events.Outbox bounds every event).
+	ev.ErrorCode, ev.ErrorMessage = st.GetCode(), st.GetMessage()
+	return events.Event{Payload: ev}, nil
+}
+
+// recordJobChange adds job.state_changed for r, which was in state prev, to tx's outbox.
+func (q *Queue) recordJobChange(ctx context.Context, tx pgx.Tx, prev vagrant.Job_State, r *jobRow) error {
+	ev, err := q.jobEvent(prev, r)
+	if err != nil {
 		return err
 	}
-	ev.ErrorCode, ev.ErrorMessage = st.GetCode(), st.GetMessage()
-	if _, err := q.outbox.Add(ctx, tx, events.Event{Subject: SubjectJobStateChanged, Payload: ev}); err != nil {
+	if _, err := q.outbox.Add(ctx, tx, ev); err != nil {
 		return fmt.Errorf("job %s: record state change: %w", r.id, err)
 	}
 	return nil
@@ -48,8 +52,8 @@ func (q *Queue) recordRunnerChange(ctx context.Context, tx pgx.Tx, r *vagrant.Ru
 		ByIdOnly:   r.GetByIdOnly(),
 		Components: componentTokens(r.GetComponents()),
 	}
-	if _, err := q.outbox.Add(ctx, tx, events.Event{Subject: SubjectRunnerStateChanged, Payload: ev}); err != nil {
-		return fmt.Errorf("runner %s: record state change: %w", r.GetId(), err)
+	if _, err := q.outbox.Add(ctx, tx, events.Event{Payload: ev}); err != nil {
+		return fmt.Errorf("runner %s: record state change: %w", quoteID(r.GetId()), err)
 	}
 	return nil
 }

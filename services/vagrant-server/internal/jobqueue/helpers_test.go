@@ -3,6 +3,7 @@ package jobqueue_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -119,6 +120,48 @@ func assignWithin(t testing.TB, q *jobqueue.Queue, runner string, d time.Duratio
 	return job
 }
 
+// runningJob queues a noop job and has runner take and acknowledge it; it returns the id.
+func runningJob(t testing.TB, q *jobqueue.Queue, runner string) string {
+	t.Helper()
+	id := mustQueue(t, q, noopJob(anyRunner()), 0)
+	if got := assignWithin(t, q, runner, 5*time.Second).GetId(); got != id {
+		t.Fatalf("%s was assigned %s, want %s", runner, got, id)
+	}
+	if _, err := q.Ack(context.Background(), id, runner); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// assignLater calls Assign in the background (for 20 s at most) and delivers the job it
+// returns (nil on an error, which fails the test).
+func assignLater(t testing.TB, q *jobqueue.Queue, runner string) <-chan *vagrant.Job {
+	got := make(chan *vagrant.Job, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		job, err := q.Assign(ctx, runner)
+		if err != nil {
+			t.Errorf("Assign(%s): %v", runner, err)
+		}
+		got <- job
+	}()
+	return got
+}
+
+// expectAssigned waits up to 10 s for got to deliver job id; why says what it shows.
+func expectAssigned(t testing.TB, got <-chan *vagrant.Job, id, why string) {
+	t.Helper()
+	select {
+	case j := <-got:
+		if j.GetId() != id {
+			t.Fatalf("got %v, want %s", j, id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal(why)
+	}
+}
+
 // assertNoAssignment checks that runner gets nothing within d.
 func assertNoAssignment(t testing.TB, q *jobqueue.Queue, runner string, d time.Duration) {
 	t.Helper()
@@ -155,30 +198,41 @@ func waitState(t testing.TB, q *jobqueue.Queue, id string, want vagrant.Job_Stat
 	}
 }
 
-// jobEvents returns the job.state_changed events of id in the outbox, in order.
-func jobEvents(t testing.TB, pool *pgxpool.Pool, id string) []*eventsv1.JobStateChanged {
+// outboxEvents decodes the outbox's events of subject, in order.
+func outboxEvents[T proto.Message](t testing.TB, pool *pgxpool.Pool, subject string, decoded func() T) []T {
 	t.Helper()
-	rows, err := pool.Query(context.Background(), `SELECT payload FROM outbox WHERE subject = $1 ORDER BY id`,
-		jobqueue.SubjectJobStateChanged)
+	rows, err := pool.Query(context.Background(), `SELECT payload FROM outbox WHERE subject = $1 ORDER BY id`, subject)
 	if err != nil {
 		t.Fatalf("read outbox: %v", err)
 	}
 	defer rows.Close()
-	var out []*eventsv1.JobStateChanged
+	var out []T
 	for rows.Next() {
 		var b []byte
 		if err := rows.Scan(&b); err != nil {
 			t.Fatalf("scan outbox: %v", err)
 		}
-		ev := &eventsv1.JobStateChanged{}
+		ev := decoded()
 		if err := proto.Unmarshal(b, ev); err != nil {
 			t.Fatalf("decode event: %v", err)
 		}
-		if ev.GetJobId() == id {
-			out = append(out, ev)
-		}
+		out = append(out, ev)
 	}
 	return out
+}
+
+// jobEvents returns the job.state_changed events of id in the outbox, in order.
+func jobEvents(t testing.TB, pool *pgxpool.Pool, id string) []*eventsv1.JobStateChanged {
+	t.Helper()
+	evs := outboxEvents(t, pool, events.SubjectOf(&eventsv1.JobStateChanged{}), func() *eventsv1.JobStateChanged { return &eventsv1.JobStateChanged{} })
+	return slices.DeleteFunc(evs, func(ev *eventsv1.JobStateChanged) bool { return ev.GetJobId() != id })
+}
+
+// runnerEvents returns the runner.state_changed events of runner id in the outbox, in order.
+func runnerEvents(t testing.TB, pool *pgxpool.Pool, id string) []*eventsv1.RunnerStateChanged {
+	t.Helper()
+	evs := outboxEvents(t, pool, events.SubjectOf(&eventsv1.RunnerStateChanged{}), func() *eventsv1.RunnerStateChanged { return &eventsv1.RunnerStateChanged{} })
+	return slices.DeleteFunc(evs, func(ev *eventsv1.RunnerStateChanged) bool { return ev.GetRunnerId() != id })
 }
 
 // eventStates lists the states of evs.

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // The errors a job ends with when the runner did not report one itself.
@@ -25,7 +26,7 @@ func statusExpired() *spb.Status {
 }
 
 func statusRunnerLost(runner string) *spb.Status {
-	return &spb.Status{Code: int32(codes.Unavailable), Message: fmt.Sprintf("runner %s stopped sending heartbeats; job canceled", runner)}
+	return &spb.Status{Code: int32(codes.Unavailable), Message: fmt.Sprintf("runner %s stopped sending heartbeats; job canceled", quoteID(runner))}
 }
 
 // heldBy refuses op unless r is in state want and assigned to runner: a runner whose
@@ -44,10 +45,25 @@ func expired(r *jobRow, now time.Time) bool {
 	return r.expireTime != nil && !now.Before(*r.expireTime)
 }
 
+// ackSQL is the ack of a job held and not expired: the common case, in the group commit.
+const ackSQL = `UPDATE jobs SET state = 3, ack_time = now(), ack_deadline = NULL,
+		heartbeat_deadline = now() + $3::bigint * interval '1 microsecond'
+	WHERE id = $1 AND state = 2 AND assigned_runner = $2 AND (expire_time IS NULL OR expire_time > now())
+	RETURNING ` + jobColumns
+
 // Ack is runner's acknowledgement of its assignment: the job runs (RUNNING) and must
-// heartbeat within Options.HeartbeatTimeout. A job that expired while waiting for the ack
-// ends instead, and Ack reports a *StateError.
-func (q *Queue) Ack(ctx context.Context, jobID, runner string) error {
+// heartbeat within Options.HeartbeatTimeout. It returns the job as acknowledged: a cancel
+// requested before the ack (cancel_time is set) is for the caller to pass on to the runner. A
+// job that expired while waiting for the ack ends instead, and Ack reports a *StateError.
+func (q *Queue) Ack(ctx context.Context, jobID, runner string) (*vagrant.Job, error) {
+	rows, err := q.commitChange(ctx, vagrant.Job_WAITING, nil, ackSQL, jobID, runner, q.opts.HeartbeatTimeout.Microseconds())
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 1 {
+		return rows[0].job()
+	}
+	// Refused, or the job expired waiting for the ack: decide with the job locked.
 	var expiredNow bool
 	r, err := q.change(ctx, jobID, func(r *jobRow, now time.Time) error {
 		if err := heldBy(r, "ack", vagrant.Job_WAITING, runner); err != nil {
@@ -63,7 +79,36 @@ func (q *Queue) Ack(ctx context.Context, jobID, runner string) error {
 	if err == nil && expiredNow {
 		err = &StateError{JobID: jobID, Op: "ack", State: r.state}
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return r.job()
+}
+
+// commitChange runs stmts and then sql — an update of job $1 by runner $2 that returns the
+// row when the job was in state prev and the change applies — in the next group commit,
+// recording the job's event when its state changed. No row means the change did not apply: the caller decides why
+// with the job locked (the slow path).
+func (q *Queue) commitChange(ctx context.Context, prev vagrant.Job_State, stmts []Stmt, sql string, args ...any) ([]*jobRow, error) {
+	var rows []*jobRow
+	steps := make([]step, 0, len(stmts)+1)
+	for _, s := range stmts {
+		steps = append(steps, step{sql: s.SQL, args: s.Args})
+	}
+	w := &write{
+		steps: append(steps, step{sql: sql, args: args, scan: scanJobRows(&rows)}),
+		changes: func() []jobChange {
+			if len(rows) == 0 || rows[0].state == prev {
+				return nil
+			}
+			return []jobChange{{prev: prev, row: rows[0]}}
+		},
+		undo: func() { rows = nil },
+	}
+	if err := q.commit(ctx, w); err != nil {
+		return nil, fmt.Errorf("job %s: %w", quoteID(fmt.Sprint(args[0])), err)
+	}
+	return rows, nil
 }
 
 // Nack is runner's refusal of its assignment (or its silence: the reaper nacks at the ack
@@ -91,11 +136,20 @@ func requeue(r *jobRow, now time.Time) error {
 	return nil
 }
 
+// heartbeatSQL moves the deadline of a job its runner still holds.
+const heartbeatSQL = `UPDATE jobs SET heartbeat_deadline = now() + $3::bigint * interval '1 microsecond'
+	WHERE id = $1 AND state = 3 AND assigned_runner = $2
+	RETURNING ` + jobColumns
+
 // Heartbeat moves a running job's heartbeat deadline to Options.HeartbeatTimeout from now.
 // A *StateError means the job is no longer the runner's to run (e.g. it was force-canceled):
 // the runner should stop it.
 func (q *Queue) Heartbeat(ctx context.Context, jobID, runner string) error {
-	_, err := q.change(ctx, jobID, func(r *jobRow, now time.Time) error {
+	rows, err := q.commitChange(ctx, vagrant.Job_RUNNING, nil, heartbeatSQL, jobID, runner, q.opts.HeartbeatTimeout.Microseconds())
+	if err != nil || len(rows) == 1 {
+		return err
+	}
+	_, err = q.change(ctx, jobID, func(r *jobRow, now time.Time) error {
 		if err := heldBy(r, "heartbeat", vagrant.Job_RUNNING, runner); err != nil {
 			return err
 		}
@@ -106,9 +160,16 @@ func (q *Queue) Heartbeat(ctx context.Context, jobID, runner string) error {
 	return err
 }
 
+// finishSQL ends a job its runner holds: SUCCESS with a result or ERROR with a status.
+const finishSQL = `UPDATE jobs SET state = $3, result = $4, error = $5, complete_time = now(),
+		ack_deadline = NULL, heartbeat_deadline = NULL
+	WHERE id = $1 AND state = 3 AND assigned_runner = $2
+	RETURNING ` + jobColumns
+
 // Complete ends runner's running job successfully with its result (nil is allowed: some
-// operations have none).
-func (q *Queue) Complete(ctx context.Context, jobID, runner string, result *vagrant.Job_Result) error {
+// operations have none). stmts — the job's last output — are committed with it, and also
+// when the job is no longer the runner's to complete.
+func (q *Queue) Complete(ctx context.Context, jobID, runner string, result *vagrant.Job_Result, stmts ...Stmt) error {
 	var b []byte
 	if result != nil {
 		var err error
@@ -116,7 +177,11 @@ func (q *Queue) Complete(ctx context.Context, jobID, runner string, result *vagr
 			return fmt.Errorf("marshal job result: %w", err)
 		}
 	}
-	_, err := q.change(ctx, jobID, func(r *jobRow, now time.Time) error {
+	rows, err := q.commitChange(ctx, vagrant.Job_RUNNING, stmts, finishSQL, jobID, runner, int16(vagrant.Job_SUCCESS), b, []byte(nil))
+	if err != nil || len(rows) == 1 {
+		return err
+	}
+	_, err = q.change(ctx, jobID, func(r *jobRow, now time.Time) error {
 		if err := heldBy(r, "complete", vagrant.Job_RUNNING, runner); err != nil {
 			return err
 		}
@@ -127,8 +192,8 @@ func (q *Queue) Complete(ctx context.Context, jobID, runner string, result *vagr
 }
 
 // Fail ends runner's running job in ERROR with the error it reported. A missing or OK
-// status is stored as UNKNOWN, since the job did fail.
-func (q *Queue) Fail(ctx context.Context, jobID, runner string, st *spb.Status) error {
+// status is stored as UNKNOWN, since the job did fail. stmts are committed as Complete's.
+func (q *Queue) Fail(ctx context.Context, jobID, runner string, st *spb.Status, stmts ...Stmt) error {
 	if st == nil || st.GetCode() == int32(codes.OK) {
 		msg := "runner reported an error without details"
 		if st.GetMessage() != "" {
@@ -136,7 +201,19 @@ func (q *Queue) Fail(ctx context.Context, jobID, runner string, st *spb.Status) 
 		}
 		st = &spb.Status{Code: int32(codes.Unknown), Message: msg, Details: st.GetDetails()}
 	}
-	_, err := q.change(ctx, jobID, func(r *jobRow, now time.Time) error {
+	if len(st.GetMessage()) > input.MaxText {
+		// Kept and returned by GetJob on the runner's behalf: bounded like any free text.
+		st = &spb.Status{Code: st.GetCode(), Message: input.Truncate(st.GetMessage(), input.MaxText), Details: st.GetDetails()}
+	}
+	b, err := proto.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("job %s: marshal error status: %w", quoteID(jobID), err)
+	}
+	rows, err := q.commitChange(ctx, vagrant.Job_RUNNING, stmts, finishSQL, jobID, runner, int16(vagrant.Job_ERROR), []byte(nil), b)
+	if err != nil || len(rows) == 1 {
+		return err
+	}
+	_, err = q.change(ctx, jobID, func(r *jobRow, now time.Time) error {
 		if err := heldBy(r, "fail", vagrant.Job_RUNNING, runner); err != nil {
 			return err
 		}

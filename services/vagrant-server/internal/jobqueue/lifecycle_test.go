@@ -3,14 +3,17 @@ package jobqueue_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
@@ -39,7 +42,7 @@ func TestJobRunsThroughEveryStateWithTimesAndEvents(t *testing.T) {
 	if a.GetId() != id || a.GetState() != vagrant.Job_WAITING || a.GetAssignedRunner().GetId() != "r1" || a.GetAssignTime() == nil {
 		t.Fatalf("assigned job = %v", a)
 	}
-	if err := q.Ack(ctx, id, "r1"); err != nil {
+	if _, err := q.Ack(ctx, id, "r1"); err != nil {
 		t.Fatalf("Ack: %v", err)
 	}
 	if err := q.Heartbeat(ctx, id, "r1"); err != nil {
@@ -82,7 +85,7 @@ func TestFailStoresTheRunnersError(t *testing.T) {
 	if err := q.Fail(ctx, id, "r1", &spb.Status{Code: 5, Message: "boom"}); !errors.Is(err, jobqueue.ErrWrongState) {
 		t.Fatalf("Fail before Ack = %v; want ErrWrongState (a runner nacks instead)", err)
 	}
-	if err := q.Ack(ctx, id, "r1"); err != nil {
+	if _, err := q.Ack(ctx, id, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.Fail(ctx, id, "r1", &spb.Status{Code: int32(codes.NotFound), Message: "no Vagrantfile"}); err != nil {
@@ -107,13 +110,13 @@ func TestOnlyTheAssignedRunnerActsOnAJob(t *testing.T) {
 	id := mustQueue(t, q, noopJob(anyRunner()), 0)
 	assignWithin(t, q, "r1", 5*time.Second)
 	var se *jobqueue.StateError
-	if err := q.Ack(ctx, id, "r2"); !errors.As(err, &se) || se.Runner != "r1" {
+	if _, err := q.Ack(ctx, id, "r2"); !errors.As(err, &se) || se.Runner != "r1" {
 		t.Fatalf("Ack by another runner = %v; want StateError naming r1", err)
 	}
 	if err := q.Complete(ctx, id, "r1", nil); !errors.Is(err, jobqueue.ErrWrongState) {
 		t.Fatalf("Complete before Ack = %v", err)
 	}
-	if err := q.Ack(ctx, "01NOSUCHJOB", "r1"); !errors.Is(err, jobqueue.ErrJobNotFound) {
+	if _, err := q.Ack(ctx, "01NOSUCHJOB", "r1"); !errors.Is(err, jobqueue.ErrJobNotFound) {
 		t.Fatalf("Ack of unknown job = %v", err)
 	}
 	if _, err := q.Assign(ctx, "stranger"); !errors.Is(err, jobqueue.ErrRunnerNotFound) {
@@ -145,7 +148,7 @@ func TestNackReturnsTheJobToTheQueue(t *testing.T) {
 	if a := assignWithin(t, q, "r2", 5*time.Second); a.GetId() != id {
 		t.Fatalf("r2 got %s", a.GetId())
 	}
-	if err := q.Ack(ctx, id, "r2"); err != nil {
+	if _, err := q.Ack(ctx, id, "r2"); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.Complete(ctx, id, "r2", nil); err != nil {
@@ -164,7 +167,7 @@ func TestAckTimeoutRequeues(t *testing.T) {
 	assignWithin(t, q, "silent", 5*time.Second)
 	waitState(t, q, id, vagrant.Job_QUEUED, 5*time.Second)
 	// The silent runner's late ack is refused: the job is no longer its.
-	if err := q.Ack(ctx, id, "silent"); !errors.Is(err, jobqueue.ErrWrongState) {
+	if _, err := q.Ack(ctx, id, "silent"); !errors.Is(err, jobqueue.ErrWrongState) {
 		t.Fatalf("late Ack = %v", err)
 	}
 	got := eventStates(jobEvents(t, r.pool, id))
@@ -182,7 +185,7 @@ func TestRunnerDyingMidJobEndsItAtTheHeartbeatTimeout(t *testing.T) {
 	register(t, q, "mortal", false)
 	id := mustQueue(t, q, noopJob(anyRunner()), 0)
 	assignWithin(t, q, "mortal", 5*time.Second)
-	if err := q.Ack(ctx, id, "mortal"); err != nil {
+	if _, err := q.Ack(ctx, id, "mortal"); err != nil {
 		t.Fatal(err)
 	}
 	w, err := q.Watch(ctx, id)
@@ -229,7 +232,7 @@ func TestExpiry(t *testing.T) {
 	late := mustQueue(t, q, noopJob(anyRunner()), 200*time.Millisecond)
 	assignWithin(t, q, "r1", 5*time.Second)
 	time.Sleep(250 * time.Millisecond)
-	if err := q.Ack(ctx, late, "r1"); !errors.Is(err, jobqueue.ErrWrongState) {
+	if _, err := q.Ack(ctx, late, "r1"); !errors.Is(err, jobqueue.ErrWrongState) {
 		t.Fatalf("Ack after expiry = %v", err)
 	}
 
@@ -248,7 +251,7 @@ func TestExpiry(t *testing.T) {
 	// A job acknowledged before its expiry runs to the end regardless.
 	ok := mustQueue(t, q, noopJob(anyRunner()), 300*time.Millisecond)
 	assignWithin(t, q, "r1", 5*time.Second)
-	if err := q.Ack(ctx, ok, "r1"); err != nil {
+	if _, err := q.Ack(ctx, ok, "r1"); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // past the expiry, heartbeating
@@ -262,5 +265,47 @@ func TestExpiry(t *testing.T) {
 	}
 	if err := q.Complete(ctx, ok, "r1", nil); err != nil {
 		t.Fatalf("Complete of a job acked in time: %v", err)
+	}
+}
+
+// Any positive expires_in is an expiry, also one shorter than the database's microsecond.
+func TestSubMicrosecondExpiryExpires(t *testing.T) {
+	t.Parallel()
+	db := testenv.DB(t)
+	q, ctx := openReplica(t, db.URL, fastOptions()).q, ctxT(t)
+	for _, d := range []time.Duration{time.Nanosecond, 999 * time.Nanosecond} {
+		id := mustQueue(t, q, noopJob(runnerID("nobody")), d)
+		if j := getJob(t, q, id); j.GetExpireTime() == nil {
+			t.Fatalf("job queued with expires_in %s has no expiry", d)
+		}
+	}
+	time.Sleep(time.Millisecond)
+	if reaped, err := jobqueue.NewReaper(q, 0).Reap(ctx); err != nil || reaped.Expired != 2 {
+		t.Fatalf("Reap = %+v, %v; want both jobs expired", reaped, err)
+	}
+}
+
+// A runner's error can be a megabyte (a command line repeated in it): the stored error is
+// bounded, and the event (which NATS must accept, or every later event waits) stays small,
+// cut with a marker.
+func TestHugeRunnerErrorIsBoundedInTheJobAndItsEvent(t *testing.T) {
+	t.Parallel()
+	db := testenv.DB(t)
+	r := openReplica(t, db.URL, jobqueue.Options{})
+	q, ctx := r.q, ctxT(t)
+	register(t, q, "r1", false)
+	id := runningJob(t, q, "r1")
+	huge := strings.Repeat("x", 1<<20)
+	if err := q.Fail(ctx, id, "r1", &spb.Status{Code: int32(codes.Internal), Message: huge}); err != nil {
+		t.Fatalf("Fail with a 1 MB message: %v", err)
+	}
+	stored := getJob(t, q, id).GetError().GetMessage()
+	if len(stored) > input.MaxText || !strings.Contains(stored, "truncated") {
+		t.Fatalf("stored error is %d bytes, want at most %d with a truncation marker", len(stored), input.MaxText)
+	}
+	evs := jobEvents(t, r.pool, id)
+	last := evs[len(evs)-1]
+	if size := proto.Size(last); size > 16<<10 || !strings.Contains(last.GetErrorMessage(), "truncated") {
+		t.Fatalf("JobStateChanged is %d bytes (message %d), want it small and marked truncated", size, len(last.GetErrorMessage()))
 	}
 }

@@ -2,7 +2,6 @@ package jobqueue
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -50,9 +49,9 @@ func (q *Queue) listenOnce(ctx context.Context, listening func()) error {
 }
 
 func (q *Queue) handleNotification(ctx context.Context, payload string) {
-	var n notification
-	if err := json.Unmarshal([]byte(payload), &n); err != nil {
-		q.opts.Logger.WarnContext(ctx, "job queue: ignoring malformed notification", "error", err)
+	n, err := parseNotification(payload)
+	if err != nil {
+		q.opts.Logger.WarnContext(ctx, "job queue: ignoring a notification", "error", err)
 		return
 	}
 	if n.Schema != q.schema {

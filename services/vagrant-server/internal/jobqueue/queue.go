@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/platform/events"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 )
 
@@ -28,6 +30,11 @@ type Options struct {
 	// PollInterval is how often a blocked Assign looks for work even without a notification:
 	// the fallback should a NOTIFY be missed. Default 2s.
 	PollInterval time.Duration
+	// RunnerTimeout is how long a runner stays online without its replica refreshing its
+	// last_seen (every third of it while its RunnerConfig stream is open). A replica that
+	// dies with the stream stops refreshing, and any replica's reaper then marks the runner
+	// offline. Default 30s.
+	RunnerTimeout time.Duration
 	// ListenCheckInterval is how often an idle LISTEN connection is pinged, so a dead
 	// connection is replaced instead of silently delivering nothing. Default 15s.
 	ListenCheckInterval time.Duration
@@ -44,6 +51,7 @@ func (o Options) withDefaults() Options {
 	def(&o.AckTimeout, 30*time.Second)
 	def(&o.HeartbeatTimeout, 60*time.Second)
 	def(&o.PollInterval, 2*time.Second)
+	def(&o.RunnerTimeout, 30*time.Second)
 	def(&o.ListenCheckInterval, 15*time.Second)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -54,30 +62,36 @@ func (o Options) withDefaults() Options {
 // Queue is the job queue of one server replica. Any number of Queues (in one process or
 // many) may share a schema. Its methods are safe for concurrent use.
 type Queue struct {
-	pool   *pgxpool.Pool
-	opts   Options
-	schema string
-	outbox events.Outbox
-	hub    *hub
-	stop   context.CancelFunc
-	done   chan struct{}
+	pool    *pgxpool.Pool
+	opts    Options
+	schema  string
+	outbox  events.Outbox
+	hub     *hub
+	writes  chan *write
+	closing chan struct{}
+	live    *liveness
+	stop    context.CancelFunc
+	done    sync.WaitGroup
 }
 
 // New returns the Queue on pool, whose schema must have Migrations applied, and starts its
-// LISTEN connection (one connection taken from the pool for the Queue's lifetime). Close
-// stops it.
+// LISTEN connection (one connection taken from the pool for the Queue's lifetime), its
+// committers and the refresh of its runners' last_seen. Close stops them.
 func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Queue, error) {
-	q := &Queue{pool: pool, opts: opts.withDefaults(), hub: newHub(), done: make(chan struct{})}
+	q := &Queue{pool: pool, opts: opts.withDefaults(), hub: newHub(), writes: make(chan *write),
+		closing: make(chan struct{})}
+	q.live = newLiveness(q)
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&q.schema); err != nil {
 		return nil, fmt.Errorf("jobqueue: find the schema: %w", err)
 	}
-	listenCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	q.stop = stop
+	for range committers {
+		q.done.Go(func() { q.commitLoop(runCtx) })
+	}
+	q.done.Go(func() { q.live.run(runCtx) })
 	ready := make(chan struct{})
-	go func() {
-		defer close(q.done)
-		q.listen(listenCtx, ready)
-	}()
+	q.done.Go(func() { q.listen(runCtx, ready) })
 	// Wait for the first LISTEN so a job queued right after New returns wakes its waiters;
 	// should it fail, the listener keeps retrying and Assign polls meanwhile.
 	select {
@@ -89,22 +103,43 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Queue, error) 
 	return q, nil
 }
 
-// Close stops the listener. Blocked Assign calls keep working by polling until their
-// contexts end; the pool stays open (the caller owns it).
+// Close stops the listener, the committers and the runners' refresh; calls that need a
+// commit fail from then on. Blocked Assign calls end with an error; the pool stays open
+// (the caller owns it).
 func (q *Queue) Close() {
+	select {
+	case <-q.closing:
+		return
+	default:
+	}
+	close(q.closing)
 	q.stop()
-	<-q.done
+	q.done.Wait()
 }
+
+// insertSQL queues a job expiring in $6 microseconds (0: never), or — $7 names a runner —
+// queues it and assigns it to that runner at once, with an ack deadline of $8 microseconds.
+// $9 is its route (routeOf) for the notifications.
+const insertSQL = `INSERT INTO jobs (id, spec, operation, target_runner, required_components, state,
+		queue_time, expire_time, assigned_runner, assign_time, ack_deadline, route)
+	VALUES ($1, $2, $3, $4, $5, CASE WHEN $7::text = '' THEN 1 ELSE 2 END, now(),
+		CASE WHEN $6::bigint > 0 THEN now() + $6::bigint * interval '1 microsecond' END,
+		$7::text, CASE WHEN $7::text <> '' THEN now() END,
+		CASE WHEN $7::text <> '' THEN now() + $8::bigint * interval '1 microsecond' END, $9)
+	RETURNING ` + jobColumns
 
 // Queue validates job (see validateNew) and queues it. expiresIn > 0 makes the job fail
 // (DEADLINE_EXCEEDED) if no runner has acknowledged it within that time. Server-side fields
 // the client may have set (state, times, result, ...) are ignored. It returns the new id.
+//
+// When a runner waiting on this replica can take the job, the same commit assigns it to
+// that runner: the job's QUEUED and WAITING events are both recorded.
 func (q *Queue) Queue(ctx context.Context, job *vagrant.Job, expiresIn time.Duration) (string, error) {
 	if err := validateNew(job); err != nil {
 		return "", err
 	}
 	if expiresIn < 0 {
-		return "", &ValidationError{Field: "expires_in", Reason: "must not be negative"}
+		return "", &input.Error{Field: "expires_in", Reason: "must not be negative"}
 	}
 	id := ulid.Make().String()
 	spec := proto.CloneOf(job)
@@ -113,23 +148,48 @@ func (q *Queue) Queue(ctx context.Context, job *vagrant.Job, expiresIn time.Dura
 	if err != nil {
 		return "", fmt.Errorf("marshal job: %w", err)
 	}
-	err = pg.InTx(ctx, q.pool, func(tx pgx.Tx) error {
-		r, err := scanJob(tx.QueryRow(ctx, `INSERT INTO jobs (id, spec, operation, target_runner,
-				required_components, state, queue_time, expire_time)
-			VALUES ($1, $2, $3, $4, $5, $6, now(),
-				CASE WHEN $7::bigint > 0 THEN now() + $7::bigint * interval '1 microsecond' END)
-			RETURNING `+jobColumns,
-			id, b, operationName(job), targetRunnerID(job), requiredTokens(job),
-			int16(vagrant.Job_QUEUED), expiresIn.Microseconds()))
-		if err != nil {
-			return fmt.Errorf("insert job: %w", err)
-		}
-		return q.recordJobChange(ctx, tx, vagrant.Job_UNKNOWN, r)
+	target, required := targetRunnerID(job), requiredTokens(job)
+	rt := routeOf(target, required)
+	waiter := q.hub.reserve(parsedRoute(rt))
+	var runner string
+	if waiter != nil {
+		runner = waiter.runner
+	}
+	var rows []*jobRow
+	err = q.commit(ctx, &write{
+		steps: []step{{sql: insertSQL, scan: scanJobRows(&rows), args: []any{id, b, operationName(job), target,
+			required, microseconds(expiresIn), runner, q.opts.AckTimeout.Microseconds(), rt}}},
+		changes: func() []jobChange { return queuedChanges(rows[0]) },
+		undo:    func() { rows = nil },
 	})
+	if waiter != nil {
+		var assigned *vagrant.Job
+		if err == nil {
+			assigned, err = rows[0].job()
+		}
+		waiter.assigned <- assigned
+	}
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("queue job: %w", err)
 	}
 	return id, nil
+}
+
+// microseconds converts d for the database, whose times have microseconds: rounded up, so
+// any positive duration stays positive (1ns is an expiry, not none).
+func microseconds(d time.Duration) int64 {
+	return int64((d + time.Microsecond - 1) / time.Microsecond)
+}
+
+// queuedChanges are the events of a new job: QUEUED, and WAITING when it was assigned at
+// once.
+func queuedChanges(r *jobRow) []jobChange {
+	if r.state == vagrant.Job_QUEUED {
+		return []jobChange{{prev: vagrant.Job_UNKNOWN, row: r}}
+	}
+	queued := *r
+	queued.state, queued.assignedRunner, queued.assignTime, queued.ackDeadline = vagrant.Job_QUEUED, "", nil, nil
+	return []jobChange{{prev: vagrant.Job_UNKNOWN, row: &queued}, {prev: vagrant.Job_QUEUED, row: r}}
 }
 
 // clearServerFields drops what only the server may set.

@@ -14,10 +14,10 @@ import (
 func (q *Queue) Get(ctx context.Context, id string) (*vagrant.Job, error) {
 	r, err := scanJob(q.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("job %s: %w", id, ErrJobNotFound)
+		return nil, fmt.Errorf("job %s: %w", quoteID(id), ErrJobNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load job %s: %w", id, err)
+		return nil, fmt.Errorf("load job %s: %w", quoteID(id), err)
 	}
 	return r.job()
 }
@@ -30,9 +30,11 @@ type Filter struct {
 	AssignedRunner string
 	// Limit caps the number of jobs returned; 0 means no cap.
 	Limit int
+	// NewestFirst lists in reverse queue order, so a Limit keeps the newest jobs.
+	NewestFirst bool
 }
 
-// List returns the jobs matching f in queue order (oldest first).
+// List returns the jobs matching f in queue order (oldest first, or newest first).
 func (q *Queue) List(ctx context.Context, f Filter) ([]*vagrant.Job, error) {
 	states := make([]int16, 0, len(f.States))
 	for _, s := range f.States {
@@ -42,10 +44,14 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*vagrant.Job, error) {
 	if f.Limit > 0 {
 		limit = &f.Limit
 	}
+	order := "seq"
+	if f.NewestFirst {
+		order = "seq DESC"
+	}
 	rows, err := q.pool.Query(ctx, `SELECT `+jobColumns+` FROM jobs
 		WHERE (cardinality($1::smallint[]) = 0 OR state = ANY($1))
 		  AND ($2 = '' OR assigned_runner = $2)
-		ORDER BY seq LIMIT $3`, states, f.AssignedRunner, limit)
+		ORDER BY `+order+` LIMIT $3`, states, f.AssignedRunner, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}

@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
-	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
@@ -20,7 +17,7 @@ func runOne(t *testing.T, q *jobqueue.Queue, runner string) string {
 	ctx := context.Background()
 	id := mustQueue(t, q, noopJob(runnerID(runner)), 0)
 	assignWithin(t, q, runner, 5*time.Second)
-	if err := q.Ack(ctx, id, runner); err != nil {
+	if _, err := q.Ack(ctx, id, runner); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.Complete(ctx, id, runner, nil); err != nil {
@@ -95,6 +92,7 @@ func TestListFilters(t *testing.T) {
 	check(jobqueue.Filter{States: []vagrant.Job_State{vagrant.Job_QUEUED}}, c)
 	check(jobqueue.Filter{AssignedRunner: "r2"}, b)
 	check(jobqueue.Filter{Limit: 2}, a, b)
+	check(jobqueue.Filter{Limit: 2, NewestFirst: true}, c, b)
 }
 
 func TestRunnerRegistrationSessions(t *testing.T) {
@@ -125,21 +123,8 @@ func TestRunnerRegistrationSessions(t *testing.T) {
 		t.Fatal("runner without id accepted")
 	}
 
-	rows, err := r.pool.Query(ctx, `SELECT payload FROM outbox WHERE subject = $1 ORDER BY id`, jobqueue.SubjectRunnerStateChanged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	var online []bool
-	for rows.Next() {
-		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			t.Fatal(err)
-		}
-		ev := &eventsv1.RunnerStateChanged{}
-		if err := proto.Unmarshal(b, ev); err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range runnerEvents(t, r.pool, "r1") {
 		if !slices.Equal(ev.GetComponents(), []string{"PROVIDER", "PROVIDER:netns"}) {
 			t.Fatalf("event components = %v", ev.GetComponents())
 		}

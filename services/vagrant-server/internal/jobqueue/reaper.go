@@ -14,8 +14,8 @@ import (
 // reapBatch is how many overdue jobs one reaper transaction handles.
 const reapBatch = 100
 
-// Reaper enforces the deadlines stored in the jobs table: ack timeouts, heartbeat timeouts
-// and expiry. Run one per replica; they split the work (FOR UPDATE SKIP LOCKED), and since
+// Reaper enforces the deadlines stored in the jobs table — ack timeouts, heartbeat timeouts
+// and expiry — and takes runners whose replica stopped refreshing them offline. Run one per replica; they split the work (FOR UPDATE SKIP LOCKED), and since
 // deadlines are rows, a restarted replica enforces the deadlines of jobs it never saw.
 type Reaper struct {
 	q        *Queue
@@ -39,6 +39,8 @@ type Reaped struct {
 	HeartbeatTimeouts int
 	// Expired jobs ended in ERROR before any runner acknowledged them.
 	Expired int
+	// RunnersExpired went offline: nobody refreshed their last_seen for RunnerTimeout.
+	RunnersExpired int
 }
 
 // Run reaps every interval until ctx ends; a failed pass is logged and retried at the next
@@ -70,7 +72,10 @@ func (rp *Reaper) Reap(ctx context.Context) (Reaped, error) {
 	if out.AckTimeouts, err = rp.reap(ctx, `state = 2 AND ack_deadline <= now()`, requeue); err != nil {
 		return out, err
 	}
-	out.HeartbeatTimeouts, err = rp.reap(ctx, `state = 3 AND heartbeat_deadline <= now()`, runnerLost)
+	if out.HeartbeatTimeouts, err = rp.reap(ctx, `state = 3 AND heartbeat_deadline <= now()`, runnerLost); err != nil {
+		return out, err
+	}
+	out.RunnersExpired, err = rp.q.expireRunners(ctx)
 	return out, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestEveryJobRunsExactlyOnceAcrossReplicas(t *testing.T) {
 						return
 					}
 					if err == nil {
-						err = r.q.Ack(ctx, job.GetId(), id)
+						_, err = r.q.Ack(ctx, job.GetId(), id)
 					}
 					if err == nil {
 						err = r.q.Complete(ctx, job.GetId(), id, nil)
@@ -181,13 +182,7 @@ func TestListenerRecoversFromALostConnection(t *testing.T) {
 	u.RawQuery = qs.Encode()
 	r := openReplica(t, u.String(), fastOptions())
 	register(t, r.q, "r1", false)
-	got := make(chan *vagrant.Job, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		job, _ := r.q.Assign(ctx, "r1")
-		got <- job
-	}()
+	got := assignLater(t, r.q, "r1")
 	time.Sleep(100 * time.Millisecond)
 	tag, err := db.Pool.Exec(ctxT(t), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE application_name = $1 AND query LIKE 'LISTEN%'`, app)
@@ -196,14 +191,7 @@ func TestListenerRecoversFromALostConnection(t *testing.T) {
 	}
 	// Queued through the pool directly while no connection listens.
 	id := mustQueue(t, r.q, noopJob(anyRunner()), 0)
-	select {
-	case j := <-got:
-		if j.GetId() != id {
-			t.Fatalf("got %v, want %s", j, id)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Assign stayed blocked after the listener's connection was lost")
-	}
+	expectAssigned(t, got, id, "Assign stayed blocked after the listener's connection was lost")
 }
 
 // TestMixedRunnersNeverStrandAJob: runners of different kinds (by_id_only, missing a
@@ -279,7 +267,7 @@ func work(ctx context.Context, t *testing.T, q *jobqueue.Queue, runner string, m
 			return
 		}
 		if err == nil {
-			err = q.Ack(ctx, job.GetId(), runner)
+			_, err = q.Ack(ctx, job.GetId(), runner)
 		}
 		if err == nil {
 			err = q.Complete(ctx, job.GetId(), runner, nil)
@@ -291,5 +279,23 @@ func work(ctx context.Context, t *testing.T, q *jobqueue.Queue, runner string, m
 		mu.Lock()
 		ran[job.GetId()]++
 		mu.Unlock()
+	}
+}
+
+// Runner ids are client text of any length: none reaches a NOTIFY payload (8000 bytes at
+// most), so a long one neither fails the job's changes nor stops the job from being woken.
+func TestLongRunnerIDNeverReachesANotification(t *testing.T) {
+	t.Parallel()
+	db := testenv.DB(t)
+	q := openReplica(t, db.URL, jobqueue.Options{PollInterval: time.Minute}).q
+	long := strings.Repeat("r", 9000)
+	register(t, q, long, true)
+	got := assignLater(t, q, long)
+	time.Sleep(100 * time.Millisecond) // the runner waits: the job must wake it
+	other := openReplica(t, db.URL, jobqueue.Options{PollInterval: time.Minute}).q
+	id := mustQueue(t, other, noopJob(runnerID(long)), 0)
+	expectAssigned(t, got, id, "a runner with a long id was not woken for its job")
+	if _, err := q.Ack(ctxT(t), id, long); err != nil {
+		t.Fatal(err)
 	}
 }

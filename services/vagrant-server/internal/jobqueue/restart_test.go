@@ -25,7 +25,7 @@ func TestRestartLosesNothingAndKeepsDeadlines(t *testing.T) {
 	assignWithin(t, before.q, "r1", 5*time.Second)
 	running := mustQueue(t, before.q, noopJob(anyRunner()), 0)
 	assignWithin(t, before.q, "r2", 5*time.Second)
-	if err := before.q.Ack(ctx, running, "r2"); err != nil {
+	if _, err := before.q.Ack(ctx, running, "r2"); err != nil {
 		t.Fatal(err)
 	}
 	queued := mustQueue(t, before.q, noopJob(runnerID("r3")), 0)
@@ -60,7 +60,7 @@ func TestRestartLosesNothingAndKeepsDeadlines(t *testing.T) {
 		if j.GetId() != want {
 			t.Fatalf("r3 got %s, want %s", j.GetId(), want)
 		}
-		if err := after.q.Ack(ctx, want, "r3"); err != nil {
+		if _, err := after.q.Ack(ctx, want, "r3"); err != nil {
 			t.Fatal(err)
 		}
 		if err := after.q.Complete(ctx, want, "r3", nil); err != nil {

@@ -62,10 +62,10 @@ func lockJob(ctx context.Context, tx pgx.Tx, id string) (*jobRow, time.Time, err
 	var now time.Time
 	r, err := scanJob(tx.QueryRow(ctx, `SELECT `+jobColumns+`, now() FROM jobs WHERE id = $1 FOR UPDATE`, id), &now)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, now, fmt.Errorf("job %s: %w", id, ErrJobNotFound)
+		return nil, now, fmt.Errorf("job %s: %w", quoteID(id), ErrJobNotFound)
 	}
 	if err != nil {
-		return nil, now, fmt.Errorf("load job %s: %w", id, err)
+		return nil, now, fmt.Errorf("load job %s: %w", quoteID(id), err)
 	}
 	return r, now, nil
 }

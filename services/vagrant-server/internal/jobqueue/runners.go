@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 )
 
@@ -28,7 +29,7 @@ type RunnerInfo struct {
 // this registration's stream ends.
 func (q *Queue) RegisterRunner(ctx context.Context, r *vagrant.Runner) (int64, error) {
 	if r.GetId() == "" {
-		return 0, &ValidationError{Field: "runner.id", Reason: "required: a unique id chosen by the runner (e.g. a UUID)"}
+		return 0, &input.Error{Field: "runner.id", Reason: "required: a unique id chosen by the runner (e.g. a UUID)"}
 	}
 	b, err := proto.Marshal(r)
 	if err != nil {
@@ -44,16 +45,20 @@ func (q *Queue) RegisterRunner(ctx context.Context, r *vagrant.Runner) (int64, e
 			RETURNING session`,
 			r.GetId(), r.GetByIdOnly(), b, componentTokens(r.GetComponents())).Scan(&session)
 		if err != nil {
-			return fmt.Errorf("register runner %s: %w", r.GetId(), err)
+			return fmt.Errorf("register runner %s: %w", quoteID(r.GetId()), err)
 		}
 		return q.recordRunnerChange(ctx, tx, r, true)
 	})
+	if err == nil {
+		q.live.hold(r.GetId(), session)
+	}
 	return session, err
 }
 
 // RunnerOffline marks the runner offline when its stream of the given session ends. A
 // newer registration (the runner reconnected, perhaps to another replica) stays online.
 func (q *Queue) RunnerOffline(ctx context.Context, id string, session int64) error {
+	q.live.release(id, session)
 	return pg.InTx(ctx, q.pool, func(tx pgx.Tx) error {
 		var b []byte
 		err := tx.QueryRow(ctx, `UPDATE runners SET online = false, last_seen = now()
@@ -62,11 +67,11 @@ func (q *Queue) RunnerOffline(ctx context.Context, id string, session int64) err
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("mark runner %s offline: %w", id, err)
+			return fmt.Errorf("mark runner %s offline: %w", quoteID(id), err)
 		}
 		r := &vagrant.Runner{}
 		if err := proto.Unmarshal(b, r); err != nil {
-			return fmt.Errorf("runner %s: decode stored runner: %w", id, err)
+			return fmt.Errorf("runner %s: decode stored runner: %w", quoteID(id), err)
 		}
 		return q.recordRunnerChange(ctx, tx, r, false)
 	})
@@ -79,13 +84,13 @@ func (q *Queue) GetRunner(ctx context.Context, id string) (*RunnerInfo, error) {
 	err := q.pool.QueryRow(ctx, `SELECT runner, online, first_seen, last_seen FROM runners WHERE id = $1`, id).
 		Scan(&b, &info.Online, &info.FirstSeen, &info.LastSeen)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("runner %s: %w", id, ErrRunnerNotFound)
+		return nil, fmt.Errorf("runner %s: %w", quoteID(id), ErrRunnerNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load runner %s: %w", id, err)
+		return nil, fmt.Errorf("load runner %s: %w", quoteID(id), err)
 	}
 	if err := proto.Unmarshal(b, info.Runner); err != nil {
-		return nil, fmt.Errorf("runner %s: decode stored runner: %w", id, err)
+		return nil, fmt.Errorf("runner %s: decode stored runner: %w", quoteID(id), err)
 	}
 	return info, nil
 }

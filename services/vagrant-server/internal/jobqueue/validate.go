@@ -7,38 +7,39 @@ import (
 	"strings"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // validateNew checks a job about to be queued: it has no id yet, a target runner and an
-// operation this server knows. It returns a *ValidationError or an *UnknownOperationError.
+// operation this server knows. It returns an *input.Error naming the field or an *UnknownOperationError.
 func validateNew(job *vagrant.Job) error {
 	if job == nil {
-		return &ValidationError{Field: "job", Reason: "required"}
+		return &input.Error{Field: "job", Reason: "required"}
 	}
 	if job.GetId() != "" {
-		return &ValidationError{Field: "job.id", Reason: "must be empty: the server assigns the id when the job is queued"}
+		return &input.Error{Field: "job.id", Reason: "must be empty: the server assigns the id when the job is queued"}
 	}
 	switch t := job.GetTargetRunner().GetTarget().(type) {
 	case *vagrant.Ref_Runner_Any:
 	case *vagrant.Ref_Runner_Id:
 		if t.Id.GetId() == "" {
-			return &ValidationError{Field: "job.target_runner.id.id", Reason: "required: the id of the runner that must run the job (or set target_runner.any)"}
+			return &input.Error{Field: "job.target_runner.id.id", Reason: "required: the id of the runner that must run the job (or set target_runner.any)"}
 		}
 	default:
-		return &ValidationError{Field: "job.target_runner", Reason: "required: set any (any runner) or id (one runner)"}
+		return &input.Error{Field: "job.target_runner", Reason: "required: set any (any runner) or id (one runner)"}
 	}
 	if operationName(job) == "" {
 		if num := unknownOperation(job); num != 0 {
 			return &UnknownOperationError{FieldNumber: int32(num)}
 		}
-		return &ValidationError{Field: "job.operation", Reason: "required: set one of noop, auth, docs, validate, command, init, init_basis, init_project"}
+		return &input.Error{Field: "job.operation", Reason: "required: set one of noop, auth, docs, validate, command, init, init_basis, init_project"}
 	}
 	if git := job.GetDataSource().GetGit(); git != nil {
 		if git.GetUrl() == "" {
-			return &ValidationError{Field: "job.data_source.git.url", Reason: "required: the repository to clone"}
+			return &input.Error{Field: "job.data_source.git.url", Reason: "required: the repository to clone"}
 		}
 		if p := git.GetPath(); p != "" && (path.IsAbs(p) || strings.Contains(p, "..")) {
-			return &ValidationError{Field: "job.data_source.git.path", Reason: "must be a relative path inside the repository without \"..\""}
+			return &input.Error{Field: "job.data_source.git.path", Reason: "must be a relative path inside the repository without \"..\""}
 		}
 	}
 	return nil
@@ -53,7 +54,7 @@ func targetRunnerID(job *vagrant.Job) string {
 type Validation struct {
 	// Valid is true when the job could be queued as it is.
 	Valid bool
-	// Err says why it could not: a *ValidationError (InvalidArgument) or an
+	// Err says why it could not: an *input.Error (InvalidArgument) or an
 	// *UnknownOperationError (Unimplemented). Nil when Valid.
 	Err error
 	// Assignable is true when an online runner could take the job now (see the package

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
@@ -55,14 +56,13 @@ func TestQueueRejectsInvalidJobsNamingTheField(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := q.Queue(context.Background(), c.job, 0)
-			var ve *jobqueue.ValidationError
-			if !errors.As(err, &ve) || !errors.Is(err, jobqueue.ErrInvalidJob) || ve.Field != c.field {
-				t.Fatalf("Queue = %v; want a ValidationError on %s", err, c.field)
+			if field := invalidField(err); field != c.field {
+				t.Fatalf("Queue = %v; want an input error on %s", err, c.field)
 			}
 		})
 	}
 	_, err := q.Queue(context.Background(), noopJob(anyRunner()), -1)
-	if !errors.Is(err, jobqueue.ErrInvalidJob) {
+	if invalidField(err) != "expires_in" {
 		t.Fatalf("negative expires_in: %v", err)
 	}
 	_, err = q.Queue(context.Background(), futureOperationJob(t), 0)
@@ -133,7 +133,7 @@ func TestValidateNewJobReportsAssignability(t *testing.T) {
 	}
 	withID := noopJob(anyRunner())
 	withID.Id = "x"
-	if v, _ := q.Validate(ctx, withID, true); v.Valid || !errors.Is(v.Err, jobqueue.ErrInvalidJob) {
+	if v, _ := q.Validate(ctx, withID, true); v.Valid || invalidField(v.Err) != "job.id" {
 		t.Fatalf("job with id: %+v", v)
 	}
 
@@ -163,4 +163,13 @@ func TestValidateNewJobReportsAssignability(t *testing.T) {
 	// A runner that lists no components makes no claims and takes anything.
 	register(t, q, "plain", false)
 	check("runner without components", upOnTarget, true, true)
+}
+
+// invalidField is the field an *input.Error names; "" for any other error.
+func invalidField(err error) string {
+	var ie *input.Error
+	if !errors.As(err, &ie) {
+		return ""
+	}
+	return ie.Field
 }

@@ -13,15 +13,19 @@ import (
 // Change is what a Watch reports: the job's state and cancel request after a change made by
 // any replica.
 type Change struct {
-	JobID          string
-	State          vagrant.Job_State
-	AssignedRunner string
+	JobID string
+	State vagrant.Job_State
+	// runner is the digest of the assigned runner (notifications carry no runner ids).
+	runner string
 	// CancelRequested is true once Cancel was called for a job a runner holds (or held).
 	CancelRequested bool
 	// CancelForced is true when that cancel was forced, or the job's heartbeat timed out:
 	// the job already ended and the runner must stop at once.
 	CancelForced bool
 }
+
+// AssignedTo reports whether the job is assigned to runner.
+func (c Change) AssignedTo(runner string) bool { return c.runner != "" && c.runner == digest(runner) }
 
 // Watch follows one job. C delivers the latest Change: changes coalesce, so a slow reader
 // skips intermediate states. A change is a signal, not the truth: the LISTEN connection can
@@ -81,7 +85,7 @@ func (q *Queue) Watch(ctx context.Context, id string) (*Watch, error) {
 	// notification arrive first it is at least as new as this read, so the read is dropped.
 	cs, err := q.readChanges(ctx, []string{id})
 	if err == nil && len(cs) == 0 {
-		err = fmt.Errorf("job %s: %w", id, ErrJobNotFound)
+		err = fmt.Errorf("job %s: %w", quoteID(id), ErrJobNotFound)
 	}
 	if err != nil {
 		w.Close()
@@ -95,6 +99,20 @@ func (q *Queue) Watch(ctx context.Context, id string) (*Watch, error) {
 	return w, nil
 }
 
+// WatchHeld follows a job the caller has just been handed (Assign), whose state it knows:
+// no read. A change committed after the assignment is notified; one committed before it is
+// in the state Ack returns.
+func (q *Queue) WatchHeld(id string) *Watch {
+	w := &Watch{hub: q.hub, jobID: id, c: make(chan Change, 1)}
+	q.hub.mu.Lock()
+	defer q.hub.mu.Unlock()
+	if q.hub.watches[id] == nil {
+		q.hub.watches[id] = map[*Watch]struct{}{}
+	}
+	q.hub.watches[id][w] = struct{}{}
+	return w
+}
+
 // readChanges reads the current state of jobs ids.
 func (q *Queue) readChanges(ctx context.Context, ids []string) ([]Change, error) {
 	rows, err := q.pool.Query(ctx, `SELECT id, state, assigned_runner, cancel_requested, cancel_forced
@@ -105,8 +123,9 @@ func (q *Queue) readChanges(ctx context.Context, ids []string) ([]Change, error)
 	cs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Change, error) {
 		var c Change
 		var state int16
-		err := row.Scan(&c.JobID, &state, &c.AssignedRunner, &c.CancelRequested, &c.CancelForced)
-		c.State = vagrant.Job_State(state)
+		var runner string
+		err := row.Scan(&c.JobID, &state, &runner, &c.CancelRequested, &c.CancelForced)
+		c.State, c.runner = vagrant.Job_State(state), digest(runner)
 		return c, err
 	})
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 const (
@@ -88,7 +89,7 @@ func normalizeBoxVersion(v string) (string, error) {
 		return DefaultBoxVersion, nil
 	}
 	if _, err := version.NewVersion(v); err != nil {
-		return "", Invalid("box.version", "not a version: "+err.Error())
+		return "", Invalid("box.version", input.Quote(v)+" is not a version (e.g. 1.2.3)")
 	}
 	return v, nil
 }
@@ -127,7 +128,7 @@ func (s *Service) FindBox(ctx context.Context, ref *sdk.Ref_Box) (*vagrant.Box, 
 	}
 	constraint, err := version.NewConstraint(want)
 	if err != nil {
-		return nil, Invalid("box.version", "not a version or version constraint: "+err.Error())
+		return nil, Invalid("box.version", input.Quote(want)+" is not a version or version constraint (e.g. \">= 1.0, < 2\")")
 	}
 	boxes, err := s.store.BoxesNamed(ctx, ref.Name, ref.Provider)
 	if err != nil {

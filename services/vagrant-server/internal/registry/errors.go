@@ -3,6 +3,8 @@ package registry
 import (
 	"errors"
 	"fmt"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // ErrNotFound is matched (errors.Is) by every *NotFoundError.
@@ -22,18 +24,10 @@ func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 // NotFound builds a *NotFoundError.
 func NotFound(resource, key string) error { return &NotFoundError{Resource: resource, Key: key} }
 
-// FieldError is a malformed request: a required field is missing or a value cannot be
-// parsed. The caller must fix the request; the gRPC layer answers InvalidArgument with the
-// message, which starts with the field's path.
-type FieldError struct {
-	Field  string // path in the request, e.g. "basis.name"
-	Reason string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
-
-// Invalid builds a *FieldError.
-func Invalid(field, reason string) error { return &FieldError{Field: field, Reason: reason} }
+// Invalid is a malformed request: a required field is missing or a value cannot be parsed.
+// The caller must fix the request: it is the platform's *input.Error (InvalidArgument), whose
+// message starts with the field's path, e.g. "basis.name".
+func Invalid(field, reason string) error { return &input.Error{Field: field, Reason: reason} }
 
 // PreconditionError is a well-formed request the registry's current state does not allow:
 // a name or path another resource already uses, a parent that does not exist, a move to
@@ -48,7 +42,7 @@ func (e *PreconditionError) Error() string { return e.Field + ": " + e.Reason }
 
 // Conflict builds the *PreconditionError for a uniqueness violation on field.
 func Conflict(field, value, resource string) error {
-	return &PreconditionError{Field: field, Reason: fmt.Sprintf("%q is already used by another %s", value, resource)}
+	return &PreconditionError{Field: field, Reason: fmt.Sprintf("%s is already used by another %s", input.Quote(value), resource)}
 }
 
 // Precondition builds a *PreconditionError.

@@ -3,7 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"path/filepath"
 	"time"
@@ -11,10 +10,13 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/config"
 )
 
-// Config is the vagrant-runner binary's configuration. The runner serves no gRPC, so it has
-// the shared logging, tracing, admin and shutdown settings of config.Common but not its gRPC,
-// database or NATS ones.
+// Config is the vagrant-runner binary's configuration. The runner serves no gRPC and keeps no
+// database, so it embeds only the telemetry and admin parts of the shared settings. Its
+// shutdown deadline is also how long a running job may finish after SIGTERM.
 type Config struct {
+	config.Telemetry
+	config.Admin
+
 	ServerAddr string `env:"PLINTH_VAGRANT_SERVER_ADDR" flag:"server-addr" default:"127.0.0.1:7004" usage:"vagrant-server gRPC address: host:port or unix:///abs/path.sock"`
 	Token      string `env:"PLINTH_VAGRANT_TOKEN" flag:"token" secret:"true" usage:"vagrant-server login token (BootstrapToken or GenerateLoginToken); wins over the token file"`
 	TokenFile  string `env:"PLINTH_VAGRANT_TOKEN_FILE" flag:"token-file" usage:"file holding the login token, read at every connection attempt (default <state-dir>/token)"`
@@ -26,12 +28,13 @@ type Config struct {
 
 	NetnsBridge string `env:"PLINTH_VAGRANT_NETNS_BRIDGE" flag:"netns-bridge" default:"plinth-br0" usage:"netns provider: host bridge the machines join"`
 	NetnsSubnet string `env:"PLINTH_VAGRANT_NETNS_SUBNET" flag:"netns-subnet" default:"10.213.0.0/24" usage:"netns provider: the machines' private IPv4 subnet (exists only on this host)"`
+}
 
-	AdminAddr       string        `env:"PLINTH_ADMIN_ADDR" flag:"admin-addr" default:"127.0.0.1:7107" usage:"admin HTTP address (/metrics, /healthz, /readyz): host:port or off"`
-	LogFormat       string        `env:"PLINTH_LOG_FORMAT" flag:"log-format" default:"auto" usage:"log format: json, text or auto (text on a terminal)"`
-	LogLevel        string        `env:"PLINTH_LOG_LEVEL" flag:"log-level" default:"info" usage:"log level: debug, info, warn or error"`
-	OTLPEndpoint    string        `env:"OTEL_EXPORTER_OTLP_ENDPOINT" flag:"otlp-endpoint" usage:"OTLP/gRPC trace collector URL (http://host:4317); empty: no export"`
-	ShutdownTimeout time.Duration `env:"PLINTH_SHUTDOWN_TIMEOUT" flag:"shutdown-timeout" default:"15s" usage:"how long a running job may finish after SIGTERM before it is aborted"`
+// Defaults returns a Config with the runner's admin port; Load fills the rest.
+func Defaults() Config {
+	var c Config
+	c.AdminAddr = "127.0.0.1:7107"
+	return c
 }
 
 // Validate checks everything before anything starts and reports every problem at once.
@@ -42,21 +45,14 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s (-%s): %w", env, flag, err))
 		}
 	}
+	errs = append(errs, c.Telemetry.Validate(), c.Admin.Validate())
 	_, _, err := config.ParseListenAddr(c.ServerAddr)
 	check("PLINTH_VAGRANT_SERVER_ADDR", "server-addr", err)
-	if c.AdminAddr != "" && c.AdminAddr != config.AdminOff {
-		if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
-			check(config.EnvAdminAddr, "admin-addr", fmt.Errorf("%q is not host:port", c.AdminAddr))
-		}
-	}
 	if c.StateDir == "" {
 		check("PLINTH_VAGRANT_RUNNER_STATE_DIR", "state-dir", errors.New("required"))
 	}
 	if c.Heartbeat <= 0 {
 		check("PLINTH_VAGRANT_RUNNER_HEARTBEAT", "heartbeat", errors.New("must be positive (e.g. 10s)"))
-	}
-	if c.ShutdownTimeout <= 0 {
-		check(config.EnvShutdownTimeout, "shutdown-timeout", errors.New("must be positive (e.g. 15s)"))
 	}
 	if _, err := netip.ParsePrefix(c.NetnsSubnet); err != nil {
 		check("PLINTH_VAGRANT_NETNS_SUBNET", "netns-subnet", fmt.Errorf("%q is not a CIDR prefix like 10.213.0.0/24", c.NetnsSubnet))
@@ -64,8 +60,6 @@ func (c *Config) Validate() error {
 	if c.RunnerID != "" && !validRunnerID(c.RunnerID) {
 		check("PLINTH_VAGRANT_RUNNER_ID", "runner-id", fmt.Errorf("%q: use 1-64 letters, digits, '-', '_' or '.'", c.RunnerID))
 	}
-	check(config.EnvLogFormat, "log-format", oneOf(c.LogFormat, "auto", "json", "text"))
-	check(config.EnvLogLevel, "log-level", oneOf(c.LogLevel, "debug", "info", "warn", "error"))
 	return errors.Join(errs...)
 }
 
@@ -80,13 +74,4 @@ func (c *Config) tokenFile() string {
 		return abs
 	}
 	return f
-}
-
-func oneOf(v string, allowed ...string) error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return fmt.Errorf("%q is not one of %v", v, allowed)
 }

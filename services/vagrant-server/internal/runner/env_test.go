@@ -3,7 +3,6 @@ package runner
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
@@ -36,20 +35,5 @@ func TestJobEnvScopes(t *testing.T) {
 	slices.Sort(want[1:])
 	if !slices.Equal(got, want) {
 		t.Errorf("env %v, want %v", got, want)
-	}
-}
-
-func TestBackoffGrowsWithJitterAndCaps(t *testing.T) {
-	b := backoff{min: 100 * time.Millisecond, max: time.Second}
-	for i, ceiling := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
-		ceiling *= time.Millisecond
-		d := b.next()
-		if d < ceiling/2 || d > ceiling {
-			t.Errorf("attempt %d: %s, want within [%s, %s]", i, d, ceiling/2, ceiling)
-		}
-	}
-	b.reset()
-	if d := b.next(); d > 100*time.Millisecond {
-		t.Errorf("after reset: %s", d)
 	}
 }

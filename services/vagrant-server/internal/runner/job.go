@@ -62,38 +62,63 @@ func (r *Runner) takeJob(ctx context.Context) error {
 	return r.runJob(ctx, stream, job)
 }
 
-// runJob acknowledges job, executes it with heartbeats and output, obeys cancels, and reports
-// Complete or Error.
+// runJob acknowledges job, waits until the server has recorded the acknowledgement, executes
+// the job with heartbeats and output, obeys cancels, and reports Complete or Error.
 func (r *Runner) runJob(ctx context.Context, stream jobStream, job *vagrant.Job) error {
 	log := r.log.With("job_id", job.GetId(), "operation", operation.Name(job))
 	s := &sender{stream: stream}
 	if err := s.send(&vagrant.RunnerJobStreamRequest{Event: &vagrant.RunnerJobStreamRequest_Ack_{Ack: &vagrant.RunnerJobStreamRequest_Ack{}}}); err != nil {
 		return fmt.Errorf("ack job %s: %w", job.GetId(), err)
 	}
-	started := time.Now()
-	r.jobStarted(job)
-	log.InfoContext(ctx, "job started")
-
 	jobCtx, cancelJob := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelJob(nil)
-	jobDone := make(chan struct{})
-	defer close(jobDone)
-	go r.abortOnShutdown(ctx, jobDone, cancelJob, log)
 	watched := make(chan error, 1)
 	go func() { watched <- r.watchStream(stream, cancelJob, log) }()
-	heartbeatDone := r.heartbeat(jobCtx, s)
 
-	term := newTerminal(s.send)
-	env := jobEnv(r.o.BaseEnv, r.state.configVars(), r.o.ID, job)
-	result, err := r.o.Executor.Execute(jobCtx, job, env, term)
-	term.close()
-	heartbeatDone()
-
+	// Never run a job twice: not one this runner started before, nor — when it changes
+	// anything — one whose acknowledgement the server has not recorded (it could assign the
+	// job again). A read-only operation starts at once: running it twice changes nothing.
+	var result *vagrant.Job_Result
+	var err error
+	if r.o.Journal.Started(job.GetId()) {
+		err = status.Errorf(codes.FailedPrecondition, "vagrant-runner %s already ran job %s: a job runs at most once on a runner; queue a new job to run it again", r.o.ID, job.GetId())
+		log.WarnContext(ctx, "refusing a job this runner already ran")
+	} else if !operation.ReadOnly(job) {
+		err = r.awaitAck(jobCtx, job.GetId())
+	}
+	if err == nil {
+		if jerr := r.o.Journal.Record(job.GetId()); jerr != nil {
+			log.WarnContext(ctx, "job journal not written; the job runs anyway", "error", jerr)
+		}
+	}
 	cause := context.Cause(jobCtx)
-	if errors.Is(cause, errStreamLost) {
-		r.jobEnded(job, "lost", started)
-		log.WarnContext(ctx, "job stream lost while the job ran; the server fails the job at its heartbeat timeout", "error", <-watched)
-		return errStreamLost
+	if errors.Is(cause, errStreamLost) || errors.Is(err, errNotOurs) {
+		log.WarnContext(ctx, "job not started: the server did not record it as ours", "error", errors.Join(err, cause))
+		_ = stream.CloseSend()
+		return nil
+	}
+
+	started := time.Now()
+	if err == nil {
+		r.jobStarted(job)
+		log.DebugContext(ctx, "job started")
+		jobDone := make(chan struct{})
+		go r.abortOnShutdown(ctx, jobDone, cancelJob, log)
+		heartbeatDone := r.heartbeat(jobCtx, s)
+		term := newTerminal(s.send)
+		env := jobEnv(r.o.BaseEnv, r.state.configVars(), r.o.ID, job)
+		result, err = r.o.Executor.Execute(jobCtx, job, env, term)
+		term.close()
+		heartbeatDone()
+		close(jobDone)
+		cause = context.Cause(jobCtx)
+		if errors.Is(cause, errStreamLost) {
+			r.jobEnded(job, "lost", started)
+			log.WarnContext(ctx, "job stream lost while the job ran; the server fails the job at its heartbeat timeout", "error", <-watched)
+			return errStreamLost
+		}
+	} else {
+		r.jobStarted(job)
 	}
 	final := &vagrant.RunnerJobStreamRequest{Event: &vagrant.RunnerJobStreamRequest_Complete_{
 		Complete: &vagrant.RunnerJobStreamRequest_Complete{Result: result}}}
@@ -120,9 +145,51 @@ func (r *Runner) runJob(ctx context.Context, stream jobStream, job *vagrant.Job)
 	case <-time.After(closeTimeout):
 		log.WarnContext(ctx, "server did not close the job stream after the job ended")
 	}
-	log.InfoContext(ctx, "job done", "outcome", outcome, "duration", time.Since(started).Round(time.Millisecond))
+	log.DebugContext(ctx, "job done", "outcome", outcome, "duration", time.Since(started).Round(time.Millisecond))
 	return nil
 }
+
+// errNotOurs: the server does not hold the job as this runner's running job (the ack was
+// refused: the job expired, was canceled or went to another runner).
+var errNotOurs = errors.New("the server does not hold the job as this runner's")
+
+// awaitAck waits until the server has recorded the acknowledgement: GetJob shows the job
+// running on this runner. Until then the server could still give the job to another runner
+// (its ack deadline passes, or the replica holding the stream dies before the ack commits),
+// so the job must not start. A cancel or a broken stream ends the wait (ctx's cause).
+func (r *Runner) awaitAck(ctx context.Context, jobID string) error {
+	wait := ackPollFirst
+	deadline := time.Now().Add(ackConfirmTimeout)
+	for {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(wait):
+		}
+		job, err := r.o.Client.GetJob(ctx, &vagrant.GetJobRequest{JobId: jobID})
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return context.Cause(ctx)
+		case err != nil && time.Now().After(deadline):
+			return status.Errorf(codes.Unavailable, "could not confirm the assignment of job %s with the server: %v", jobID, err)
+		case err != nil:
+		case job.GetState() == vagrant.Job_RUNNING && job.GetAssignedRunner().GetId() == r.o.ID:
+			return nil
+		case job.GetState() != vagrant.Job_WAITING || job.GetAssignedRunner().GetId() != r.o.ID:
+			return errNotOurs
+		}
+		wait = min(2*wait, ackPollMax)
+	}
+}
+
+// How the runner polls for its acknowledgement to be recorded: the first look comes once the
+// ack has reached the server (which then answers when the ack is committed), the waits double
+// up to ackPollMax, and ackConfirmTimeout (the server's default ack timeout) ends the attempt.
+const (
+	ackPollFirst      = time.Millisecond
+	ackPollMax        = 200 * time.Millisecond
+	ackConfirmTimeout = 30 * time.Second
+)
 
 // watchStream reads the server's side of a running job: a JobCancel cancels the job (forced:
 // provider.ErrKilled, so processes are killed at once); a broken stream cancels it with

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/backoff"
 )
 
 // versionTimeout bounds the GetVersionInfo probe before each registration.
@@ -19,7 +20,7 @@ const versionTimeout = 10 * time.Second
 // registerLoop keeps the runner registered: it holds a RunnerConfig stream open and reopens
 // it with backoff whenever it fails, until ctx is done.
 func (r *Runner) registerLoop(ctx context.Context) {
-	bo := backoff{min: r.o.MinBackoff, max: r.o.MaxBackoff}
+	bo := backoff.Backoff{Min: r.o.MinBackoff, Max: r.o.MaxBackoff}
 	lastProblem := ""
 	for ctx.Err() == nil {
 		err := r.registerOnce(ctx, &bo)
@@ -28,7 +29,7 @@ func (r *Runner) registerLoop(ctx context.Context) {
 			return
 		}
 		r.countStreamError("config")
-		wait := bo.next()
+		wait := bo.Next()
 		// Say each new problem once at warn level; repeats of it go to debug.
 		if msg := problem(err); msg != lastProblem {
 			r.log.WarnContext(ctx, "not registered with vagrant-server; retrying", "problem", msg, "retry_in", wait.Round(time.Millisecond))
@@ -36,13 +37,13 @@ func (r *Runner) registerLoop(ctx context.Context) {
 		} else {
 			r.log.DebugContext(ctx, "still not registered", "problem", msg, "retry_in", wait.Round(time.Millisecond))
 		}
-		sleep(ctx, wait)
+		backoff.Sleep(ctx, wait, nil)
 	}
 }
 
 // registerOnce checks the server's protocol range, reads the token, opens RunnerConfig, registers, and then
 // applies config updates until the stream ends. It returns why it ended.
-func (r *Runner) registerOnce(ctx context.Context, bo *backoff) error {
+func (r *Runner) registerOnce(ctx context.Context, bo *backoff.Backoff) error {
 	// The version probe needs no token, so it tells "server away" from "no token".
 	if err := r.checkVersion(ctx); err != nil {
 		return err
@@ -74,7 +75,7 @@ func (r *Runner) registerOnce(ctx context.Context, bo *backoff) error {
 		r.state.setVars(vars)
 		if ok, _ := r.state.registered(); !ok {
 			r.setRegistered(true, "")
-			bo.reset()
+			bo.Reset()
 			r.log.InfoContext(ctx, "registered with vagrant-server", "by_id_only", r.o.ByIDOnly,
 				"components", len(r.o.Executor.Components()), "config_vars", len(vars))
 		} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/backoff"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/runner/operation"
 )
 
@@ -32,6 +33,9 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the waits between reconnection attempts; default 500ms
 	// and 30s.
 	MinBackoff, MaxBackoff time.Duration
+	// Journal remembers the jobs started, so none runs twice (OpenJournal); nil keeps them
+	// in memory.
+	Journal *Journal
 	// Metrics, when set, are kept up to date.
 	Metrics *Metrics
 	// Logger receives the runner's logs; nil discards them.
@@ -62,6 +66,9 @@ func New(o Options) (*Runner, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Journal == nil {
+		o.Journal, _ = OpenJournal("") // in memory: cannot fail
+	}
 	return &Runner{o: o, log: o.Logger.With("runner_id", o.ID), state: newState(o.ID)}, nil
 }
 
@@ -86,7 +93,7 @@ func (r *Runner) Run(ctx context.Context) error {
 
 // jobLoop takes one job after another while registered.
 func (r *Runner) jobLoop(ctx context.Context) {
-	bo := backoff{min: r.o.MinBackoff, max: r.o.MaxBackoff}
+	bo := backoff.Backoff{Min: r.o.MinBackoff, Max: r.o.MaxBackoff}
 	for ctx.Err() == nil {
 		ok, changed := r.state.registered()
 		if !ok {
@@ -102,13 +109,13 @@ func (r *Runner) jobLoop(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err == nil:
-			bo.reset()
+			bo.Reset()
 			continue
 		}
 		r.countStreamError("job")
-		wait := bo.next()
+		wait := bo.Next()
 		r.log.WarnContext(ctx, "job stream failed; retrying", "error", err, "retry_in", wait.Round(time.Millisecond))
-		sleep(ctx, wait)
+		backoff.Sleep(ctx, wait, nil)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -39,6 +40,14 @@ type testServer struct {
 	configVars  []*vagrant.ConfigVar
 	targets     map[string]*vagrant.Target
 	upserts     []*vagrant.Target
+	// assigned and running hold each handed-out job's runner, and whether its ack was
+	// recorded, as GetJob reports them.
+	assigned map[string]string
+	running  map[string]bool
+	// loseAcks makes the server "die" after an ack arrives, before recording it: the stream
+	// breaks a moment later, and the job stays WAITING.
+	loseAcks bool
+	getJobs  int // GetJob calls
 }
 
 func newTestServer(t *testing.T, token string) (*testServer, string) {
@@ -51,6 +60,8 @@ func newTestServer(t *testing.T, token string) (*testServer, string) {
 		registered: make(chan *vagrant.Runner, 10),
 		dropJob:    make(chan struct{}, 1),
 		targets:    map[string]*vagrant.Target{},
+		assigned:   map[string]string{},
+		running:    map[string]bool{},
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -146,6 +157,9 @@ func (s *testServer) RunnerJobStream(stream grpc.BidiStreamingServer[vagrant.Run
 	case <-stream.Context().Done():
 		return nil
 	}
+	s.mu.Lock()
+	s.assigned[job.GetId()], s.running[job.GetId()] = req.GetRequest().GetRunnerId(), false
+	s.mu.Unlock()
 	if err := stream.Send(&vagrant.RunnerJobStreamResponse{Event: &vagrant.RunnerJobStreamResponse_Assignment{
 		Assignment: &vagrant.RunnerJobStreamResponse_JobAssignment{Job: job}}}); err != nil {
 		return err
@@ -171,6 +185,16 @@ func (s *testServer) RunnerJobStream(stream grpc.BidiStreamingServer[vagrant.Run
 		case <-s.dropJob:
 			return status.Error(codes.Unavailable, "test: server going away")
 		case r := <-received:
+			if r.GetAck() != nil {
+				s.mu.Lock()
+				lose := s.loseAcks
+				s.running[job.GetId()] = !lose
+				s.mu.Unlock()
+				if lose {
+					time.Sleep(300 * time.Millisecond) // long enough for a runner that does not wait to start
+					return status.Error(codes.Unavailable, "test: server died before recording the ack")
+				}
+			}
 			s.events <- r
 			if r.GetComplete() != nil || r.GetError() != nil {
 				return nil
@@ -179,6 +203,22 @@ func (s *testServer) RunnerJobStream(stream grpc.BidiStreamingServer[vagrant.Run
 			return err
 		}
 	}
+}
+
+// GetJob reports a handed-out job as WAITING, or RUNNING once its ack was recorded.
+func (s *testServer) GetJob(_ context.Context, req *vagrant.GetJobRequest) (*vagrant.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.getJobs++
+	runner, ok := s.assigned[req.GetJobId()]
+	if !ok {
+		return nil, status.Error(codes.NotFound, "job not found")
+	}
+	state := vagrant.Job_WAITING
+	if s.running[req.GetJobId()] {
+		state = vagrant.Job_RUNNING
+	}
+	return &vagrant.Job{Id: req.GetJobId(), State: state, AssignedRunner: &vagrant.Ref_RunnerId{Id: runner}}, nil
 }
 
 func (s *testServer) FindTarget(_ context.Context, req *vagrant.FindTargetRequest) (*vagrant.FindTargetResponse, error) {

@@ -9,13 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
@@ -23,6 +20,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/service/servicetest"
 	"github.com/plinth-dev/plinth/libs/platform/telemetry"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/app"
@@ -38,30 +36,13 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // testLog collects a test's logs and prints them if the test fails.
 func testLog(t *testing.T) io.Writer {
-	var b syncBuffer
+	var b testenv.SyncBuffer
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("logs:\n%s", b.String())
 		}
 	})
 	return &b
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // realServer starts vagrant-server (Postgres, NATS, the real queue and streams), bootstraps
@@ -77,27 +58,17 @@ func realServer(t *testing.T) (client vagrant.VagrantClient, addr, token string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.Open(ctx, cfg, log)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = a.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	conn, err := grpc.NewClient(a.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	a, err := app.Open(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close() })
-	client = vagrant.NewVagrantClient(conn)
+	client = vagrant.NewVagrantClient(servicetest.Run(t, a).Conn)
 	tok, err := client.BootstrapToken(withAuth(t, ""), &emptypb.Empty{})
 	if err != nil {
 		t.Fatalf("BootstrapToken: %v", err)
 	}
 	token = tok.GetToken()
-	ctx = withAuth(t, token)
+	ctx := withAuth(t, token)
 	b, err := client.UpsertBasis(ctx, &vagrant.UpsertBasisRequest{Basis: &vagrant.Basis{Name: "home", Path: "/home/me"}})
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +83,7 @@ func realServer(t *testing.T) (client vagrant.VagrantClient, addr, token string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return client, a.Addr(), token, tg.GetTarget()
+	return client, a.GRPCAddr(), token, tg.GetTarget()
 }
 
 // withAuth is a call context carrying what a Vagrant client sends.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 )
@@ -74,7 +75,7 @@ func (s *Store) GetBasis(ctx context.Context, id string) (*vagrant.Basis, error)
 
 // FindBasis returns the basis matching every non-empty field of q.
 func (s *Store) FindBasis(ctx context.Context, q registry.BasisQuery) (*vagrant.Basis, error) {
-	return getBasis(ctx, s.pool, fmt.Sprintf("name %q and path %q", q.Name, q.Path),
+	return getBasis(ctx, s.pool, fmt.Sprintf("name %s and path %s", input.Quote(q.Name), input.Quote(q.Path)),
 		selectBasis+`WHERE ($1 = '' OR name = $1) AND ($2 = '' OR path = $2) AND ($1 <> '' OR $2 <> '')`, q.Name, q.Path)
 }
 

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
@@ -24,10 +25,11 @@ func openOutput(t *testing.T, n int) (*store.Store, *pgxpool.Pool, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, pool, err := store.Open(ctx, testenv.DB(t).URL)
+	pool, err := service.OpenPostgres(ctx, testenv.DB(t).URL, store.Schema, store.Migrations, jobqueue.Migrations())
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := store.New(pool)
 	t.Cleanup(pool.Close)
 	q, err := jobqueue.New(ctx, pool, jobqueue.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

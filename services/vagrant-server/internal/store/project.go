@@ -8,6 +8,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 )
@@ -78,7 +79,7 @@ func (s *Store) GetProject(ctx context.Context, id string) (*vagrant.Project, er
 
 // FindProject returns the project of q.BasisID matching q's non-empty Name and Path.
 func (s *Store) FindProject(ctx context.Context, q registry.ProjectQuery) (*vagrant.Project, error) {
-	return getProject(ctx, s.pool, fmt.Sprintf("name %q and path %q in basis %q", q.Name, q.Path, q.BasisID),
+	return getProject(ctx, s.pool, fmt.Sprintf("name %s and path %s in basis %s", input.Quote(q.Name), input.Quote(q.Path), input.Quote(q.BasisID)),
 		selectProject+`WHERE p.basis_id = $1 AND ($2 = '' OR p.name = $2) AND ($3 = '' OR p.path = $3)
 		AND ($2 <> '' OR $3 <> '')`, q.BasisID, q.Name, q.Path)
 }

@@ -8,15 +8,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/plinth-dev/plinth/libs/platform/events"
-	"github.com/plinth-dev/plinth/libs/platform/pg"
-	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
@@ -24,28 +21,11 @@ import (
 // Schema is the vagrant-server's own Postgres schema.
 const Schema = "vagrant"
 
+// Migrations are the embedded, append-only migrations of schema vagrant. They come after the
+// job queue's (jobqueue.Migrations): job output references the queue's jobs table.
+//
 //go:embed migrations/*.up.sql
-var migrationFiles embed.FS
-
-// Migrations returns the embedded, append-only migrations of schema vagrant.
-func Migrations() (fs.FS, error) { return fs.Sub(migrationFiles, "migrations") }
-
-// Open connects to the database and migrates schema vagrant: the outbox tables, the job
-// queue's tables (jobqueue.Migrations), then extra library-owned migration lines, then the
-// service's own (registry, keys, job output). The order matters: job output references the
-// queue's jobs table, so the queue's set is always applied first.
-func Open(ctx context.Context, databaseURL string, extra ...pg.MigrationSet) (*Store, *pgxpool.Pool, error) {
-	migrations, err := Migrations()
-	if err != nil {
-		return nil, nil, err
-	}
-	sets := append([]pg.MigrationSet{events.Migrations(), jobqueue.Migrations()}, extra...)
-	pool, err := pg.Open(ctx, databaseURL, Schema, migrations, sets...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return New(pool), pool, nil
-}
+var Migrations embed.FS
 
 // Store implements registry.Store and tokens.KeyStore on Postgres.
 type Store struct {
@@ -75,4 +55,4 @@ func notFound(err error, resource, key string) error {
 	return fmt.Errorf("select %s: %w", resource, err)
 }
 
-func byID(id string) string { return fmt.Sprintf("resource_id %q", id) }
+func byID(id string) string { return "resource_id " + input.Quote(id) }

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry/registrytest"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/store"
@@ -29,10 +31,11 @@ func (o *opener) open(t *testing.T) *store.Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, pool, err := store.Open(ctx, o.url)
+	pool, err := service.OpenPostgres(ctx, o.url, store.Schema, store.Migrations, jobqueue.Migrations())
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := store.New(pool)
 	o.mu.Lock()
 	o.close[st] = pool.Close
 	o.mu.Unlock()

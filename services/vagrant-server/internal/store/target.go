@@ -10,6 +10,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 )
@@ -105,7 +106,7 @@ func (s *Store) GetTarget(ctx context.Context, id string) (*vagrant.Target, erro
 // with q.UUIDPrefix (an exact uuid wins over longer ones sharing it as a prefix).
 func (s *Store) FindTarget(ctx context.Context, q registry.TargetQuery) (*vagrant.Target, error) {
 	if q.UUIDPrefix == "" {
-		return getTarget(ctx, s.pool, fmt.Sprintf("name %q in project %q", q.Name, q.ProjectID),
+		return getTarget(ctx, s.pool, fmt.Sprintf("name %s in project %s", input.Quote(q.Name), input.Quote(q.ProjectID)),
 			selectTarget+`WHERE t.project_id = $1 AND t.name = $2`, q.ProjectID, q.Name)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT resource_id, uuid = $2 FROM target WHERE uuid LIKE $1 ESCAPE '\'
@@ -125,9 +126,9 @@ func (s *Store) FindTarget(ctx context.Context, q registry.TargetQuery) (*vagran
 	case err != nil:
 		return nil, fmt.Errorf("find target by uuid: %w", err)
 	case len(found) == 0:
-		return nil, registry.NotFound("target", fmt.Sprintf("uuid prefix %q", q.UUIDPrefix))
+		return nil, registry.NotFound("target", "uuid prefix "+input.Quote(q.UUIDPrefix))
 	case len(found) > 1 && !found[0].exact:
-		return nil, registry.Precondition("target.uuid", fmt.Sprintf("%q is the start of several targets' uuids; give more of it", q.UUIDPrefix))
+		return nil, registry.Precondition("target.uuid", input.Quote(q.UUIDPrefix)+" is the start of several targets' uuids; give more of it")
 	}
 	return s.GetTarget(ctx, found[0].id)
 }

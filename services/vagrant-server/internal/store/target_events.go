@@ -11,10 +11,6 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/events"
 )
 
-// SubjectTargetStateChanged is the subject of the event written when a target's state
-// changes (see proto/plinth/events/v1/subjects.proto).
-const SubjectTargetStateChanged = "plinth.vagrant.target.state_changed"
-
 // targetState is what target.state_changed reports: the physical state and the state of the
 // machine the provider recorded in Target.record.
 type targetState struct {
@@ -53,7 +49,7 @@ func recordTargetChange(ctx context.Context, tx pgx.Tx, before targetState, t *v
 		PreviousMachineState:    before.machine,
 		MachineStateDescription: after.description,
 	}
-	if _, err := (events.Outbox{}).Add(ctx, tx, events.Event{Subject: SubjectTargetStateChanged, Payload: ev}); err != nil {
+	if _, err := (events.Outbox{}).Add(ctx, tx, events.Event{Payload: ev}); err != nil {
 		return fmt.Errorf("target %s: record state change: %w", t.GetResourceId(), err)
 	}
 	return nil

@@ -11,7 +11,10 @@ import (
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/events"
+	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/store"
 )
@@ -22,10 +25,11 @@ func TestTargetStateChangesWriteEvents(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, pool, err := store.Open(ctx, testenv.DB(t).URL)
+	pool, err := service.OpenPostgres(ctx, testenv.DB(t).URL, store.Schema, store.Migrations, jobqueue.Migrations())
 	if err != nil {
 		t.Fatal(err)
 	}
+	st := store.New(pool)
 	defer pool.Close()
 	reg := registry.NewService(st, registry.Options{})
 	if _, err := reg.UpsertBasis(ctx, &vagrant.Basis{Name: "dev", Path: "/dev"}); err != nil {
@@ -58,7 +62,7 @@ func TestTargetStateChangesWriteEvents(t *testing.T) {
 	upsert(&vagrant.Target{Name: "vm", Record: machine("stopped")})                                             // machine only
 	upsert(&vagrant.Target{Name: "other", State: vagrant.Operation_NOT_CREATED})                                // created with a state
 
-	rows, err := pool.Query(ctx, `SELECT payload FROM outbox WHERE subject = $1 ORDER BY id`, store.SubjectTargetStateChanged)
+	rows, err := pool.Query(ctx, `SELECT payload FROM outbox WHERE subject = $1 ORDER BY id`, events.SubjectOf(&eventsv1.TargetStateChanged{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 var (
@@ -33,19 +34,27 @@ type KeyStore interface {
 }
 
 // Issuer issues and checks tokens. Keys are cached after first use: they are immutable.
+// So are the login tokens Authenticate accepted (see verified).
 type Issuer struct {
-	keys  KeyStore
-	now   func() time.Time
-	mu    sync.RWMutex
-	cache map[string][]byte
+	keys     KeyStore
+	now      func() time.Time
+	mu       sync.RWMutex
+	cache    map[string][]byte
+	verified map[string]*vagrant.Token // accepted login tokens → their bodies
 }
+
+// verifiedMax bounds the accepted tokens Authenticate remembers. A token's checks (base58,
+// signature, body) give the same answer at every call — keys never change and the protocol
+// has no revocation — so a runner calling several times per job pays them once; expiry is
+// checked at every call.
+const verifiedMax = 1024
 
 // NewIssuer returns an Issuer over keys; now nil means time.Now.
 func NewIssuer(keys KeyStore, now func() time.Time) *Issuer {
 	if now == nil {
 		now = time.Now
 	}
-	return &Issuer{keys: keys, now: now, cache: map[string][]byte{}}
+	return &Issuer{keys: keys, now: now, cache: map[string][]byte{}, verified: map[string]*vagrant.Token{}}
 }
 
 // Bootstrap creates the signing key and returns the first login token. It works once per
@@ -76,7 +85,7 @@ func (i *Issuer) LoginToken(ctx context.Context) (string, error) {
 func (i *Issuer) InviteToken(ctx context.Context, duration string, entrypoint *vagrant.Token_Entrypoint) (string, error) {
 	d, err := time.ParseDuration(duration)
 	if err != nil || d <= 0 {
-		return "", fmt.Errorf("%w (got %q)", ErrBadDuration, duration)
+		return "", fmt.Errorf("%w (got %s)", ErrBadDuration, input.Quote(duration))
 	}
 	id, err := tokenID()
 	if err != nil {
@@ -104,10 +113,22 @@ func (i *Issuer) ConvertInvite(ctx context.Context, invite string) (string, erro
 // Authenticate checks that token may call method (the short name, e.g. "UpsertBasis"):
 // a valid login token of the default user, and entrypoint tokens only for Entrypoint* calls.
 func (i *Issuer) Authenticate(ctx context.Context, token, method string) error {
-	_, body, err := i.decode(ctx, token)
+	i.mu.RLock()
+	body, ok := i.verified[token]
+	i.mu.RUnlock()
+	if ok && body.ValidUntil != nil && body.ValidUntil.AsTime().Before(i.now()) {
+		return ErrExpired
+	}
+	if !ok {
+		var err error
+		if _, body, err = i.decode(ctx, token); err != nil {
+			return err
+		}
+		if body.GetLogin() && body.GetUser() == DefaultUser {
+			i.rememberToken(token, body)
+		}
+	}
 	switch {
-	case err != nil:
-		return err
 	case !body.GetLogin():
 		return fmt.Errorf("%w: not a login token", ErrInvalid)
 	case body.GetEntrypoint() != nil && !strings.HasPrefix(method, "Entrypoint"):
@@ -167,6 +188,19 @@ func (i *Issuer) key(ctx context.Context, id string) ([]byte, error) {
 	}
 	i.remember(id, key)
 	return key, nil
+}
+
+// rememberToken caches an accepted login token, making room by forgetting another one.
+func (i *Issuer) rememberToken(token string, body *vagrant.Token) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if len(i.verified) >= verifiedMax {
+		for t := range i.verified {
+			delete(i.verified, t)
+			break
+		}
+	}
+	i.verified[token] = body
 }
 
 func (i *Issuer) remember(id string, key []byte) {

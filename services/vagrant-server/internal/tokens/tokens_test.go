@@ -162,3 +162,51 @@ func TestIssuerFlows(t *testing.T) {
 }
 
 func timestampOf(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }
+
+// Accepted tokens are remembered, but a remembered token with an expiry still expires.
+func TestRememberedLoginTokenStillExpires(t *testing.T) {
+	ctx := context.Background()
+	clock := time.Now()
+	keys := &memKeys{}
+	iss := NewIssuer(keys, func() time.Time { return clock })
+	if _, err := iss.Bootstrap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	key, err := keys.Key(ctx, DefaultKeyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := Sign(DefaultKeyID, key, nil, &vagrant.Token{Login: true, User: DefaultUser, ValidUntil: timestampOf(clock.Add(time.Minute))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second call is answered from memory
+		if err := iss.Authenticate(ctx, tok, "ListBasis"); err != nil {
+			t.Fatalf("login token with an expiry ahead refused: %v", err)
+		}
+	}
+	clock = clock.Add(2 * time.Minute)
+	if err := iss.Authenticate(ctx, tok, "ListBasis"); !errors.Is(err, ErrExpired) {
+		t.Fatalf("remembered token past its expiry: %v, want ErrExpired", err)
+	}
+}
+
+// Decoding costs the square of a token's length: an over-long token is refused before it.
+// (BenchmarkParseHugeToken measures the refusal.)
+func TestParseRefusesOverlongTokensBeforeDecoding(t *testing.T) {
+	for _, n := range []int{MaxLen + 1, 1 << 20} {
+		_, err := Parse(strings.Repeat("z", n))
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "longer than") {
+			t.Errorf("Parse of a %d-byte token = %v, want ErrInvalid (too long)", n, err)
+		}
+	}
+}
+
+func BenchmarkParseHugeToken(b *testing.B) {
+	huge := strings.Repeat("z", 1<<20)
+	for b.Loop() {
+		if _, err := Parse(huge); err == nil {
+			b.Fatal("accepted")
+		}
+	}
+}

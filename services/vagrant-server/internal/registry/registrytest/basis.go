@@ -14,112 +14,112 @@ import (
 
 func basisBehaviours() []behaviour {
 	return []behaviour{
-		{"basis/round trip keeps every field and Any payload", func(h *H) {
+		{"basis/round trip keeps every field and Any payload", func(st *StoreTest) {
 			b := newBasis("dev")
-			got := must(h.Store.CreateBasis(h.Ctx, b))(h.T)
-			equal(h.T, "created basis", got, b)
-			h.Restart()
-			equal(h.T, "stored basis", must(h.Store.GetBasis(h.Ctx, b.ResourceId))(h.T), b)
+			got := must(st.Store.CreateBasis(st.Ctx, b))(st.T)
+			equal(st.T, "created basis", got, b)
+			st.Restart()
+			equal(st.T, "stored basis", must(st.Store.GetBasis(st.Ctx, b.ResourceId))(st.T), b)
 		}},
-		{"basis/unset and empty nested messages stay apart", func(h *H) {
+		{"basis/unset and empty nested messages stay apart", func(st *StoreTest) {
 			b := &vagrant.Basis{ResourceId: id(), Name: "bare", Path: "/bare", Metadata: &sdk.Args_MetadataSet{},
 				Configuration: &vagrant.Vagrantfile{}}
-			must(h.Store.CreateBasis(h.Ctx, b))(h.T)
-			h.Restart()
-			got := must(h.Store.GetBasis(h.Ctx, b.ResourceId))(h.T)
+			must(st.Store.CreateBasis(st.Ctx, b))(st.T)
+			st.Restart()
+			got := must(st.Store.GetBasis(st.Ctx, b.ResourceId))(st.T)
 			if got.Configuration == nil || got.Metadata == nil || got.DataSource != nil {
-				h.T.Fatalf("presence lost: configuration %v metadata %v data_source %v", got.Configuration, got.Metadata, got.DataSource)
+				st.T.Fatalf("presence lost: configuration %v metadata %v data_source %v", got.Configuration, got.Metadata, got.DataSource)
 			}
 		}},
-		{"basis/name and path are each unique", func(h *H) {
-			first := must(h.Store.CreateBasis(h.Ctx, newBasis("dev")))(h.T)
+		{"basis/name and path are each unique", func(st *StoreTest) {
+			first := must(st.Store.CreateBasis(st.Ctx, newBasis("dev")))(st.T)
 			sameName := newBasis("dev")
 			sameName.Path = "/elsewhere"
-			_, err := h.Store.CreateBasis(h.Ctx, sameName)
-			precondition(h.T, "same name", err, "basis.name")
+			_, err := st.Store.CreateBasis(st.Ctx, sameName)
+			precondition(st.T, "same name", err, "basis.name")
 			samePath := newBasis("other")
 			samePath.Path = first.Path
-			_, err = h.Store.CreateBasis(h.Ctx, samePath)
-			precondition(h.T, "same path", err, "basis.path")
-			h.Restart()
-			if refs := must(h.Store.ListBasis(h.Ctx))(h.T); len(refs) != 1 {
-				h.T.Fatalf("refused creates left rows: %v", refs)
+			_, err = st.Store.CreateBasis(st.Ctx, samePath)
+			precondition(st.T, "same path", err, "basis.path")
+			st.Restart()
+			if refs := must(st.Store.ListBasis(st.Ctx))(st.T); len(refs) != 1 {
+				st.T.Fatalf("refused creates left rows: %v", refs)
 			}
 		}},
-		{"basis/get and find", func(h *H) {
-			a := must(h.Store.CreateBasis(h.Ctx, newBasis("a")))(h.T)
-			b := must(h.Store.CreateBasis(h.Ctx, newBasis("b")))(h.T)
-			h.Restart()
-			_, err := h.Store.GetBasis(h.Ctx, id())
-			notFound(h.T, "unknown id", err)
-			equal(h.T, "by name", must(h.Store.FindBasis(h.Ctx, registry.BasisQuery{Name: "b"}))(h.T), b)
-			equal(h.T, "by path", must(h.Store.FindBasis(h.Ctx, registry.BasisQuery{Path: a.Path}))(h.T), a)
-			equal(h.T, "by both", must(h.Store.FindBasis(h.Ctx, registry.BasisQuery{Name: "a", Path: a.Path}))(h.T), a)
-			_, err = h.Store.FindBasis(h.Ctx, registry.BasisQuery{Name: "a", Path: b.Path})
-			notFound(h.T, "name of one, path of another", err)
-			_, err = h.Store.FindBasis(h.Ctx, registry.BasisQuery{})
-			notFound(h.T, "empty query", err)
-			refs := must(h.Store.ListBasis(h.Ctx))(h.T)
+		{"basis/get and find", func(st *StoreTest) {
+			a := must(st.Store.CreateBasis(st.Ctx, newBasis("a")))(st.T)
+			b := must(st.Store.CreateBasis(st.Ctx, newBasis("b")))(st.T)
+			st.Restart()
+			_, err := st.Store.GetBasis(st.Ctx, id())
+			notFound(st.T, "unknown id", err)
+			equal(st.T, "by name", must(st.Store.FindBasis(st.Ctx, registry.BasisQuery{Name: "b"}))(st.T), b)
+			equal(st.T, "by path", must(st.Store.FindBasis(st.Ctx, registry.BasisQuery{Path: a.Path}))(st.T), a)
+			equal(st.T, "by both", must(st.Store.FindBasis(st.Ctx, registry.BasisQuery{Name: "a", Path: a.Path}))(st.T), a)
+			_, err = st.Store.FindBasis(st.Ctx, registry.BasisQuery{Name: "a", Path: b.Path})
+			notFound(st.T, "name of one, path of another", err)
+			_, err = st.Store.FindBasis(st.Ctx, registry.BasisQuery{})
+			notFound(st.T, "empty query", err)
+			refs := must(st.Store.ListBasis(st.Ctx))(st.T)
 			if len(refs) != 2 || refs[0].ResourceId != a.ResourceId || refs[1].Name != "b" || refs[1].Path != b.Path {
-				h.T.Fatalf("list: %v", refs)
+				st.T.Fatalf("list: %v", refs)
 			}
 		}},
-		{"basis/update holds the row and keeps the id", func(h *H) {
-			b := must(h.Store.CreateBasis(h.Ctx, newBasis("dev")))(h.T)
-			other := must(h.Store.CreateBasis(h.Ctx, newBasis("other")))(h.T)
-			h.Restart()
-			got := must(h.Store.UpdateBasis(h.Ctx, b.ResourceId, func(cur *vagrant.Basis) error {
+		{"basis/update holds the row and keeps the id", func(st *StoreTest) {
+			b := must(st.Store.CreateBasis(st.Ctx, newBasis("dev")))(st.T)
+			other := must(st.Store.CreateBasis(st.Ctx, newBasis("other")))(st.T)
+			st.Restart()
+			got := must(st.Store.UpdateBasis(st.Ctx, b.ResourceId, func(cur *vagrant.Basis) error {
 				cur.Name, cur.RemoteEnabled, cur.DataSource = "renamed", false, nil
 				return nil
-			}))(h.T)
+			}))(st.T)
 			if got.Name != "renamed" || got.RemoteEnabled || got.DataSource != nil || got.ResourceId != b.ResourceId {
-				h.T.Fatalf("updated: %v", got)
+				st.T.Fatalf("updated: %v", got)
 			}
 			refused := errors.New("refused by the closure")
-			if _, err := h.Store.UpdateBasis(h.Ctx, b.ResourceId, func(cur *vagrant.Basis) error {
+			if _, err := st.Store.UpdateBasis(st.Ctx, b.ResourceId, func(cur *vagrant.Basis) error {
 				cur.Name = "never"
 				return refused
 			}); !errors.Is(err, refused) {
-				h.T.Fatalf("closure error: %v", err)
+				st.T.Fatalf("closure error: %v", err)
 			}
-			_, err := h.Store.UpdateBasis(h.Ctx, b.ResourceId, func(cur *vagrant.Basis) error { cur.Name = other.Name; return nil })
-			precondition(h.T, "rename onto a taken name", err, "basis.name")
-			_, err = h.Store.UpdateBasis(h.Ctx, id(), func(*vagrant.Basis) error { return nil })
-			notFound(h.T, "update unknown", err)
-			equal(h.T, "after refused updates", must(h.Store.GetBasis(h.Ctx, b.ResourceId))(h.T), got)
+			_, err := st.Store.UpdateBasis(st.Ctx, b.ResourceId, func(cur *vagrant.Basis) error { cur.Name = other.Name; return nil })
+			precondition(st.T, "rename onto a taken name", err, "basis.name")
+			_, err = st.Store.UpdateBasis(st.Ctx, id(), func(*vagrant.Basis) error { return nil })
+			notFound(st.T, "update unknown", err)
+			equal(st.T, "after refused updates", must(st.Store.GetBasis(st.Ctx, b.ResourceId))(st.T), got)
 		}},
-		{"basis/concurrent updates lose nothing", func(h *H) {
-			b := must(h.Store.CreateBasis(h.Ctx, newBasis("busy")))(h.T)
+		{"basis/concurrent updates lose nothing", func(st *StoreTest) {
+			b := must(st.Store.CreateBasis(st.Ctx, newBasis("busy")))(st.T)
 			var wg sync.WaitGroup
 			for i := range 8 {
 				wg.Go(func() {
-					_, err := h.Store.UpdateBasis(h.Ctx, b.ResourceId, func(cur *vagrant.Basis) error {
+					_, err := st.Store.UpdateBasis(st.Ctx, b.ResourceId, func(cur *vagrant.Basis) error {
 						cur.Metadata.Metadata[fmt.Sprint("k", i)] = "v"
 						return nil
 					})
 					if err != nil {
-						h.T.Error(err)
+						st.T.Error(err)
 					}
 				})
 			}
 			wg.Wait()
-			h.Restart()
-			if got := must(h.Store.GetBasis(h.Ctx, b.ResourceId))(h.T); len(got.Metadata.Metadata) != 1+8 {
-				h.T.Fatalf("metadata after 8 concurrent read-modify-writes: %v", got.Metadata.Metadata)
+			st.Restart()
+			if got := must(st.Store.GetBasis(st.Ctx, b.ResourceId))(st.T); len(got.Metadata.Metadata) != 1+8 {
+				st.T.Fatalf("metadata after 8 concurrent read-modify-writes: %v", got.Metadata.Metadata)
 			}
 		}},
-		{"basis/lists its projects", func(h *H) {
-			b := must(h.Store.CreateBasis(h.Ctx, newBasis("dev")))(h.T)
-			p1 := must(h.Store.CreateProject(h.Ctx, newProject(b.ResourceId, "web")))(h.T)
-			p2 := must(h.Store.CreateProject(h.Ctx, newProject(b.ResourceId, "db")))(h.T)
-			h.Restart()
-			got := must(h.Store.GetBasis(h.Ctx, b.ResourceId))(h.T)
+		{"basis/lists its projects", func(st *StoreTest) {
+			b := must(st.Store.CreateBasis(st.Ctx, newBasis("dev")))(st.T)
+			p1 := must(st.Store.CreateProject(st.Ctx, newProject(b.ResourceId, "web")))(st.T)
+			p2 := must(st.Store.CreateProject(st.Ctx, newProject(b.ResourceId, "db")))(st.T)
+			st.Restart()
+			got := must(st.Store.GetBasis(st.Ctx, b.ResourceId))(st.T)
 			ref := &sdk.Ref_Basis{ResourceId: b.ResourceId, Name: b.Name, Path: b.Path}
 			want := []*sdk.Ref_Project{
 				{ResourceId: p1.ResourceId, Name: "web", Path: p1.Path, Basis: ref},
 				{ResourceId: p2.ResourceId, Name: "db", Path: p2.Path, Basis: proto.Clone(ref).(*sdk.Ref_Basis)},
 			}
-			equal(h.T, "projects", &vagrant.Basis{Projects: got.Projects}, &vagrant.Basis{Projects: want})
+			equal(st.T, "projects", &vagrant.Basis{Projects: got.Projects}, &vagrant.Basis{Projects: want})
 		}},
 	}
 }

@@ -7,60 +7,60 @@ import (
 
 func boxBehaviours() []behaviour {
 	return []behaviour{
-		{"box/round trip keeps metadata and last update", func(h *H) {
+		{"box/round trip keeps metadata and last update", func(st *StoreTest) {
 			b := newBox("ubuntu/jammy64", "1.0.0", "netns")
-			equal(h.T, "created box", must(h.Store.CreateBox(h.Ctx, b))(h.T), b)
-			h.Restart()
-			equal(h.T, "stored box", must(h.Store.GetBox(h.Ctx, b.ResourceId))(h.T), b)
-			refs := must(h.Store.ListBoxes(h.Ctx))(h.T)
+			equal(st.T, "created box", must(st.Store.CreateBox(st.Ctx, b))(st.T), b)
+			st.Restart()
+			equal(st.T, "stored box", must(st.Store.GetBox(st.Ctx, b.ResourceId))(st.T), b)
+			refs := must(st.Store.ListBoxes(st.Ctx))(st.T)
 			if len(refs) != 1 {
-				h.T.Fatalf("list: %v", refs)
+				st.T.Fatalf("list: %v", refs)
 			}
-			equal(h.T, "listed ref", refs[0], &sdk.Ref_Box{ResourceId: b.ResourceId, Name: b.Name, Version: "1.0.0", Provider: "netns"})
+			equal(st.T, "listed ref", refs[0], &sdk.Ref_Box{ResourceId: b.ResourceId, Name: b.Name, Version: "1.0.0", Provider: "netns"})
 		}},
-		{"box/name+version+provider and directory are unique", func(h *H) {
-			b := must(h.Store.CreateBox(h.Ctx, newBox("ubuntu", "1.0.0", "netns")))(h.T)
-			must(h.Store.CreateBox(h.Ctx, newBox("ubuntu", "1.0.1", "netns")))(h.T)
-			must(h.Store.CreateBox(h.Ctx, newBox("ubuntu", "1.0.0", "libvirt")))(h.T)
-			h.Restart()
+		{"box/name+version+provider and directory are unique", func(st *StoreTest) {
+			b := must(st.Store.CreateBox(st.Ctx, newBox("ubuntu", "1.0.0", "netns")))(st.T)
+			must(st.Store.CreateBox(st.Ctx, newBox("ubuntu", "1.0.1", "netns")))(st.T)
+			must(st.Store.CreateBox(st.Ctx, newBox("ubuntu", "1.0.0", "libvirt")))(st.T)
+			st.Restart()
 			dup := newBox("ubuntu", "1.0.0", "netns")
 			dup.Directory = "/elsewhere"
-			_, err := h.Store.CreateBox(h.Ctx, dup)
-			precondition(h.T, "same name, version and provider", err, "box.name")
+			_, err := st.Store.CreateBox(st.Ctx, dup)
+			precondition(st.T, "same name, version and provider", err, "box.name")
 			sameDir := newBox("debian", "12.0.0", "netns")
 			sameDir.Directory = b.Directory
-			_, err = h.Store.CreateBox(h.Ctx, sameDir)
-			precondition(h.T, "same directory", err, "box.directory")
+			_, err = st.Store.CreateBox(st.Ctx, sameDir)
+			precondition(st.T, "same directory", err, "box.directory")
 		}},
-		{"box/versions of one name and provider", func(h *H) {
+		{"box/versions of one name and provider", func(st *StoreTest) {
 			for _, v := range []string{"1.0.0", "2.0.0", "1.5.0"} {
-				must(h.Store.CreateBox(h.Ctx, newBox("ubuntu", v, "netns")))(h.T)
+				must(st.Store.CreateBox(st.Ctx, newBox("ubuntu", v, "netns")))(st.T)
 			}
-			must(h.Store.CreateBox(h.Ctx, newBox("ubuntu", "3.0.0", "libvirt")))(h.T)
-			h.Restart()
-			got := must(h.Store.BoxesNamed(h.Ctx, "ubuntu", "netns"))(h.T)
+			must(st.Store.CreateBox(st.Ctx, newBox("ubuntu", "3.0.0", "libvirt")))(st.T)
+			st.Restart()
+			got := must(st.Store.BoxesNamed(st.Ctx, "ubuntu", "netns"))(st.T)
 			if len(got) != 3 {
-				h.T.Fatalf("versions: %v", got)
+				st.T.Fatalf("versions: %v", got)
 			}
-			if none := must(h.Store.BoxesNamed(h.Ctx, "debian", "netns"))(h.T); len(none) != 0 {
-				h.T.Fatalf("unknown box: %v", none)
+			if none := must(st.Store.BoxesNamed(st.Ctx, "debian", "netns"))(st.T); len(none) != 0 {
+				st.T.Fatalf("unknown box: %v", none)
 			}
 		}},
-		{"box/update and delete", func(h *H) {
-			b := must(h.Store.CreateBox(h.Ctx, newBox("ubuntu", "1.0.0", "netns")))(h.T)
-			h.Restart()
-			got := must(h.Store.UpdateBox(h.Ctx, b.ResourceId, func(cur *vagrant.Box) error {
+		{"box/update and delete", func(st *StoreTest) {
+			b := must(st.Store.CreateBox(st.Ctx, newBox("ubuntu", "1.0.0", "netns")))(st.T)
+			st.Restart()
+			got := must(st.Store.UpdateBox(st.Ctx, b.ResourceId, func(cur *vagrant.Box) error {
 				cur.MetadataUrl, cur.Metadata = "https://mirror.example/ubuntu", nil
 				return nil
-			}))(h.T)
+			}))(st.T)
 			if got.MetadataUrl != "https://mirror.example/ubuntu" || got.Metadata != nil || got.ResourceId != b.ResourceId {
-				h.T.Fatalf("after update: %v", got)
+				st.T.Fatalf("after update: %v", got)
 			}
-			ok(h.T, h.Store.DeleteBox(h.Ctx, b.ResourceId))
-			ok(h.T, h.Store.DeleteBox(h.Ctx, b.ResourceId))
-			h.Restart()
-			_, err := h.Store.GetBox(h.Ctx, b.ResourceId)
-			notFound(h.T, "deleted box", err)
+			ok(st.T, st.Store.DeleteBox(st.Ctx, b.ResourceId))
+			ok(st.T, st.Store.DeleteBox(st.Ctx, b.ResourceId))
+			st.Restart()
+			_, err := st.Store.GetBox(st.Ctx, b.ResourceId)
+			notFound(st.T, "deleted box", err)
 		}},
 	}
 }

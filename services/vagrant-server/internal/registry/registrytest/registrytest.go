@@ -25,8 +25,9 @@ type Factory func(t *testing.T) registry.Store
 // Reopen returns a fresh store on the same data as s, as a restarted server would have.
 type Reopen func(t *testing.T, s registry.Store) registry.Store
 
-// H is what a behaviour works with.
-type H struct {
+// StoreTest is one behaviour's run against one store: the test, its context, the store
+// under test, and Restart, which swaps the store for one reopened on the same data.
+type StoreTest struct {
 	T      *testing.T
 	Ctx    context.Context
 	Store  registry.Store
@@ -34,12 +35,12 @@ type H struct {
 }
 
 // Restart reopens the store (a no-op in the plain variant).
-func (h *H) Restart() { h.Store = h.reopen() }
+func (st *StoreTest) Restart() { st.Store = st.reopen() }
 
 // behaviour is one row of the conformance table.
 type behaviour struct {
 	name string
-	run  func(h *H)
+	run  func(st *StoreTest)
 }
 
 // behaviours is the conformance table.
@@ -59,12 +60,12 @@ func Run(t *testing.T, factory Factory, reopen Reopen) {
 				t.Parallel()
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				t.Cleanup(cancel)
-				h := &H{T: t, Ctx: ctx, Store: factory(t)}
-				h.reopen = func() registry.Store { return h.Store }
+				st := &StoreTest{T: t, Ctx: ctx, Store: factory(t)}
+				st.reopen = func() registry.Store { return st.Store }
 				if variant == "restart" {
-					h.reopen = func() registry.Store { return reopen(t, h.Store) }
+					st.reopen = func() registry.Store { return reopen(t, st.Store) }
 				}
-				b.run(h)
+				b.run(st)
 			})
 		}
 	}

@@ -166,3 +166,24 @@ func TestValidateAndInitScopes(t *testing.T) {
 		t.Errorf("init_project: %v %v", res, err)
 	}
 }
+
+// Two runs of an init job race (a job can run twice: at-least-once): the one that finds the
+// basis or project registered meanwhile uses it instead of failing.
+func TestInitIsIdempotentWhenTwoRunsRace(t *testing.T) {
+	e, reg, _ := fixture(t)
+	ctx := context.Background()
+	reg.beforeCreate = func(r *registry) {
+		r.bases["home"] = &vagrant.Basis{ResourceId: "B-other-run", Name: "home", Path: "/home/me"}
+		r.projects["site"] = &vagrant.Project{ResourceId: "P-other-run", Name: "site", Basis: &sdk.Ref_Basis{ResourceId: "B-other-run"}}
+	}
+	basis, err := e.Execute(ctx, &vagrant.Job{Scope: &vagrant.Job_Basis{Basis: &sdk.Ref_Basis{Name: "home", Path: "/home/me"}},
+		Operation: &vagrant.Job_InitBasis{InitBasis: &vagrant.Job_InitBasisOp{}}}, nil, &recorder{})
+	if err != nil || basis.GetBasis().GetBasis().GetResourceId() != "B-other-run" {
+		t.Fatalf("init_basis racing another run: %v, %v; want the basis the other run registered", basis, err)
+	}
+	project, err := e.Execute(ctx, &vagrant.Job{Scope: &vagrant.Job_Project{Project: &sdk.Ref_Project{Name: "site", Basis: &sdk.Ref_Basis{ResourceId: "B-other-run"}}},
+		Operation: &vagrant.Job_InitProject{InitProject: &vagrant.Job_InitProjectOp{}}}, nil, &recorder{})
+	if err != nil || project.GetProject().GetProject().GetResourceId() != "P-other-run" {
+		t.Fatalf("init_project racing another run: %v, %v; want the project the other run registered", project, err)
+	}
+}

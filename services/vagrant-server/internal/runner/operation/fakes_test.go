@@ -21,6 +21,9 @@ type registry struct {
 	targets          map[string]*vagrant.Target
 	upserted         []*vagrant.Target // every UpsertTarget request's target
 	failUpsertTarget error
+	// beforeCreate runs before a basis or project is created: a test registers the same one
+	// there, as a concurrent run of the job would.
+	beforeCreate func(r *registry)
 }
 
 func newRegistry() *registry {
@@ -41,6 +44,12 @@ func (r *registry) FindBasis(_ context.Context, in *vagrant.FindBasisRequest, _ 
 func (r *registry) UpsertBasis(_ context.Context, in *vagrant.UpsertBasisRequest, _ ...grpc.CallOption) (*vagrant.UpsertBasisResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.beforeCreate != nil {
+		r.beforeCreate(r)
+	}
+	if _, taken := r.bases[in.GetBasis().GetName()]; taken && in.GetBasis().GetResourceId() == "" {
+		return nil, status.Error(codes.FailedPrecondition, "basis.name: already used by another basis")
+	}
 	b := proto.Clone(in.GetBasis()).(*vagrant.Basis)
 	b.ResourceId = "B-" + b.Name
 	r.bases[b.Name] = b
@@ -61,6 +70,12 @@ func (r *registry) FindProject(_ context.Context, in *vagrant.FindProjectRequest
 func (r *registry) UpsertProject(_ context.Context, in *vagrant.UpsertProjectRequest, _ ...grpc.CallOption) (*vagrant.UpsertProjectResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.beforeCreate != nil {
+		r.beforeCreate(r)
+	}
+	if _, taken := r.projects[in.GetProject().GetName()]; taken && in.GetProject().GetResourceId() == "" {
+		return nil, status.Error(codes.FailedPrecondition, "project.name: already used by another project")
+	}
 	p := proto.Clone(in.GetProject()).(*vagrant.Project)
 	p.ResourceId = "P-" + p.Name
 	r.projects[p.Name] = p

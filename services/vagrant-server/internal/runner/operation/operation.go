@@ -142,3 +142,14 @@ func Name(job *vagrant.Job) string {
 	}
 	return "unknown"
 }
+
+// ReadOnly reports whether the job's operation only reads — noop, validate, init, auth and
+// docs — so that running it a second time changes nothing. Commands drive machines and
+// init_basis/init_project register resources.
+func ReadOnly(job *vagrant.Job) bool {
+	switch job.GetOperation().(type) {
+	case *vagrant.Job_Noop_, *vagrant.Job_Validate, *vagrant.Job_Init, *vagrant.Job_Auth, *vagrant.Job_Docs:
+		return true
+	}
+	return false
+}

@@ -48,11 +48,16 @@ func (e *Executor) initBasis(ctx context.Context, job *vagrant.Job, out Output) 
 	b, err := e.findBasis(ctx, ref)
 	if status.Code(err) == codes.FailedPrecondition && ref.GetResourceId() == "" {
 		resp, uerr := e.server.UpsertBasis(ctx, &vagrant.UpsertBasisRequest{Basis: &vagrant.Basis{Name: ref.GetName(), Path: ref.GetPath()}})
-		if uerr != nil {
+		switch {
+		case status.Code(uerr) == codes.FailedPrecondition:
+			// Registered meanwhile (the job ran twice, or another job did it): use that one.
+			b, err = e.findBasis(ctx, ref)
+		case uerr != nil:
 			return nil, serverError("register basis "+ref.GetName(), uerr)
+		default:
+			b, err = resp.GetBasis(), nil
+			say(out, "registered basis %s", b.GetName())
 		}
-		b, err = resp.GetBasis(), nil
-		say(out, "registered basis %s", b.GetName())
 	}
 	if err != nil {
 		return nil, err
@@ -73,11 +78,16 @@ func (e *Executor) initProject(ctx context.Context, job *vagrant.Job, out Output
 	if status.Code(err) == codes.FailedPrecondition && ref.GetResourceId() == "" {
 		resp, uerr := e.server.UpsertProject(ctx, &vagrant.UpsertProjectRequest{Project: &vagrant.Project{
 			Name: ref.GetName(), Path: ref.GetPath(), Basis: ref.GetBasis()}})
-		if uerr != nil {
+		switch {
+		case status.Code(uerr) == codes.FailedPrecondition:
+			// Registered meanwhile (the job ran twice, or another job did it): use that one.
+			p, err = e.findProject(ctx, ref)
+		case uerr != nil:
 			return nil, serverError("register project "+ref.GetName(), uerr)
+		default:
+			p, err = resp.GetProject(), nil
+			say(out, "registered project %s", p.GetName())
 		}
-		p, err = resp.GetProject(), nil
-		say(out, "registered project %s", p.GetName())
 	}
 	if err != nil {
 		return nil, err
