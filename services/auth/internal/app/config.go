@@ -5,9 +5,11 @@ package app
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	authgrpc "github.com/plinth-dev/plinth/services/auth/internal/grpc"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
@@ -31,7 +33,9 @@ type Config struct {
 
 // Defaults returns a Config with the auth service's own ports; Load fills the rest.
 func Defaults() Config {
-	return Config{Common: config.Common{GRPCAddr: "127.0.0.1:7001", AdminAddr: "127.0.0.1:7101"}}
+	var c Config
+	c.GRPCAddr, c.AdminAddr = "127.0.0.1:7001", "127.0.0.1:7101"
+	return c
 }
 
 // Validate checks everything before anything starts. The NATS URL is checked by ValidateServe:
@@ -73,6 +77,19 @@ func (c *Config) Lockout() identity.LockoutPolicy {
 	p := identity.DefaultLockoutPolicy()
 	p.UserThreshold, p.AddrThreshold, p.BaseDelay, p.MaxDelay = c.LockUserAfter, c.LockAddrAfter, c.LockBase, c.LockMax
 	return p
+}
+
+// identityOptions are the identity rules' settings.
+func (c *Config) identityOptions(log *slog.Logger) identity.Options {
+	return identity.Options{Hash: c.HashParams(), Lockout: c.Lockout(), TokenTTL: c.TokenTTL, Logger: log}
+}
+
+// publicPaths are the gateway paths ext_authz allows without a token.
+func (c *Config) publicPaths() []string {
+	if len(c.PublicPaths) == 0 {
+		return authgrpc.DefaultPublicPaths()
+	}
+	return c.PublicPaths
 }
 
 // ValidateServe is Validate plus what serving needs beyond the database.

@@ -1,11 +1,9 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/service/servicetest"
 	"github.com/plinth-dev/plinth/libs/platform/telemetry"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/auth/internal/app"
@@ -22,33 +21,15 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// syncBuffer collects logs from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // env is one database schema and NATS server shared by the auth instances of a test.
 type env struct {
 	dbURL, natsURL string
-	logs, stdout   *syncBuffer
+	logs, stdout   *testenv.SyncBuffer
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{dbURL: testenv.DB(t).URL, natsURL: testenv.NATS(t), logs: &syncBuffer{}, stdout: &syncBuffer{}}
+	e := &env{dbURL: testenv.DB(t).URL, natsURL: testenv.NATS(t), logs: &testenv.SyncBuffer{}, stdout: &testenv.SyncBuffer{}}
 	// Runs after every instance stopped: no log line of the whole test may hold a secret.
 	t.Cleanup(func() { assertNoSecrets(t, e.logs.String()) })
 	return e
@@ -100,26 +81,17 @@ func (e *env) start(t testing.TB, cfg app.Config) *grpc.ClientConn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.Open(ctx, cfg, log.With("instance", t.Name()), e.stdout)
+	a, err := app.Open(context.Background(), cfg, log.With("instance", t.Name()), e.stdout)
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("auth instance stopped with %v", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Error("auth instance did not stop")
-		}
-	})
-	conn, err := grpc.NewClient(a.Addr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	return servicetest.Run(t, a).Conn
+}
+
+// dial connects to addr until the test ends.
+func dial(t testing.TB, addr string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +103,7 @@ func bearer(ctx context.Context, token string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"log/slog"
 	"os"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/telemetry"
 	"github.com/plinth-dev/plinth/services/auth/internal/cli"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
@@ -13,49 +15,44 @@ import (
 
 // Main runs the auth binary: `auth [serve] [flags]` serves; `auth users ...` administers users.
 func Main(ctx context.Context, args []string, environ []string) error {
-	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "users") {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 && args[0] == "users" {
+		return users(ctx, args[1:], environ)
+	}
+	if len(args) > 0 && args[0] == "serve" {
+		args = args[1:]
 	}
 	cfg := Defaults()
-	var rest []string
-	if cmd == "users" {
-		// Flags come before the subcommand, in -name=value form: auth users -log-level=debug add alice
-		rest = splitFlags(&args)
-	}
+	return service.Main(ctx, service.Binary{Name: "auth", Config: &cfg, Check: cfg.ValidateServe,
+		Open: func(ctx context.Context, log *slog.Logger) (*service.Service, error) {
+			return Open(ctx, cfg, log, os.Stdout)
+		}}, args, environ)
+}
+
+// users runs `auth users [flags] <command> ...`: flags come before the subcommand, in
+// -name=value form (auth users -log-level=debug add alice). It needs only the database.
+func users(ctx context.Context, args, environ []string) error {
+	cfg := Defaults()
+	rest := splitFlags(&args)
 	if ok, err := config.LoadOrUsage(&cfg, args, environ, os.Stderr, ""); !ok {
 		return err
 	}
-	validate := cfg.ValidateServe
-	if cmd == "users" {
-		validate = cfg.Validate
-	}
-	if err := validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	tel, err := telemetry.Setup(ctx, telemetry.ForService("auth", cfg.Common))
+	log, err := telemetry.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return err
 	}
-	defer tel.Shutdown(context.Background())
-	if cmd == "users" {
-		st, pool, err := store.Open(ctx, cfg.DatabaseURL)
-		if err != nil {
-			return err
-		}
-		defer pool.Close()
-		svc, err := identity.NewService(st, identity.Options{Hash: cfg.HashParams(), Lockout: cfg.Lockout(), TokenTTL: cfg.TokenTTL})
-		if err != nil {
-			return err
-		}
-		return cli.RunUsers(ctx, svc, rest, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-	}
-	tel.Logger.Info("starting", "config", config.LogValue(&cfg))
-	a, err := Open(ctx, cfg, tel.Logger, os.Stdout)
+	pool, err := service.OpenPostgres(ctx, cfg.DatabaseURL, store.Schema, store.Migrations)
 	if err != nil {
 		return err
 	}
-	return a.Run(ctx)
+	defer pool.Close()
+	svc, err := identity.NewService(store.New(pool), cfg.identityOptions(log))
+	if err != nil {
+		return err
+	}
+	return cli.RunUsers(ctx, svc, rest, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 }
 
 // splitFlags keeps the leading -flags in args and returns the subcommand words after them.

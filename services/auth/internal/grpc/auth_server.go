@@ -2,6 +2,7 @@ package grpc
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	tspb "github.com/plinth-dev/plinth/libs/api/resources/timestamp"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
@@ -31,7 +33,7 @@ func NewAuthServer(svc *identity.Service, clients *ClientAddress, log *slog.Logg
 func (s *AuthServer) Login(ctx context.Context, req *authpb.LoginRequest) (*authpb.LoginResponse, error) {
 	token, t, err := s.svc.Login(ctx, req.GetUsername(), req.GetPassword(), s.clients.Of(ctx))
 	if err != nil {
-		return nil, toStatus(ctx, s.log, err)
+		return nil, toStatus(ctx, s.log, err, "username", input.Quote(req.GetUsername()))
 	}
 	return &authpb.LoginResponse{
 		Token:     token,
@@ -43,11 +45,11 @@ func (s *AuthServer) Login(ctx context.Context, req *authpb.LoginRequest) (*auth
 // Logout revokes the token in the call's `authorization: Bearer` metadata (LogoutRequest is
 // empty upstream). success is false only when no token was presented.
 func (s *AuthServer) Logout(ctx context.Context, _ *authpb.LogoutRequest) (*authpb.LogoutResponse, error) {
-	token := authn.BearerToken(ctx)
-	if token == "" {
-		return &authpb.LogoutResponse{Success: false}, nil
+	err := s.svc.Logout(ctx, authn.BearerToken(ctx))
+	if errors.Is(err, identity.ErrNoToken) {
+		return &authpb.LogoutResponse{Success: false}, nil // upstream's answer, not an error
 	}
-	if err := s.svc.Logout(ctx, token); err != nil {
+	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
 	return &authpb.LogoutResponse{Success: true}, nil

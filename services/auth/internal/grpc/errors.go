@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/plinth-dev/plinth/libs/platform/grpcerr"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
@@ -28,9 +29,10 @@ const badLoginMessage = "wrong username or password"
 //   - identity.ErrBadLogin → Unauthenticated: the credentials are wrong; retrying the same fails.
 //   - *identity.ErrLocked → ResourceExhausted with RetryInfo and a retry-after header: wait.
 //   - identity.ErrNotFound → NotFound, identity.ErrExists → AlreadyExists.
-//   - anything else → Internal with a fixed message; the cause is logged with the trace id,
-//     never sent (it may hold SQL or paths).
-func toStatus(ctx context.Context, log *slog.Logger, err error) error {
+//   - anything else → grpcerr.Unexpected: context errors keep their codes, an unreachable
+//     database is Unavailable, the rest Internal with a fixed message; the cause is logged with
+//     the RPC and attrs (what the handler was working on), never sent.
+func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) error {
 	if err == nil {
 		return nil
 	}
@@ -46,13 +48,8 @@ func toStatus(ctx context.Context, log *slog.Logger, err error) error {
 		return status.Error(codes.NotFound, "user not found")
 	case errors.Is(err, identity.ErrExists):
 		return status.Error(codes.AlreadyExists, "user already exists")
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, "request canceled")
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
 	}
-	log.ErrorContext(ctx, "request failed", "error", err)
-	return status.Error(codes.Internal, "internal error")
+	return grpcerr.Unexpected(ctx, log, err, attrs...)
 }
 
 func lockedStatus(ctx context.Context, after time.Duration) error {

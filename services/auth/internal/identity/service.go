@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -15,6 +16,7 @@ type Options struct {
 	Lockout  LockoutPolicy
 	TokenTTL time.Duration
 	Now      func() time.Time // nil: time.Now
+	Logger   *slog.Logger     // nil: discard
 }
 
 // Service is the auth use cases: login, logout, token checks and user administration.
@@ -83,10 +85,10 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 		return "", Token{}, s.fail(ctx, a, FailureDisabled)
 	}
 	if rehash {
-		if h, err := HashPassword(password, s.opts.Hash); err == nil {
-			if err := s.store.SetPassword(ctx, u.ID, h, false); err != nil {
-				return "", Token{}, err
-			}
+		// The login itself succeeded: a failed upgrade of the stored hash must not refuse it,
+		// but an operator who raised the parameters needs to know they are not being applied.
+		if err := s.rehash(ctx, u.ID, password); err != nil {
+			s.log().WarnContext(ctx, "could not rehash the password with the current argon2id parameters", "user_id", u.ID, "error", err)
 		}
 	}
 	token, err := NewToken()
@@ -98,6 +100,22 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 		return "", Token{}, err
 	}
 	return token, t, nil
+}
+
+// rehash stores password hashed with the current parameters.
+func (s *Service) rehash(ctx context.Context, userID, password string) error {
+	h, err := HashPassword(password, s.opts.Hash)
+	if err != nil {
+		return err
+	}
+	return s.store.SetPassword(ctx, userID, h, false)
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.opts.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.opts.Logger
 }
 
 func (s *Service) invalid(ctx context.Context, a Attempt, err error) error {

@@ -35,7 +35,9 @@ func TokenID(token string) string {
 // LooksLikeToken is a cheap syntactic filter applied before any lookup: wrong prefix or length
 // can never be a token we issued.
 func LooksLikeToken(token string) bool {
-	if !strings.HasPrefix(token, TokenPrefix) {
+	// The length is checked before decoding: a token is exactly this long, and decoding
+	// whatever a client sends costs work proportional to it.
+	if len(token) != len(TokenPrefix)+base64.RawURLEncoding.EncodedLen(tokenBytes) || !strings.HasPrefix(token, TokenPrefix) {
 		return false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(token[len(TokenPrefix):])

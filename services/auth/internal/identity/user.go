@@ -52,11 +52,10 @@ func (r RevokeReason) String() string {
 
 // Domain errors; the gRPC layer maps them to status codes in one place.
 var (
-	ErrNotFound    = errors.New("not found")
-	ErrExists      = errors.New("already exists")
-	ErrBadLogin    = errors.New("wrong username or password")
-	ErrNoToken     = errors.New("no token given")
-	ErrInvalidArgs = errors.New("invalid argument")
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	ErrBadLogin = errors.New("wrong username or password")
+	ErrNoToken  = errors.New("no token given")
 )
 
 // LoginFailure says why a login failed, for the login.failed event. It is never sent to the

@@ -98,7 +98,7 @@ func (s *Store) RecordFailure(ctx context.Context, a identity.Attempt, why ident
 		username = "" // unvalidated client input (maybe a password typed into the wrong field)
 	}
 	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		return s.publish(ctx, tx, SubjectLoginFailed, &eventsv1.LoginFailed{
+		return s.publish(ctx, tx, &eventsv1.LoginFailed{
 			Username: username, ClientAddress: a.ClientAddress, Reason: reason,
 		})
 	})

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/events"
+	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 	"github.com/plinth-dev/plinth/services/auth/internal/store"
@@ -19,12 +22,12 @@ func open(t *testing.T) (*store.Store, context.Context) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	db := testenv.DB(t)
-	st, pool, err := store.Open(ctx, db.URL)
+	pool, err := service.OpenPostgres(ctx, db.URL, store.Schema, store.Migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return st, ctx
+	return store.New(pool), ctx
 }
 
 func outboxCount(t *testing.T, ctx context.Context, st *store.Store, subject string) int {
@@ -69,7 +72,7 @@ func TestTokensAndRevocationEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if outboxCount(t, ctx, st, store.SubjectLoginSucceeded) != 3 {
+	if outboxCount(t, ctx, st, events.SubjectOf(&eventsv1.LoginSucceeded{})) != 3 {
 		t.Fatal("want one login.succeeded per token")
 	}
 	if uid, ok, err := st.ValidToken(ctx, "t1", now); err != nil || !ok || uid != u.ID {
@@ -87,7 +90,7 @@ func TestTokensAndRevocationEvents(t *testing.T) {
 	if _, ok, _ := st.ValidToken(ctx, "t1", now); ok {
 		t.Fatal("revoked token valid")
 	}
-	if outboxCount(t, ctx, st, store.SubjectTokenRevoked) != 1 {
+	if outboxCount(t, ctx, st, events.SubjectOf(&eventsv1.TokenRevoked{})) != 1 {
 		t.Fatal("second revoke of one token must not publish again")
 	}
 	if _, err := st.SetDisabled(ctx, "carol", true); err != nil {
@@ -96,7 +99,7 @@ func TestTokensAndRevocationEvents(t *testing.T) {
 	if _, ok, _ := st.ValidToken(ctx, "t2", now); ok {
 		t.Fatal("token of disabled user valid")
 	}
-	if outboxCount(t, ctx, st, store.SubjectTokenRevoked) != 3 {
+	if outboxCount(t, ctx, st, events.SubjectOf(&eventsv1.TokenRevoked{})) != 3 {
 		t.Fatal("disabling must revoke (and announce) each remaining token")
 	}
 	if _, err := st.SetDisabled(ctx, "carol", false); err != nil {

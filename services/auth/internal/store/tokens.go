@@ -25,7 +25,7 @@ func (s *Store) CreateToken(ctx context.Context, t identity.Token, a identity.At
 		if err := forgiveAttempt(ctx, tx, a); err != nil {
 			return err
 		}
-		return s.publish(ctx, tx, SubjectLoginSucceeded, &eventsv1.LoginSucceeded{
+		return s.publish(ctx, tx, &eventsv1.LoginSucceeded{
 			UserId: t.UserID, Username: username, ClientAddress: a.ClientAddress, TokenId: t.ID,
 		})
 	})
@@ -58,7 +58,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string, reason identity.Revo
 		if err != nil {
 			return fmt.Errorf("revoke token: %w", err)
 		}
-		return s.publish(ctx, tx, SubjectTokenRevoked, revokedEvent(id, userID, reason))
+		return s.publish(ctx, tx, revokedEvent(id, userID, reason))
 	})
 }
 
@@ -75,7 +75,7 @@ func (s *Store) revokeUserTokens(ctx context.Context, tx pgx.Tx, userID string, 
 		return 0, fmt.Errorf("revoke tokens: %w", err)
 	}
 	for _, id := range ids {
-		if err := s.publish(ctx, tx, SubjectTokenRevoked, revokedEvent(id, userID, reason)); err != nil {
+		if err := s.publish(ctx, tx, revokedEvent(id, userID, reason)); err != nil {
 			return 0, err
 		}
 	}

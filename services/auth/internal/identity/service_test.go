@@ -1,20 +1,41 @@
-package store_test
+package identity_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/plinth-dev/plinth/libs/platform/service"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+	"github.com/plinth-dev/plinth/services/auth/internal/store"
 )
+
+// These tests drive identity.Service over the real Postgres store: expiry and rehashing
+// involve both the rules and what the store keeps.
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func open(t *testing.T) (*store.Store, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	pool, err := service.OpenPostgres(ctx, testenv.DB(t).URL, store.Schema, store.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return store.New(pool), ctx
+}
 
 // cheap are fast argon2id parameters; stronger ones stand for "the operator raised them".
 func cheap() identity.HashParams {
 	return identity.HashParams{Memory: 8 * 1024, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32}
 }
 
-func service(t *testing.T, st identity.Store, p identity.HashParams, now func() time.Time) *identity.Service {
+func newService(t *testing.T, st identity.Store, p identity.HashParams, now func() time.Time) *identity.Service {
 	t.Helper()
 	svc, err := identity.NewService(st, identity.Options{Hash: p, Lockout: identity.DefaultLockoutPolicy(), TokenTTL: time.Hour, Now: now})
 	if err != nil {
@@ -27,7 +48,7 @@ func TestTokensExpire(t *testing.T) {
 	t.Parallel()
 	st, ctx := open(t)
 	clock := time.Now()
-	svc := service(t, st, cheap(), func() time.Time { return clock })
+	svc := newService(t, st, cheap(), func() time.Time { return clock })
 	if err := svc.AddUser(ctx, "erin", "erin-password"); err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +72,13 @@ func TestTokensExpire(t *testing.T) {
 func TestLoginRehashesWithRaisedParameters(t *testing.T) {
 	t.Parallel()
 	st, ctx := open(t)
-	old := service(t, st, cheap(), nil)
+	old := newService(t, st, cheap(), nil)
 	if err := old.AddUser(ctx, "frank", "frank-password"); err != nil {
 		t.Fatal(err)
 	}
 	raised := cheap()
 	raised.Iterations = 3
-	if _, _, err := service(t, st, raised, nil).Login(ctx, "frank", "frank-password", ""); err != nil {
+	if _, _, err := newService(t, st, raised, nil).Login(ctx, "frank", "frank-password", ""); err != nil {
 		t.Fatal(err)
 	}
 	u, _ := st.UserByName(ctx, "frank")
