@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/deviceclass"
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/loopvg"
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/lvm"
+)
+
+// DevConfigName is the lvmd.yaml dev-vg writes into its directory.
+const DevConfigName = "lvmd.yaml"
+
+// devVG makes a loop-backed volume group for development (what `make up` runs as root when
+// no volume group is configured) and writes an lvmd.yaml for it; -remove deletes both. The
+// VG survives restarts of the agent and of `make up`: only -remove deletes it.
+func devVG(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("lvmd-agent dev-vg", flag.ContinueOnError)
+	dir := fs.String("dir", ".plinth/lvm", "directory for the backing file and lvmd.yaml")
+	vg := fs.String("vg", "plinth", "volume group name")
+	class := fs.String("device-class", "dev", "device class name in lvmd.yaml")
+	size := fs.String("size", "32G", "backing file size (sparse; only written bytes use disk), e.g. 32G or 512M")
+	remove := fs.Bool("remove", false, "remove the volume group, its loop device and files instead")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		return err
+	}
+	bytes, err := parseSize(*size)
+	if err != nil {
+		return fmt.Errorf("-size: %w", err)
+	}
+	o := loopvg.Options{File: filepath.Join(abs, "pv0.img"), VG: *vg, Size: bytes, MetadataOnly: !lvm.HasDeviceMapper()}
+	if *remove {
+		if err := loopvg.Remove(ctx, o); err != nil {
+			return err
+		}
+		_ = os.Remove(filepath.Join(abs, DevConfigName))
+		fmt.Fprintf(out, "removed volume group %s and %s\n", *vg, o.File)
+		return nil
+	}
+	if err := deviceclass.QualifiedName(*class); err != nil {
+		return fmt.Errorf("-device-class: %w", err)
+	}
+	dev, err := loopvg.Ensure(ctx, o)
+	if err != nil {
+		return err
+	}
+	yaml := fmt.Sprintf("# Written by `lvmd-agent dev-vg`: a loop-backed volume group on %s (%s).\n"+
+		"device-classes:\n  - name: %s\n    volume-group: %s\n    default: true\n    spare-gb: 1\n", o.File, dev, *class, *vg)
+	cfg := filepath.Join(abs, DevConfigName)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "volume group %s on %s (%s); device classes in %s\n", *vg, dev, o.File, cfg)
+	return nil
+}
+
+// parseSize reads 32G, 512M or a byte count.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "G"):
+		mult, s = 1<<30, strings.TrimSuffix(s, "G")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1<<20, strings.TrimSuffix(s, "M")
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a size such as 32G", s)
+	}
+	return n * mult, nil
+}

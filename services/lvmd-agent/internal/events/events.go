@@ -1,0 +1,57 @@
+// Package events builds the messages lvmd-agent publishes (proto/plinth/events/v1/lvmd.proto,
+// stream PLINTH_LVMD): node heartbeats, capacity changes, volume changes and backup job
+// states. The store writes them to the outbox in the transaction of the change they report.
+package events
+
+import (
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup"
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume"
+)
+
+// MaxMessage bounds a job's message in an event: one oversized event must never block the
+// stream (NATS refuses payloads over its limit).
+const MaxMessage = 2 << 10
+
+// Capacity is a device class's space as events carry it.
+func Capacity(c volume.Capacity) *eventsv1.DeviceClassCapacity {
+	return &eventsv1.DeviceClassCapacity{
+		Name: c.DeviceClass, VolumeGroup: c.VolumeGroup, Default: c.Default,
+		SizeBytes: c.Size, FreeBytes: c.Free, VolumeCount: uint32(c.Volumes),
+	}
+}
+
+// Heartbeat is the node's periodic inventory.
+func Heartbeat(node string, addresses []string, caps []volume.Capacity, intervalSeconds uint32, version string) *eventsv1.NodeHeartbeat {
+	hb := &eventsv1.NodeHeartbeat{Node: node, Addresses: addresses, IntervalSeconds: intervalSeconds, AgentVersion: version}
+	for _, c := range caps {
+		hb.DeviceClasses = append(hb.DeviceClasses, Capacity(c))
+		hb.TotalSizeBytes += c.Size
+		hb.TotalFreeBytes += c.Free
+	}
+	return hb
+}
+
+// JobState is a job's state change.
+func JobState(j backup.Job) *eventsv1.BackupStateChanged {
+	e := &eventsv1.BackupStateChanged{
+		Node: j.Node, Name: j.Name, VolumeHandle: j.VolumeHandle,
+		Message:  input.Truncate(j.Message, MaxMessage),
+		Location: j.Location, BytesDone: j.BytesDone, SizeBytes: j.SizeBytes, Encrypted: j.Encrypted,
+		Kind: eventsv1.VolumeJobKind_VOLUME_JOB_KIND_BACKUP,
+	}
+	if j.Kind == backup.KindRestore {
+		e.Kind = eventsv1.VolumeJobKind_VOLUME_JOB_KIND_RESTORE
+	}
+	switch j.State {
+	case backup.InProgress:
+		e.State = eventsv1.VolumeJobState_VOLUME_JOB_STATE_IN_PROGRESS
+	case backup.Complete:
+		e.State = eventsv1.VolumeJobState_VOLUME_JOB_STATE_COMPLETE
+	case backup.Failed:
+		e.State = eventsv1.VolumeJobState_VOLUME_JOB_STATE_ERROR
+	}
+	return e
+}

@@ -1,0 +1,166 @@
+package grpc
+
+import (
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
+	"github.com/plinth-dev/plinth/libs/platform/input"
+	"github.com/plinth-dev/plinth/libs/storage/encryption"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup"
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/deviceclass"
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume"
+)
+
+// Limits on client strings, checked before anything else sees them.
+const (
+	maxTags     = 64
+	maxURL      = 512
+	maxPath     = 5 + 255 + 1 + objectstore.MaxKeyLen // s3:// bucket / prefix
+	maxCredLen  = 1024
+	maxTokenLen = 8 << 10
+	maxKeyLen   = 256
+	maxGB       = 1 << 32 // 4 EiB: sizes stay far from uint64 and bigint overflow
+	fieldName   = "name"
+	fieldClass  = "device_class"
+	fieldSize   = "size_gb"
+	fieldS3     = "data_source.s3"
+)
+
+// lvName checks a volume name from a request.
+func lvName(field, v string) error {
+	if err := input.String(field, v, volume.MaxNameLen); err != nil {
+		return err
+	}
+	if err := volume.ValidateName(v); err != nil {
+		return input.Invalid(field, "%s", err.Error())
+	}
+	return nil
+}
+
+// className checks a device class name's size and encoding; an unknown class is NotFound
+// later, as in lvmd.
+func className(v string) error { return input.String(fieldClass, v, deviceclass.MaxNameLen) }
+
+func tags(vs []string) error {
+	if err := input.Strings("tags", vs, volume.MaxTagLen, maxTags); err != nil {
+		return err
+	}
+	for i, t := range vs {
+		if err := volume.ValidateTag(t); err != nil {
+			return input.Invalid("tags["+strconv.Itoa(i)+"]", "%s", err.Error())
+		}
+	}
+	return nil
+}
+
+// gib turns a size_gb into bytes; lvmd sizes are whole GiB.
+func gib(v uint64, allowZero bool) (uint64, error) {
+	switch {
+	case v == 0 && !allowZero:
+		return 0, input.Invalid(fieldSize, "must be at least 1")
+	case v > maxGB:
+		return 0, input.Invalid(fieldSize, "%d GiB is more than the %d GiB any volume group can hold", v, uint64(maxGB))
+	}
+	return v << 30, nil
+}
+
+// awsRegionRE finds the region in an AWS endpoint (s3.eu-west-1.amazonaws.com): the
+// message has no region field, and AWS refuses requests signed for another one.
+var awsRegionRE = regexp.MustCompile(`^s3[.-]([a-z0-9-]+)\.amazonaws\.com$`)
+
+// toTarget validates a DataSource.S3 and turns it into a backup target. Messages name the
+// field and never quote a credential, a key or a proxy URL (which may hold a password).
+func toTarget(field string, s *lvmdpb.DataSource_S3) (backup.Target, error) {
+	if s == nil {
+		return backup.Target{}, input.Invalid(field, "is required: the agent reads and writes backups in S3")
+	}
+	if err := input.Required(field+".path", s.GetPath(), maxPath); err != nil {
+		return backup.Target{}, err
+	}
+	bucket, prefix, err := objectstore.ParseLocation(s.GetPath())
+	if err != nil {
+		return backup.Target{}, input.Invalid(field+".path", "%s", err.Error())
+	}
+	if prefix == "" {
+		return backup.Target{}, input.Invalid(field+".path", "must name the backup's own prefix in the bucket (bucket/path/to/backup)")
+	}
+	endpoint, region, err := endpointOf(field+".endpoint", s.GetEndpoint())
+	if err != nil {
+		return backup.Target{}, err
+	}
+	for _, p := range []struct{ field, v string }{{".http_proxy", s.GetHttpProxy()}, {".https_proxy", s.GetHttpsProxy()}} {
+		if err := proxyURL(field+p.field, p.v); err != nil {
+			return backup.Target{}, err
+		}
+	}
+	for _, c := range []struct {
+		field, v string
+		max      int
+		required bool
+	}{
+		{".access_key_id", s.GetAccessKeyId(), maxCredLen, true},
+		{".secret_access_key", s.GetSecretAccessKey(), maxCredLen, true},
+		{".session_token", s.GetSessionToken(), maxTokenLen, false},
+		{".encryption_key", s.GetEncryptionKey(), maxKeyLen, false},
+	} {
+		if c.required && c.v == "" {
+			return backup.Target{}, input.Invalid(field+c.field, "is required")
+		}
+		if err := input.String(field+c.field, c.v, c.max); err != nil {
+			return backup.Target{}, err
+		}
+	}
+	t := backup.Target{S3: objectstore.S3Options{
+		Endpoint: endpoint, Bucket: bucket, Prefix: prefix, Region: region, PathStyle: endpoint != "",
+		InsecureSkipVerify: !s.GetVerifyTls(), HTTPProxy: s.GetHttpProxy(), HTTPSProxy: s.GetHttpsProxy(),
+		AccessKeyID: s.GetAccessKeyId(), SecretAccessKey: s.GetSecretAccessKey(), SessionToken: s.GetSessionToken(),
+	}}
+	if k := s.GetEncryptionKey(); k != "" {
+		if t.Key, err = encryption.ParseKey(k); err != nil {
+			return backup.Target{}, input.Invalid(field+".encryption_key", "must be 32 bytes, base64 or raw (generate one with: openssl rand -base64 32)")
+		}
+	}
+	shown := endpoint
+	if shown == "" {
+		shown = "https://s3.amazonaws.com"
+	}
+	t.Location = strings.TrimSuffix(shown, "/") + "/" + bucket + "/" + prefix
+	return t, nil
+}
+
+// endpointOf checks the endpoint URL: http(s), a host, no credentials, query or fragment.
+func endpointOf(field, v string) (endpoint, region string, err error) {
+	if err := input.String(field, v, maxURL); err != nil || v == "" {
+		return "", "", err
+	}
+	u, perr := url.Parse(v)
+	switch {
+	case perr != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
+		return "", "", input.Invalid(field, "must be an http:// or https:// URL with a host, e.g. https://s3.example.com")
+	case u.User != nil:
+		return "", "", input.Invalid(field, "must not carry credentials; use access_key_id and secret_access_key")
+	case u.RawQuery != "" || u.Fragment != "":
+		return "", "", input.Invalid(field, "must not have a query or fragment")
+	}
+	if m := awsRegionRE.FindStringSubmatch(u.Hostname()); m != nil {
+		region = m[1]
+	}
+	return v, region, nil
+}
+
+// proxyURL checks a proxy URL without ever quoting it: it may hold a password.
+func proxyURL(field, v string) error {
+	if err := input.String(field, v, maxURL); err != nil || v == "" {
+		return err
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "socks5") {
+		return input.Invalid(field, "must be an http://, https:// or socks5:// URL with a host")
+	}
+	return nil
+}

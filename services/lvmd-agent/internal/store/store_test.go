@@ -1,0 +1,144 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/plinth-dev/plinth/libs/platform/service"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
+
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup"
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/store"
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// open migrates a fresh schema and returns a Store on it; reopen gives another Store on the
+// same schema, as a restarted agent would have.
+func open(t *testing.T) (reopen func() (*store.Store, *pgxpool.Pool)) {
+	t.Helper()
+	url := testenv.DB(t).URL
+	return func() (*store.Store, *pgxpool.Pool) {
+		pool, err := service.OpenPostgres(context.Background(), url, store.Schema, store.Migrations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		return store.New(pool), pool
+	}
+}
+
+func subjects(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT subject FROM outbox ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		_ = rows.Scan(&s)
+		out = append(out, strings.TrimPrefix(s, "plinth.lvmd."))
+	}
+	return out
+}
+
+func TestSyncWritesOneEventPerDifference(t *testing.T) {
+	t.Parallel()
+	reopen := open(t)
+	st, pool := reopen()
+	ctx := context.Background()
+	c := volume.Capacity{DeviceClass: "ssd", VolumeGroup: "vg", Default: true, Size: 10 << 30, Free: 8 << 30, Volumes: 2}
+	vols := []volume.Volume{{Name: "a", DeviceClass: "ssd", Size: 1 << 30, Tags: []string{"x"}}, {Name: "b", DeviceClass: "ssd", Size: 1 << 30}}
+	ch, err := st.Sync(ctx, "n1", c, vols)
+	if err != nil || ch != (store.Changes{Created: 2, CapacityChanged: true}) {
+		t.Fatalf("first sync %+v %v", ch, err)
+	}
+	if ch, err := st.Sync(ctx, "n1", c, vols); err != nil || ch != (store.Changes{}) {
+		t.Fatalf("an unchanged class must write nothing: %+v %v", ch, err)
+	}
+	// Another node's identical class is its own.
+	if ch, _ := st.Sync(ctx, "n2", c, vols); ch.Created != 2 {
+		t.Fatalf("node n2: %+v", ch)
+	}
+	// A restarted agent compares with the same record.
+	st, _ = reopen()
+	c.Free, c.Volumes = 7<<30, 2
+	vols = []volume.Volume{{Name: "a", DeviceClass: "ssd", Size: 2 << 30, Tags: []string{"x"}}, {Name: "c", DeviceClass: "ssd", Size: 1 << 30}}
+	ch, err = st.Sync(ctx, "n1", c, vols)
+	if err != nil || ch != (store.Changes{Created: 1, Removed: 1, Resized: 1, CapacityChanged: true}) {
+		t.Fatalf("second sync %+v %v", ch, err)
+	}
+	got := strings.Join(subjects(t, pool), " ")
+	want := "volume.created volume.created capacity.changed volume.created volume.created capacity.changed volume.resized volume.created volume.removed capacity.changed"
+	if got != want {
+		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestJobsClaimFinishInterrupt(t *testing.T) {
+	t.Parallel()
+	reopen := open(t)
+	st, pool := reopen()
+	ctx := context.Background()
+	j := backup.Job{Node: "n1", Kind: backup.KindBackup, Name: "b1", VolumeHandle: "v1", DeviceClass: "ssd", Location: "http://s3/b/p", SizeBytes: 5, Owner: "agent-1"}
+	if _, err := st.Get(ctx, "n1", backup.KindBackup, "b1", "v1"); !errors.Is(err, backup.ErrJobNotFound) {
+		t.Fatalf("get before claim: %v", err)
+	}
+	got, claimed, err := st.Claim(ctx, j, false)
+	if err != nil || !claimed || got.State != backup.InProgress || got.ID == 0 || got.Attempts != 1 {
+		t.Fatalf("claim %+v %v %v", got, claimed, err)
+	}
+	again, claimed, err := st.Claim(ctx, j, false)
+	if err != nil || claimed || again.ID != got.ID {
+		t.Fatalf("a second claim must return the job: %+v %v %v", again, claimed, err)
+	}
+	if err := st.Progress(ctx, got.ID, 3); err != nil {
+		t.Fatal(err)
+	}
+	// The agent dies; the next one fails its job, retryably, and the same request restarts it.
+	st, _ = reopen()
+	if n, err := st.Interrupt(ctx, "n1", "agent-2", "interrupted"); err != nil || n != 1 {
+		t.Fatalf("interrupt %d %v", n, err)
+	}
+	if n, _ := st.Interrupt(ctx, "n1", "agent-2", "interrupted"); n != 0 {
+		t.Fatal("interrupt must only touch jobs in progress")
+	}
+	failed, _ := st.Get(ctx, "n1", backup.KindBackup, "b1", "v1")
+	if failed.State != backup.Failed || !failed.Retryable || failed.BytesDone != 3 {
+		t.Fatalf("interrupted %+v", failed)
+	}
+	j.Owner = "agent-2"
+	restarted, claimed, err := st.Claim(ctx, j, false)
+	if err != nil || !claimed || restarted.State != backup.InProgress || restarted.Attempts != 2 || restarted.BytesDone != 0 {
+		t.Fatalf("restart %+v %v %v", restarted, claimed, err)
+	}
+	done, err := st.Finish(ctx, restarted.ID, backup.Outcome{State: backup.Complete, BytesDone: 5})
+	if err != nil || done.State != backup.Complete || done.BytesDone != 5 {
+		t.Fatalf("finish %+v %v", done, err)
+	}
+	// Finishing twice changes nothing; a finished, non-retryable job is only restarted on request.
+	if again, err := st.Finish(ctx, restarted.ID, backup.Outcome{State: backup.Failed, Message: "late"}); err != nil || again.State != backup.Complete {
+		t.Fatalf("second finish %+v %v", again, err)
+	}
+	if same, claimed, _ := st.Claim(ctx, j, false); claimed || same.State != backup.Complete {
+		t.Fatalf("claim of a finished job %+v %v", same, claimed)
+	}
+	if _, claimed, _ := st.Claim(ctx, j, true); !claimed {
+		t.Fatal("restart=true must restart a finished job")
+	}
+	long, err := st.Finish(ctx, restarted.ID, backup.Outcome{State: backup.Failed, Message: strings.Repeat("m", 1<<20)})
+	if err != nil || len(long.Message) > 5<<10 {
+		t.Fatalf("a long message must be truncated: %d %v", len(long.Message), err)
+	}
+	got2 := strings.Join(subjects(t, pool), " ")
+	if want := strings.TrimSpace(strings.Repeat("backup.state_changed ", 6)); got2 != want {
+		t.Fatalf("events %s", got2)
+	}
+}
