@@ -1,0 +1,51 @@
+package kubetest
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+)
+
+// etcdHint says how to get the etcd the apiserver stores its objects in.
+const etcdHint = "etcd not found on PATH or at /usr/bin/etcd: install Debian's etcd-server (apt-get install etcd-server)"
+
+// findEtcd returns the etcd binary: Debian's etcd-server puts it at /usr/bin/etcd.
+func findEtcd() (string, error) {
+	if path, err := exec.LookPath("etcd"); err == nil {
+		return path, nil
+	}
+	if path, err := exec.LookPath("/usr/bin/etcd"); err == nil {
+		return path, nil
+	}
+	return "", fmt.Errorf("%s", etcdHint)
+}
+
+// startEtcd runs a single-member etcd with its data in dir/etcd, listening on loopback only,
+// and returns it with its client URL once /health answers true.
+func startEtcd(binary, dir string) (*process, string, error) {
+	var (
+		proc      *process
+		clientURL string
+	)
+	err := withFreshPorts(2, func(ports []int) error {
+		clientURL = "http://127.0.0.1:" + strconv.Itoa(ports[0])
+		peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
+		p, err := startReady("etcd", filepath.Join(dir, "etcd.log"), binary, []string{
+			"--name=kubetest",
+			"--data-dir=" + filepath.Join(dir, "etcd"),
+			"--listen-client-urls=" + clientURL,
+			"--advertise-client-urls=" + clientURL,
+			"--listen-peer-urls=" + peerURL,
+			"--initial-advertise-peer-urls=" + peerURL,
+			"--initial-cluster=kubetest=" + peerURL,
+			"--initial-cluster-state=new",
+			// A test cluster never needs the default 100,000-entry raft log in memory.
+			"--snapshot-count=5000",
+			"--log-level=warn",
+		}, httpProbe(clientURL+"/health", "", nil, `"health":"true"`))
+		proc = p
+		return err
+	})
+	return proc, clientURL, err
+}

@@ -1,0 +1,50 @@
+package kubetest
+
+import (
+	_ "embed"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// The upstream modules the suite's CRDs come from; tools/crds/go.mod pins their versions.
+const (
+	RookModule        = "github.com/rook/rook"
+	CertManagerModule = "github.com/cert-manager/cert-manager"
+	CNPGModule        = "github.com/cloudnative-pg/cloudnative-pg"
+)
+
+// RookCRDs are Rook's CRDs as its operator's users install them (deploy/examples/crds.yaml):
+// CephCluster, CephBlockPool, CephFilesystem, CephObjectStore and the rest (ceph.rook.io).
+func RookCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	return CRDsFromModule(t, RookModule, "deploy/examples/crds.yaml")
+}
+
+// CertManagerCRDs are cert-manager's CRDs (deploy/crds): Certificate, Issuer, ClusterIssuer,
+// CertificateRequest, Order and Challenge.
+func CertManagerCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	return CRDsFromModule(t, CertManagerModule, "deploy/crds/*.yaml")
+}
+
+// CNPGCRDs are CloudNativePG's CRDs (config/crd/bases): Cluster, Backup, ScheduledBackup,
+// Pooler, Database, … (postgresql.cnpg.io).
+func CNPGCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	return CRDsFromModule(t, CNPGModule, "config/crd/bases/*.yaml")
+}
+
+//go:embed crds/storage.koor.tech_koorclusters.yaml
+var koorCRD []byte
+
+// KoorCRDs is the KoorCluster CRD (storage.koor.tech/v1alpha1). Koor's operator module is
+// refused by the Go module proxy, so this one is ours, written from the spec (see the file).
+func KoorCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	crds, err := ParseCRDs(koorCRD)
+	if err != nil || len(crds) != 1 {
+		t.Fatalf("kubetest: embedded KoorCluster CRD: %v (%d CRDs)", err, len(crds))
+	}
+	return crds
+}

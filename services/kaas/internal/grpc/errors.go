@@ -1,0 +1,44 @@
+// Package grpc serves cnct.kaas.api.Cluster over the cluster rules, and the same API as
+// upstream's REST paths through grpc-gateway.
+package grpc
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/plinth-dev/plinth/libs/platform/grpcerr"
+	"github.com/plinth-dev/plinth/libs/platform/input"
+	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
+)
+
+// toStatus maps domain errors to gRPC status errors in one place. Each code says what the
+// client should do next:
+//   - *input.Error → InvalidArgument: fix the request; the message names the field.
+//   - cluster.ErrNotFound → NotFound: the cluster or node pool does not exist (list first).
+//   - cluster.ErrExists → AlreadyExists: the name is taken; pick another or use the existing.
+//   - cluster.ErrConflict → FailedPrecondition: the request is valid but the cluster's state
+//     refuses it now (being deleted, still being created, upgrading); retry once it changed.
+//   - anything else → grpcerr.Unexpected: context errors keep their codes, an unreachable
+//     database is Unavailable, the rest Internal with a fixed message; the cause is logged
+//     with the RPC and attrs, never sent.
+func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) error {
+	if err == nil {
+		return nil
+	}
+	var ie *input.Error
+	switch {
+	case errors.As(err, &ie):
+		return status.Error(codes.InvalidArgument, ie.Error())
+	case errors.Is(err, cluster.ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, cluster.ErrExists):
+		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, cluster.ErrConflict):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	}
+	return grpcerr.Unexpected(ctx, log, err, attrs...)
+}

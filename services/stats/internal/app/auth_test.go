@@ -1,0 +1,92 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	statspb "github.com/plinth-dev/plinth/libs/api/stats"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/hostiletest"
+)
+
+// TestEveryCallNeedsAValidToken: as upstream, each RPC refuses a missing or invalid token with
+// upstream's messages; a valid one is checked with auth once and then cached; with auth
+// unreachable, an unknown token is Unavailable (retry), not "log in again".
+func TestEveryCallNeedsAValidToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.start(t, e.config(t)).client
+	calls := map[string]func(ctx context.Context) error{
+		"GetClusterStats": func(ctx context.Context) error {
+			_, err := c.GetClusterStats(ctx, &statspb.GetClusterStatsRequest{})
+			return err
+		},
+		"GetClusterResources": func(ctx context.Context) error {
+			_, err := c.GetClusterResources(ctx, &statspb.GetClusterResourcesRequest{})
+			return err
+		},
+		"GetClusterNodes": func(ctx context.Context) error {
+			_, err := c.GetClusterNodes(ctx, &statspb.GetClusterNodesRequest{})
+			return err
+		},
+		"GetClusterRadar": func(ctx context.Context) error {
+			_, err := c.GetClusterRadar(ctx, &statspb.GetClusterRadarRequest{})
+			return err
+		},
+		"GetKoorCluster": func(ctx context.Context) error {
+			_, err := c.GetKoorCluster(ctx, &statspb.GetKoorClusterRequest{})
+			return err
+		},
+	}
+	for name, call := range calls {
+		for _, tc := range []struct {
+			ctx  context.Context
+			code codes.Code
+			msg  string
+		}{
+			{ctxT(t), codes.Unauthenticated, authn.MsgNoToken},
+			{bearer(ctxT(t), "plt_not-a-token"), codes.Unauthenticated, authn.MsgInvalidToken},
+			{metadata.AppendToOutgoingContext(ctxT(t), "authorization", "Basic dXNlcjpwdw=="), codes.Unauthenticated, authn.MsgNoToken},
+		} {
+			if err := call(tc.ctx); status.Code(err) != tc.code || status.Convert(err).Message() != tc.msg {
+				t.Errorf("%s: %v, want %v %q", name, err, tc.code, tc.msg)
+			}
+		}
+		if err := call(authed(t)); status.Code(err) == codes.Unauthenticated {
+			t.Errorf("%s with a valid token: %v", name, err)
+		}
+	}
+	// Refusals are never cached (one per RPC); the valid token's yes is, once.
+	if n := e.auth.calls.Load(); n != int32(len(calls))+1 {
+		t.Errorf("auth was asked %d times; want %d", n, len(calls)+1)
+	}
+	e.authSrv.Stop()
+	if err := calls["GetClusterRadar"](bearer(ctxT(t), "plt_uncached-token")); status.Code(err) != codes.Unavailable {
+		t.Errorf("auth unreachable: %v, want Unavailable", err)
+	}
+	// Past the token check the call may still find no source answered yet (Unavailable with
+	// stats' own message): only the token check's answers count here.
+	if err := calls["GetClusterRadar"](authed(t)); status.Code(err) == codes.Unauthenticated || status.Convert(err).Message() == authn.MsgAuthUnavailable {
+		t.Errorf("a cached token must pass while auth is away: %v", err)
+	}
+}
+
+// TestHostileClient probes every stats RPC with huge and NUL strings, unknown fields, garbage
+// and oversized metadata: each is refused with a documented code and a short message, and
+// stats keeps answering.
+func TestHostileClient(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	in := e.start(t, e.config(t))
+	hostiletest.Run(t, hostiletest.Target{
+		Conn:     in.conn,
+		Services: []string{"stats.StatsService"},
+		Metadata: metadata.Pairs("authorization", "Bearer "+validToken),
+		// Unavailable: until the inventory's first refresh no source has answered.
+		Allowed: append(append([]codes.Code(nil), hostiletest.Default...), codes.Unavailable),
+	})
+}
