@@ -1,12 +1,43 @@
 #!/usr/bin/env bash
-# vagrant-server benchmarks: whole jobs through the gRPC API (QueueJob → RunnerJobStream
-# assignment → ack → output → complete) with 1, 4 and 16 runners, reporting jobs/s and the
-# p50/p99 time from QueueJob to the runner receiving the assignment; then the same cycle
-# against the job queue alone (no gRPC), for comparison. Needs Postgres (TEST_DATABASE_URL, or
-# a private cluster is started) and NATS (TEST_NATS_URL, or an embedded server).
-#   BENCHTIME=2000x bench/vagrant.sh
+# vagrant-server end to end, as operated: a real vagrant-server process and real
+# vagrant-runner processes (1, 4 and 16) on a private Postgres cluster with durable settings
+# and an embedded NATS, driven over gRPC. Reports burst jobs/s, steady-rate QueueJob →
+# assignment/ack p50/p99, and per job: Postgres commits, write transactions, WAL syncs and the
+# CPU time of each process group (internal/jobbench).
+#
+#   bench/vagrant.sh                       # this tree
+#   BEFORE=<git ref> bench/vagrant.sh      # also <ref>'s binaries, alternating, in one run
+#   RUNNERS=16 BURST=4000 RATE=100 STEADY=20s bench/vagrant.sh
+#   GO_BENCH=1 bench/vagrant.sh            # then the in-process Go benchmarks as well
+#   BENCH_FLAGS=-statements bench/vagrant.sh   # print what costs Postgres most per job
+# BUILD_FLAGS are passed to go build (e.g. -tags), SERVER_ENV and RUNNER_ENV (comma-separated
+# NAME=value) to the processes; KEEP=1 keeps the scratch directory with every process's log.
 set -euo pipefail
-cd "$(dirname "$0")/../services/vagrant-server"
-benchtime="${BENCHTIME:-1000x}"
-go test -run '^$' -bench "${BENCH:-GRPCEndToEnd}" -benchtime "$benchtime" -count "${COUNT:-1}" -timeout 20m ./internal/app/
-go test -run '^$' -bench EndToEnd -benchtime "$benchtime" -count "${COUNT:-1}" -timeout 20m ./internal/jobqueue/
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d /tmp/vagrant-bench.XXXXXX)"
+chmod 755 "$work" # the private Postgres cluster runs as the postgres user
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+
+build() { # label source-tree
+	(cd "$2" && go build ${BUILD_FLAGS:-} -o "$work/$1/" ./services/vagrant-server/cmd/vagrant-server ./services/vagrant-server/cmd/vagrant-runner)
+}
+builds=""
+if [ -n "${BEFORE:-}" ]; then
+	mkdir -p "$work/src-before"
+	git -C "$root" archive "$BEFORE" | tar -x -C "$work/src-before"
+	build before "$work/src-before"
+	builds="before=$work/before,"
+fi
+label=current
+[ -n "${BEFORE:-}" ] && label=after
+build "$label" "$root"
+builds="${builds}$label=$work/$label"
+
+cd "$root/services/vagrant-server"
+go run ./internal/jobbench -work "$work" -builds "$builds" -runners "${RUNNERS:-1,4,16}" \
+	-burst "${BURST:-2000}" -rate "${RATE:-100}" -steady "${STEADY:-10s}" -server-env "${SERVER_ENV:-}" -runner-env "${RUNNER_ENV:-}" ${BENCH_FLAGS:-}
+
+if [ -n "${GO_BENCH:-}" ]; then
+	go test -run '^$' -bench GRPCEndToEnd -benchtime 1000x -timeout 20m ./internal/app/
+	go test -run '^$' -bench EndToEnd -benchtime 1000x -timeout 20m ./internal/jobqueue/
+fi

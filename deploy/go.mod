@@ -10,6 +10,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/plinth-dev/plinth/libs/api v0.0.0-00010101000000-000000000000
 	github.com/plinth-dev/plinth/libs/platform v0.0.0-00010101000000-000000000000
+	github.com/plinth-dev/plinth/services/cnpgi-plugin v0.0.0-00010101000000-000000000000
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
 	go.yaml.in/yaml/v4 v4.0.0-rc.4
 	google.golang.org/grpc v1.84.0
@@ -61,4 +62,6 @@ require (
 replace (
 	github.com/plinth-dev/plinth/libs/api => ../libs/api
 	github.com/plinth-dev/plinth/libs/platform => ../libs/platform
+	github.com/plinth-dev/plinth/libs/storage => ../libs/storage
+	github.com/plinth-dev/plinth/services/cnpgi-plugin => ../services/cnpgi-plugin
 )

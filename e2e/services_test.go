@@ -22,7 +22,13 @@ func TestLauncherRunsServices(t *testing.T) {
 	bin := buildLauncher(t, repoRoot(t))
 	home := newHome(t)
 	offset := freeOffset(t, 12000)
-	l := startLauncher(t, bin, fixture, home, offset, "PLINTH_DATABASE_NAME=plinth_e2e_fixture")
+	// The user's own device classes: the launcher passes them through instead of making its
+	// loop-backed volume group (which needs root and the real agent's dev-vg command).
+	lvmdYAML := filepath.Join(home, "own-lvmd.yaml")
+	if err := os.WriteFile(lvmdYAML, []byte("device-classes: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := startLauncher(t, bin, fixture, home, offset, "PLINTH_DATABASE_NAME=plinth_e2e_fixture", "PLINTH_LVMD_CONFIG="+lvmdYAML)
 	e := l.waitEndpoints(t, readyTimeout)
 	defer dropDatabase(t, e.Database, "plinth_e2e_fixture")
 
@@ -45,7 +51,8 @@ func TestLauncherRunsServices(t *testing.T) {
 		t.Errorf("vagrant-runner serves no gRPC, endpoints say %s", e.Services[2].GRPC)
 	}
 	log := l.log.String()
-	for _, want := range []string{"echo (services/echo) is not in the launcher's service table", "vagrant-runner serving"} {
+	for _, want := range []string{"echo (services/echo) is not in the launcher's service table", "vagrant-runner serving",
+		"lvmd-agent: device classes from PLINTH_LVMD_CONFIG=" + lvmdYAML} {
 		if !strings.Contains(log, want) {
 			t.Errorf("launcher output lacks %q", want)
 		}

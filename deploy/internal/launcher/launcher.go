@@ -108,6 +108,9 @@ func serve(ctx context.Context, c Config, children []*child, placed []Placement,
 	}
 	e := Endpoints{NATS: infra.NATSURL, Database: infra.DatabaseURL}
 	for _, p := range placed {
+		if _, started := pids[p.Spec.Binary]; !started {
+			continue // skipped by its Prepare
+		}
 		e.Services = append(e.Services, ServiceEndpoint{Name: p.Spec.Binary, GRPC: p.GRPC, Admin: p.Admin, PID: pids[p.Spec.Binary]})
 	}
 	printEndpoints(out, e)

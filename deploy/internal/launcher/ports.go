@@ -2,20 +2,14 @@ package launcher
 
 import (
 	"net"
-	"strconv"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/ports"
 )
 
 // portFree reports whether 127.0.0.1:port can be bound now. Another process may take it
 // before the child binds it; the child then fails loudly, which is the best anyone can do.
-func portFree(port int) bool {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return false
-	}
-	_ = l.Close()
-	return true
-}
+var portFree = ports.IsFree
 
 // answering reports whether something accepts TCP connections at addr.
 func answering(addr string) bool {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+
+	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
 
 // Spec says how the launcher runs one service binary: where it listens and what else it needs.
@@ -35,21 +37,41 @@ type Spec struct {
 }
 
 // CNPGIPluginName is the plugin name the cnpgi-plugin reports in GetPluginMetadata; CloudNativePG
-// finds a plugin's socket by this name inside its plugin socket directory.
-const CNPGIPluginName = "cnpgi.plinth.dev"
+// finds a plugin's socket by this name inside its plugin socket directory. Declared once, by
+// the plugin.
+const CNPGIPluginName = cnpgiplugin.DefaultName
 
 // Table returns the specs of every service binary the launcher knows, in start order.
 // A binary found under services/ but missing here still runs, on the next free ports.
 func Table() []Spec {
 	return []Spec{
 		{Binary: "auth", Service: "auth", GRPCPort: 7001, AdminPort: 7101},
-		{Binary: "stats", Service: "stats", GRPCPort: 7002, AdminPort: 7102},
-		{Binary: "kaas", Service: "kaas", GRPCPort: 7003, AdminPort: 7103},
+		{
+			// Every stats call's token is checked with auth. Its sources: the suite's inventory
+			// (on by default) and, when the launcher's environment sets PLINTH_STATS_CEPH_URL (or
+			// PLINTH_STATS_KUBECONFIG), Ceph (Kubernetes): ChildEnv passes those through.
+			Binary: "stats", Service: "stats", GRPCPort: 7002, AdminPort: 7102, DependsOn: []string{"auth"},
+			Env: func(_ string, placed map[string]Placement) map[string]string {
+				return map[string]string{"PLINTH_STATS_AUTH_ADDR": placed["auth"].GRPC}
+			},
+		},
 		{Binary: "vagrant-server", Service: "vagrant-server", GRPCPort: 7004, AdminPort: 7104},
 		{
+			// Clusters on the local vagrant-server's netns machines; auth checks every call's token.
+			// After vagrant-server (it needs a token from it), before vagrant-runner: its Prepare
+			// bootstraps a fresh vagrant-server for both.
+			Binary: "kaas", Service: "kaas", GRPCPort: 7003, AdminPort: 7103,
+			DependsOn: []string{"auth", "vagrant-server"},
+			Env:       kaasEnv,
+			Prepare:   ensureKaasCredentials,
+		},
+		{
 			// TopoLVM's node driver talks to lvmd over a unix socket; TCP 7005 (mTLS) is optional
-			// and stays off until the launcher generates certificates.
+			// and stays off until the launcher generates certificates. As root, without
+			// PLINTH_LVMD_CONFIG, it gets a loop-backed volume group under HOME/lvm (lvmd.go);
+			// without root it is skipped.
 			Binary: "lvmd-agent", Service: "lvmd-agent", Socket: "lvmd.sock", AdminPort: 7105,
+			Env: lvmdEnv, Prepare: ensureLvmdVG,
 		},
 		{
 			// CloudNativePG dials plugins at <plugin socket dir>/<plugin name>; TCP 7006 needs

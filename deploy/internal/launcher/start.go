@@ -32,6 +32,7 @@ func startAll(ctx context.Context, c Config, con *Console, placed []Placement, i
 			return children, errors.New("service dependencies form a cycle: fix DependsOn in deploy/internal/launcher/spec.go")
 		}
 		start := len(children)
+		var started []int
 		for _, i := range wave {
 			p := placed[i]
 			for _, d := range p.Spec.DependsOn {
@@ -40,7 +41,13 @@ func startAll(ctx context.Context, c Config, con *Console, placed []Placement, i
 				}
 			}
 			if p.Spec.Prepare != nil {
-				if err := p.Spec.Prepare(ctx, c.Home, byName, say); err != nil {
+				err := p.Spec.Prepare(ctx, c.Home, byName, say)
+				if errors.Is(err, ErrSkip) {
+					say("%s: %v", p.Spec.Binary, err)
+					ready[p.Spec.Binary] = true
+					continue
+				}
+				if err != nil {
 					return children, fmt.Errorf("prepare %s: %w", p.Spec.Binary, err)
 				}
 			}
@@ -50,8 +57,9 @@ func startAll(ctx context.Context, c Config, con *Console, placed []Placement, i
 				return children, err
 			}
 			children = append(children, ch)
+			started = append(started, i)
 		}
-		for k, i := range wave {
+		for k, i := range started {
 			if err := children[start+k].waitReady(ctx, placed[i].Admin, c.ReadyTimeout); err != nil {
 				return children, err
 			}

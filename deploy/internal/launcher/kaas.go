@@ -1,0 +1,103 @@
+package launcher
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	vagrantpb "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+)
+
+// kaasRESTOffset puts kaas's REST API (upstream's grpc-gateway paths) 200 above its gRPC port:
+// 7203 by default, shifted with the others by the port offset.
+const kaasRESTOffset = 200
+
+// kaasStateDir is where make up keeps kaas's secret key, its vagrant-server token and the
+// files of its machines.
+func kaasStateDir(home string) string { return filepath.Join(home, "kaas") }
+
+// kaasEnv runs kaas with the vagrant provider on this run's vagrant-server, auth's token
+// check, and its key and token from files in its state directory.
+func kaasEnv(home string, placed map[string]Placement) map[string]string {
+	dir := kaasStateDir(home)
+	env := map[string]string{
+		"PLINTH_AUTH_ADDR":                placed["auth"].GRPC,
+		"PLINTH_KAAS_PROVIDER":            "vagrant",
+		"PLINTH_KAAS_VAGRANT_ADDR":        placed["vagrant-server"].GRPC,
+		"PLINTH_KAAS_VAGRANT_TOKEN_FILE":  filepath.Join(dir, "vagrant-token"),
+		"PLINTH_KAAS_VAGRANT_MACHINE_DIR": filepath.Join(dir, "machines"),
+		"PLINTH_KAAS_SECRET_KEY_FILE":     filepath.Join(dir, "secret-key"),
+	}
+	if host, port, err := net.SplitHostPort(placed["kaas"].GRPC); err == nil {
+		if p, err := strconv.Atoi(port); err == nil {
+			env["PLINTH_KAAS_REST_ADDR"] = net.JoinHostPort(host, strconv.Itoa(p+kaasRESTOffset))
+		}
+	}
+	return env
+}
+
+// ensureKaasCredentials gives kaas a secret key (sealing its clusters' key material; made once,
+// mode 0600) and a vagrant-server login token of its own: on a fresh vagrant-server it first
+// bootstraps it for the runner (ensureRunnerToken), then asks for a login token with the
+// runner's. When neither can be had it says what to do and kaas starts anyway: its clusters
+// wait, with the reason in their status, until a token is written to the file.
+func ensureKaasCredentials(ctx context.Context, home string, placed map[string]Placement, say func(string, ...any)) error {
+	dir := kaasStateDir(home)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	keyFile := filepath.Join(dir, "secret-key")
+	if _, err := os.Stat(keyFile); errors.Is(err, os.ErrNotExist) {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return err
+		}
+		if err := os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+			return fmt.Errorf("keep kaas's secret key: %w", err)
+		}
+		say("made kaas's secret key in %s (it seals the clusters' keys: keep it with the database)", keyFile)
+	}
+	tokenFile := filepath.Join(dir, "vagrant-token")
+	if _, err := os.Stat(tokenFile); err == nil {
+		return nil
+	}
+	if err := ensureRunnerToken(ctx, home, placed, say); err != nil {
+		return err
+	}
+	runnerToken, err := os.ReadFile(filepath.Join(runnerStateDir(home), "token"))
+	if err != nil {
+		say("kaas has no vagrant-server login token: write one to %s (GenerateLoginToken)", tokenFile)
+		return nil
+	}
+	conn, err := grpc.NewClient(placed["vagrant-server"].GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("dial vagrant-server: %w", err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(ctx, "client-api-protocol", "1,1",
+		"authorization", strings.TrimSpace(string(runnerToken))), 10*time.Second)
+	defer cancel()
+	resp, err := vagrantpb.NewVagrantClient(conn).GenerateLoginToken(ctx, &emptypb.Empty{})
+	if err != nil {
+		say("could not get kaas a vagrant-server login token (%v); write one to %s", err, tokenFile)
+		return nil
+	}
+	if err := os.WriteFile(tokenFile, []byte(resp.GetToken()+"\n"), 0o600); err != nil {
+		return fmt.Errorf("keep kaas's vagrant-server token: %w", err)
+	}
+	say("gave kaas a vagrant-server login token in %s", tokenFile)
+	return nil
+}

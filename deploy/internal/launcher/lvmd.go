@@ -1,0 +1,53 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ErrSkip, wrapped in an error from a Spec's Prepare, leaves that binary out of the run: the
+// launcher says why in one line and starts the others.
+var ErrSkip = errors.New("skipped")
+
+// lvmdDevDir holds the loop-backed volume group `make up` gives lvmd-agent (its backing file
+// and lvmd.yaml). It outlives the run: `lvmd-agent dev-vg -dir .plinth/lvm -remove` deletes it.
+func lvmdDevDir(home string) string { return filepath.Join(home, "lvm") }
+
+// lvmdOwnConfig is the user's own device class file, when they set one.
+func lvmdOwnConfig() string { return os.Getenv("PLINTH_LVMD_CONFIG") }
+
+// lvmdEnv points the agent at the development volume group, unless the user configured
+// their own.
+func lvmdEnv(home string, _ map[string]Placement) map[string]string {
+	if lvmdOwnConfig() != "" {
+		return nil
+	}
+	return map[string]string{"PLINTH_LVMD_CONFIG": filepath.Join(lvmdDevDir(home), "lvmd.yaml")}
+}
+
+// ensureLvmdVG makes (or finds again) the loop-backed development volume group with the
+// agent's own dev-vg command. Without root, or without lvm2, the agent is skipped.
+func ensureLvmdVG(ctx context.Context, home string, _ map[string]Placement, say func(string, ...any)) error {
+	if own := lvmdOwnConfig(); own != "" {
+		say("lvmd-agent: device classes from PLINTH_LVMD_CONFIG=%s", own)
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w: lvmd-agent needs root for its loop-backed volume group (run make up as root, or set PLINTH_LVMD_CONFIG to your own lvmd.yaml)", ErrSkip)
+	}
+	if _, err := exec.LookPath("lvm"); err != nil {
+		return fmt.Errorf("%w: lvmd-agent needs lvm2 (apt-get install lvm2)", ErrSkip)
+	}
+	out, err := exec.CommandContext(ctx, filepath.Join(home, "bin", "lvmd-agent"), "dev-vg", "-dir", lvmdDevDir(home)).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("lvmd-agent dev-vg: %w: %s", err, out)
+	}
+	say("lvmd-agent: %s (kept across runs; remove with: %s dev-vg -dir %s -remove)",
+		strings.TrimSpace(string(out)), filepath.Join(home, "bin", "lvmd-agent"), lvmdDevDir(home))
+	return nil
+}
