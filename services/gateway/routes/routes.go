@@ -1,0 +1,131 @@
+// Package routes is the gateway's one route table: for every gRPC service of every API in
+// the suite, which backend serves it and whether a call needs a Plinth bearer token. The Go
+// gateway that `make up` starts reads it, and the Envoy configurations (docker-compose,
+// Kubernetes) are generated from it, so the two gateways cannot disagree.
+package routes
+
+import (
+	"slices"
+	"strings"
+)
+
+// Access says who may call a route through the gateway.
+type Access int
+
+const (
+	// Token: the call carries `authorization: Bearer <token>` that auth accepts (the gateway
+	// asks auth, as Envoy's ext_authz does); anything else is refused with Unauthenticated.
+	Token Access = iota
+	// Public: no token needed (auth's own Login and CheckToken, health, reflection).
+	Public
+	// Own: the backend checks its own credentials, which are not Plinth tokens (Vagrant's
+	// clients carry vagrant-server's own tokens); the gateway passes the call through.
+	Own
+)
+
+func (a Access) String() string {
+	switch a {
+	case Token:
+		return "token"
+	case Public:
+		return "public"
+	case Own:
+		return "own"
+	}
+	return "unknown"
+}
+
+// Backends of the suite, named as the launcher, docker-compose and Kubernetes name them.
+const (
+	Auth          = "auth"
+	Stats         = "stats"
+	Kaas          = "kaas"
+	VagrantServer = "vagrant-server"
+	LvmdAgent     = "lvmd-agent"
+	CNPGIPlugin   = "cnpgi-plugin"
+)
+
+// Backends lists every backend a route names, in the suite's port order.
+func Backends() []string {
+	return []string{Auth, Stats, Kaas, VagrantServer, LvmdAgent, CNPGIPlugin}
+}
+
+// Route sends the calls of one gRPC service (or one method of it) to a backend.
+type Route struct {
+	// Service is the full gRPC service name, e.g. "services.auth.AuthService".
+	Service string
+	// Method, when set, narrows the route to one method (an exception to the service's
+	// route, e.g. auth's public Login).
+	Method  string
+	Backend string
+	Access  Access
+}
+
+// Path is the HTTP/2 path the route matches: "/pkg.Service/Method" for a method route,
+// "/pkg.Service/" (a prefix) for a service route.
+func (r Route) Path() string {
+	return "/" + r.Service + "/" + r.Method
+}
+
+// IsPrefix reports whether Path is a prefix (a whole service) rather than one method.
+func (r Route) IsPrefix() bool { return r.Method == "" }
+
+// Table is every route of the suite. Method routes come first, so a first-match reader (and
+// Envoy, whose routes are ordered) sees an exception before its service's route.
+var Table = []Route{
+	// auth's public paths, exactly those of PLINTH_AUTH_PUBLIC_PATHS (services/auth/README.md).
+	{Service: "services.auth.AuthService", Method: "Login", Backend: Auth, Access: Public},
+	{Service: "services.auth.AuthService", Method: "CheckToken", Backend: Auth, Access: Public},
+	{Service: "services.auth.AuthService", Backend: Auth, Access: Token},
+
+	// stats: Koor's dashboard API.
+	{Service: "stats.StatsService", Backend: Stats, Access: Token},
+
+	// kaas: CNCT's KaaS API.
+	{Service: "cnct.kaas.api.Cluster", Backend: Kaas, Access: Token},
+
+	// vagrant-server: Vagrant clients and runners carry the server's own tokens.
+	{Service: "hashicorp.vagrant.Vagrant", Backend: VagrantServer, Access: Own},
+
+	// lvmd-agent: TopoLVM's lvmd API (the node driver talks to the agent directly; through the
+	// gateway it is the console's and an operator's view).
+	{Service: "proto.LVService", Backend: LvmdAgent, Access: Token},
+	{Service: "proto.VGService", Backend: LvmdAgent, Access: Token},
+
+	// cnpgi-plugin: CloudNativePG's plugin API (the operator talks to the plugin directly
+	// over mTLS; through the gateway it is an operator's view).
+	{Service: "cnpgi.identity.v1.Identity", Backend: CNPGIPlugin, Access: Token},
+	{Service: "cnpgi.operator.v1.Operator", Backend: CNPGIPlugin, Access: Token},
+	{Service: "cnpgi.operator_lifecycle.v1.OperatorLifecycle", Backend: CNPGIPlugin, Access: Token},
+	{Service: "cnpgi.wal.v1.WAL", Backend: CNPGIPlugin, Access: Token},
+	{Service: "cnpgi.backup.v1.Backup", Backend: CNPGIPlugin, Access: Token},
+	{Service: "cnpgi.metrics.v1.Metrics", Backend: CNPGIPlugin, Access: Token},
+	{Service: "cnpgi.reconciler.v1.ReconcilerHooks", Backend: CNPGIPlugin, Access: Token},
+	{Service: "cnpgi.wal.v1.RestoreJobHooks", Backend: CNPGIPlugin, Access: Token},
+	{Service: "cnpgi.identity.v1.Postgres", Backend: CNPGIPlugin, Access: Token},
+}
+
+// Gateway-level services every backend serves: the gateway answers them itself (health of
+// the gateway, reflection over the whole suite), or in Envoy sends them to auth. Public.
+var GatewayServices = []string{
+	"grpc.health.v1.Health",
+	"grpc.reflection.v1.ServerReflection",
+	"grpc.reflection.v1alpha.ServerReflection",
+}
+
+// Lookup finds the route of a full method path ("/pkg.Service/Method"): the method's own
+// route if there is one, else its service's. ok is false for a path no route serves.
+func Lookup(fullMethod string) (r Route, ok bool) {
+	service, method, found := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	if !found || !strings.HasPrefix(fullMethod, "/") || method == "" || strings.Contains(method, "/") {
+		return Route{}, false
+	}
+	i := slices.IndexFunc(Table, func(r Route) bool { return r.Service == service && r.Method == method })
+	if i < 0 {
+		i = slices.IndexFunc(Table, func(r Route) bool { return r.Service == service && r.Method == "" })
+	}
+	if i < 0 {
+		return Route{}, false
+	}
+	return Table[i], true
+}
