@@ -15,6 +15,7 @@ import (
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	statspb "github.com/plinth-dev/plinth/libs/api/stats"
+	"github.com/plinth-dev/plinth/libs/platform/hostiletest"
 	"github.com/plinth-dev/plinth/services/gateway/internal/app"
 )
 
@@ -126,6 +127,12 @@ func TestGateway(t *testing.T) {
 	t.Run("trace context", func(t *testing.T) { testTraceContext(t, s, g, token) })
 	t.Run("access log and metrics", func(t *testing.T) { testAccessLogAndMetrics(t, s, g, token) })
 	t.Run("console mount", func(t *testing.T) { testConsoleMount(t, s) })
+	t.Run("hostile client", func(t *testing.T) {
+		// Through the gateway to the in-process backends: garbage metadata, 64 KiB of headers,
+		// huge and NUL strings, cut streams; the gateway must answer and stay healthy.
+		hostiletest.Run(t, hostiletest.Target{Conn: g.conn, Services: []string{"proto.VGService", "stats.StatsService"},
+			Metadata: metadata.Pairs("authorization", "Bearer "+token)})
+	})
 	t.Run("shutdown ends streams", func(t *testing.T) { testShutdownEndsStreams(t, s, token) })
 	t.Run("unconfigured backend", func(t *testing.T) {
 		testUnconfiguredBackend(t, s)
