@@ -1,6 +1,7 @@
-// Package configcheck validates the deployment files (deploy/envoy/envoy.yaml,
-// docker-compose.yaml, deploy/docker/Dockerfile, Tiltfile) with the schemas and parsers of the
-// tools that run them, so a broken file fails `make test` instead of `docker compose up`.
+// Package configcheck validates the deployment files (the Envoy configs deploy/envoy/envoy.yaml
+// and deploy/k8s/base/gateway/envoy.yaml, docker-compose.yaml, deploy/docker/Dockerfile,
+// Tiltfile) with the schemas and parsers of the tools that run them, so a broken file fails
+// `make test` instead of `docker compose up`.
 package configcheck
 
 import (
