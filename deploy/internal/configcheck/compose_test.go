@@ -302,6 +302,8 @@ func TestComposeRejects(t *testing.T) {
 		{"no health check", "    healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7104/readyz\"]",
 			"    labels: {x: y}\n    x-healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7104/readyz\"]",
 			"service vagrant-server has no health check"},
+		{"healthy on a one-shot", "      init: {condition: service_completed_successfully}\n      # Not lvmd-agent",
+			"      init: {condition: service_healthy}\n      # Not lvmd-agent", "service gateway waits for init to be healthy, but init has no health check"},
 		{"a command without a container", "args: {SERVICE: vagrant-server, BINARY: vagrant-runner}", "args: {SERVICE: vagrant-server, BINARY: vagrant-server}",
 			"services/vagrant-server/cmd/vagrant-runner has no compose service"},
 		{"root image without privileges", "    privileged: true\n", "", "target lvm runs as root, but the service is granted no privileges"},
