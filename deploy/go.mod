@@ -43,6 +43,7 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect
+	github.com/plinth-dev/plinth/services/gateway v0.0.0-00010101000000-000000000000
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.1 // indirect
 	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/tonistiigi/go-csvvalue v0.0.0-20240814133006-030d3b2625d0 // indirect
@@ -65,3 +66,5 @@ replace (
 	github.com/plinth-dev/plinth/libs/storage => ../libs/storage
 	github.com/plinth-dev/plinth/services/cnpgi-plugin => ../services/cnpgi-plugin
 )
+
+replace github.com/plinth-dev/plinth/services/gateway => ../services/gateway
