@@ -6,9 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The kustomizations under deploy/k8s; the test runs in deploy/internal/k8scheck.
+var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
 var kustomizations = []string{"../../k8s/base", "../../k8s/examples/postgres"}
 
 const readmePath = "../../k8s/README.md"
@@ -87,3 +91,12 @@ func wantError(t *testing.T, errs []error, fragments ...string) {
 func countOf(s, sub string) int { return strings.Count(s, sub) }
 
 func replaceOnce(s, old, new string) string { return strings.Replace(s, old, new, 1) }
+
+func containsAll(s string, fragments ...string) bool {
+	for _, f := range fragments {
+		if !strings.Contains(s, f) {
+			return false
+		}
+	}
+	return true
+}
