@@ -20,6 +20,7 @@ func TestKustomizationsPassEveryCheck(t *testing.T) {
 			s := decode(t, objs)
 			for name, errs := range map[string][]error{
 				"services":   CheckServices(s),
+				"budgets":    CheckBudgets(s),
 				"containers": CheckContainers(s),
 				"references": CheckReferences(s, doc),
 				"gateway":    CheckGateway(s),

@@ -42,6 +42,9 @@ func TestChecksCatchMistakes(t *testing.T) {
 		{"Service selecting no pods", func(t *testing.T, objs []Object) {
 			set(t, find(t, objs, "Service", "kaas"), "kaas-typo", "spec", "selector", "app.kubernetes.io/name")
 		}, CheckServices, []string{"Service/plinth/kaas", "matches the pod labels of no workload"}},
+		{"PodDisruptionBudget selecting no pods", func(t *testing.T, objs []Object) {
+			set(t, find(t, objs, "PodDisruptionBudget", "gateway"), "envoy", "spec", "selector", "matchLabels", "app.kubernetes.io/name")
+		}, CheckBudgets, []string{"PodDisruptionBudget/plinth/gateway", "matches the pod labels of no workload"}},
 		{"Service targeting an undeclared port", func(t *testing.T, objs []Object) {
 			svc := find(t, objs, "Service", "vagrant-server")
 			ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")

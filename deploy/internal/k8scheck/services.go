@@ -2,8 +2,10 @@ package k8scheck
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -41,6 +43,25 @@ func CheckServices(s *Set) []error {
 					errs = append(errs, fmt.Errorf("%s: spec.ports[%d] (%s) targets port %s, which no container of %s declares", svc, i, p.Name, target.String(), w))
 				}
 			}
+		}
+	}
+	return errs
+}
+
+// CheckBudgets checks that every PodDisruptionBudget selects the pods of a workload in its
+// namespace: a budget that selects nothing protects nothing, silently.
+func CheckBudgets(s *Set) []error {
+	var errs []error
+	for _, b := range s.Budgets {
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Spec.Selector)
+		if err != nil || sel.Empty() {
+			errs = append(errs, fmt.Errorf("%s: spec.selector selects nothing or everything (%v)", b, err))
+			continue
+		}
+		if !slices.ContainsFunc(s.Workloads, func(w Workload) bool {
+			return w.GetNamespace() == b.GetNamespace() && sel.Matches(labels.Set(w.Template.Labels))
+		}) {
+			errs = append(errs, fmt.Errorf("%s: spec.selector %s matches the pod labels of no workload in namespace %q", b, sel, b.GetNamespace()))
 		}
 	}
 	return errs

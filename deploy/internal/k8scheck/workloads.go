@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 )
 
 // Workload is an object that runs pods, with the pod template it runs.
@@ -19,8 +20,15 @@ type Set struct {
 	Objects   []Object
 	Workloads []Workload
 	Services  []Service
+	Budgets   []Budget
 	// Typed holds the decoded built-in objects, by Object.String().
 	Typed map[string]any
+}
+
+// Budget is a PodDisruptionBudget of the build.
+type Budget struct {
+	Object
+	Spec policyv1.PodDisruptionBudget
 }
 
 // Service is a Service of the build.
@@ -58,6 +66,8 @@ func Decode(objs []Object) (*Set, []error) {
 			s.Workloads = append(s.Workloads, Workload{o, corev1.PodTemplateSpec{ObjectMeta: v.ObjectMeta, Spec: v.Spec}})
 		case *corev1.Service:
 			s.Services = append(s.Services, Service{o, *v})
+		case *policyv1.PodDisruptionBudget:
+			s.Budgets = append(s.Budgets, Budget{o, *v})
 		}
 	}
 	return s, errs
