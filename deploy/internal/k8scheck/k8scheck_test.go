@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
 
 // Every kustomization builds, and every check passes on what it builds.
@@ -95,8 +97,8 @@ func TestCNPGPluginService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := svc.GetLabels()["cnpg.io/pluginName"]; got != "cnpgi.plinth.dev" {
-		t.Errorf("label cnpg.io/pluginName = %q, want the plugin's name cnpgi.plinth.dev", got)
+	if got := svc.GetLabels()["cnpg.io/pluginName"]; got != cnpgiplugin.DefaultName {
+		t.Errorf("label cnpg.io/pluginName = %q, want the plugin's name %s", got, cnpgiplugin.DefaultName)
 	}
 	a := svc.GetAnnotations()
 	port, err := strconv.Atoi(a["cnpg.io/pluginPort"])
@@ -128,7 +130,7 @@ func TestCNPGPluginService(t *testing.T) {
 		t.Errorf("the plugin mounts %+v at /etc/plinth/cnpgi-server, want the server Secret", src)
 	}
 	for k, want := range map[string]string{
-		"PLINTH_CNPGI_PLUGIN_NAME":   "cnpgi.plinth.dev",
+		"PLINTH_CNPGI_PLUGIN_NAME":   cnpgiplugin.DefaultName,
 		"PLINTH_CNPGI_TLS_ADDR":      "0.0.0.0:" + a["cnpg.io/pluginPort"],
 		"PLINTH_CNPGI_TLS_CERT":      "/etc/plinth/cnpgi-server/tls.crt",
 		"PLINTH_CNPGI_TLS_KEY":       "/etc/plinth/cnpgi-server/tls.key",
