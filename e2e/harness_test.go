@@ -88,7 +88,7 @@ func portsFree(ports ...int) bool {
 func freeOffset(t *testing.T, base int) int {
 	t.Helper()
 	for offset := base; offset < base+1000 && offset+7200 < 20000; offset += 250 {
-		ports := []int{4222 + offset, 8080 + offset}
+		ports := []int{4222 + offset, 8080 + offset, 8180 + offset}
 		for p := 7000; p < 7300; p++ {
 			ports = append(ports, p+offset)
 		}

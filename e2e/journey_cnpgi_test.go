@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,9 +31,9 @@ func (s *journeySuite) journeyCNPGIArchive(t *testing.T) {
 	if s.pgdataErr != nil {
 		skipOrFail(t, "no PostgreSQL data directory to archive from: %v", s.pgdataErr)
 	}
-	segment := filepath.Join(s.pgdata, "pg_wal", "000000010000000000000001")
+	segment := filepath.Join(s.pgdata, "pg_wal", s.redoSegment(t))
 	if fi, err := os.Stat(segment); err != nil || fi.Size() != 1<<20 {
-		t.Fatalf("initdb left no 1 MiB first segment at %s: %v", segment, err)
+		t.Fatalf("initdb left no 1 MiB segment at %s: %v", segment, err)
 	}
 	server := "journeys-" + randomHex(t, 4)
 	cluster := fmt.Appendf(nil, `{"apiVersion":"postgresql.cnpg.io/v1","kind":"Cluster",`+
@@ -55,9 +57,9 @@ func (s *journeySuite) journeyCNPGIArchive(t *testing.T) {
 	if st.GetLastWal() != filepath.Base(segment) {
 		t.Errorf("WAL Status says the last archived segment is %q, want %s (%v)", st.GetLastWal(), filepath.Base(segment), st)
 	}
-	stored, _ := filepath.Glob(filepath.Join(s.home, "cnpgi-store", "*", server, "wals", "0000000100000000", "000000010000000000000001*"))
+	stored, _ := filepath.Glob(filepath.Join(s.home, "cnpgi-store", "*", server, "wals", "0000000100000000", filepath.Base(segment)+"*"))
 	if len(stored) == 0 {
-		stored, _ = filepath.Glob(filepath.Join(s.home, "cnpgi-store", server, "wals", "0000000100000000", "000000010000000000000001*"))
+		stored, _ = filepath.Glob(filepath.Join(s.home, "cnpgi-store", server, "wals", "0000000100000000", filepath.Base(segment)+"*"))
 	}
 	if len(stored) == 0 {
 		t.Errorf("no archived object for %s under %s", server, filepath.Join(s.home, "cnpgi-store"))
@@ -118,4 +120,27 @@ func waitWALArchived(t *testing.T, natsURL, server string, start time.Time) *eve
 		t.Fatal(err)
 	}
 	return found
+}
+
+// redoSegment is the segment initdb's last checkpoint wrote to, as pg_controldata names it: a
+// segment PostgreSQL really wrote (the others in pg_wal are recycled files, whose headers
+// still carry their old addresses, which the plugin rightly refuses).
+func (s *journeySuite) redoSegment(t *testing.T) string {
+	t.Helper()
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_controldata")
+	path := "pg_controldata"
+	if len(bins) > 0 {
+		path = bins[len(bins)-1]
+	}
+	out, err := exec.Command(path, s.pgdata).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pg_controldata %s: %v\n%s", s.pgdata, err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == "Latest checkpoint's REDO WAL file" {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("pg_controldata names no REDO WAL file:\n%s", out)
+	return ""
 }
