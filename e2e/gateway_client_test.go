@@ -44,9 +44,10 @@ func (s *journeySuite) login(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("Login through the gateway as admin: %v", err)
 	}
-	if !strings.HasPrefix(resp.GetToken(), "plt_") {
-		t.Fatalf("Login answered token %q, want a plt_ token", resp.GetToken())
+	if !strings.HasPrefix(resp.GetToken(), "plt_") || resp.GetAccountId() == "" {
+		t.Fatalf("Login answered token %q for account %q, want a plt_ token and an account", resp.GetToken(), resp.GetAccountId())
 	}
+	s.accountID = resp.GetAccountId()
 	return resp.GetToken()
 }
 

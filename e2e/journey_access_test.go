@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
@@ -70,9 +71,14 @@ func (s *journeySuite) journeyLogin(t *testing.T) {
 		for _, p := range probes {
 			succeeds(t, s.gw, p, token)
 		}
-		resp, err := auth.CheckToken(withToken(callCtx(t), token), &authpb.CheckTokenRequest{Token: token})
+		// CheckToken names the account in a response header: it reaches the client.
+		var header metadata.MD
+		resp, err := auth.CheckToken(withToken(callCtx(t), token), &authpb.CheckTokenRequest{Token: token}, grpc.Header(&header))
 		if err != nil || !resp.GetSuccess() {
 			t.Errorf("auth CheckToken of a fresh token: %v, %v; want success", resp, err)
+		}
+		if got := header.Get("plinth-account-id"); len(got) != 1 || got[0] != s.accountID {
+			t.Errorf("CheckToken's plinth-account-id through the gateway = %v, want [%s] (Login's account id)", got, s.accountID)
 		}
 		// vagrant-server's route is Own: the gateway passes its callers' own tokens through.
 		v := vagrantpb.NewVagrantClient(s.gw)
@@ -112,6 +118,9 @@ func (s *journeySuite) journeyLogin(t *testing.T) {
 			t.Errorf("gateway health: %v, %v; want SERVING", h, err)
 		}
 		s.checkReflectionListsSuite(t)
+		s.checkReflectionDescribes(t, "stats.StatsService")
+		err = s.gw.Invoke(callCtx(t), "/no.such.Service/Method", &emptypb.Empty{}, &emptypb.Empty{})
+		wantCode(t, "a method no route serves", err, codes.Unimplemented)
 	})
 }
 
@@ -147,6 +156,27 @@ func (s *journeySuite) checkReflectionListsSuite(t *testing.T) {
 	}
 	if !slices.Contains(listed, "grpc.health.v1.Health") {
 		t.Errorf("gateway reflection lists %v: grpc.health.v1.Health is missing", listed)
+	}
+}
+
+// checkReflectionDescribes asks the gateway's reflection for the file of a backend's service,
+// as `grpcurl describe` (and every grpcurl call without proto files) does.
+func (s *journeySuite) checkReflectionDescribes(t *testing.T, service string) {
+	t.Helper()
+	stream, err := reflectionpb.NewServerReflectionClient(s.gw).ServerReflectionInfo(callCtx(t))
+	if err != nil {
+		t.Fatalf("reflection through the gateway: %v", err)
+	}
+	if err := stream.Send(&reflectionpb.ServerReflectionRequest{
+		MessageRequest: &reflectionpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: service}}); err != nil {
+		t.Fatalf("reflection send: %v", err)
+	}
+	reply, err := stream.Recv()
+	if err != nil {
+		t.Fatalf("reflection describe %s through the gateway: %v", service, err)
+	}
+	if e := reply.GetErrorResponse(); e != nil || len(reply.GetFileDescriptorResponse().GetFileDescriptorProto()) == 0 {
+		t.Errorf("reflection describe %s through the gateway: %v", service, e)
 	}
 }
 

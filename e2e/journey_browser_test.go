@@ -3,6 +3,8 @@ package e2e
 import (
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -27,6 +29,13 @@ func (s *journeySuite) journeyBrowser(t *testing.T) {
 		{"Connect", nil},
 		{"Connect+JSON", []connect.ClientOption{connect.WithProtoJSON()}},
 	}
+	// What connect-web's gRPC-Web transport sends with a token, from the console's origin.
+	t.Run("CORSPreflight", func(t *testing.T) {
+		s.checkPreflightAllows(t, "/cnct.kaas.api.Cluster/GetVersionInformation",
+			"authorization", "content-type", "x-grpc-web", "x-user-agent", "grpc-timeout")
+		s.checkPreflightAllows(t, "/services.auth.AuthService/CheckToken",
+			"authorization", "content-type", "connect-protocol-version", "connect-timeout-ms")
+	})
 	for _, proto := range protocols {
 		t.Run(proto.name, func(t *testing.T) {
 			check := connect.NewClient[authpb.CheckTokenRequest, authpb.CheckTokenResponse](hc,
@@ -56,5 +65,42 @@ func (s *journeySuite) journeyBrowser(t *testing.T) {
 				t.Errorf("the refusal carries no message: %v", cerr)
 			}
 		})
+	}
+}
+
+// corsPreflight asks, as a browser on another origin does before a call, whether the call's
+// headers may be sent; it returns what the gateway allows, or fails.
+func (s *journeySuite) corsPreflight(t *testing.T, path string, headers []string) []string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(callCtx(t), http.MethodOptions, "http://"+s.endpoints.Gateway+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Origin", "http://console.example")
+	req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+	req.Header.Set("Access-Control-Request-Headers", strings.Join(headers, ","))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("preflight %s: %v", path, err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode/100 != 2 || resp.Header.Get("Access-Control-Allow-Origin") == "" {
+		t.Fatalf("preflight %s: %s, allow-origin %q", path, resp.Status, resp.Header.Get("Access-Control-Allow-Origin"))
+	}
+	var allowed []string
+	for _, h := range strings.Split(resp.Header.Get("Access-Control-Allow-Headers"), ",") {
+		allowed = append(allowed, strings.ToLower(strings.TrimSpace(h)))
+	}
+	return allowed
+}
+
+// checkPreflightAllows fails unless the preflight for path allows every header.
+func (s *journeySuite) checkPreflightAllows(t *testing.T, path string, headers ...string) {
+	t.Helper()
+	allowed := s.corsPreflight(t, path, headers)
+	for _, h := range headers {
+		if !slices.Contains(allowed, h) {
+			t.Errorf("a browser may not send %q to %s: the gateway's preflight allows only %v", h, path, allowed)
+		}
 	}
 }

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	vagrantpb "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
@@ -48,6 +50,43 @@ func (s *journeySuite) journeyVagrantJob(t *testing.T) {
 			t.Errorf("noop job streamed no output through the gateway")
 		}
 		s.checkRanOnRunner(t, v, token, id, strings.TrimSpace(string(runnerID)))
+	})
+
+	// The console follows a job in the browser: gRPC-Web server streaming, with Vagrant's
+	// protocol header and token.
+	t.Run("FollowOverGRPCWeb", func(t *testing.T) {
+		id := s.queueJob(t, v, token, &vagrantpb.Job{Operation: &vagrantpb.Job_Noop_{Noop: &vagrantpb.Job_Noop{}}})
+		stream := connect.NewClient[vagrantpb.GetJobStreamRequest, vagrantpb.GetJobStreamResponse](
+			&http.Client{Timeout: 2 * callTimeout}, "http://"+s.endpoints.Gateway+"/hashicorp.vagrant.Vagrant/GetJobStream",
+			connect.WithGRPCWeb())
+		req := connect.NewRequest(&vagrantpb.GetJobStreamRequest{JobId: id})
+		req.Header().Set("Client-Api-Protocol", "1,1")
+		req.Header().Set("Authorization", token)
+		events, err := stream.CallServerStream(callCtx(t), req)
+		if err != nil {
+			t.Fatalf("GetJobStream over gRPC-Web: %v", err)
+		}
+		defer events.Close()
+		var lines int
+		var done *vagrantpb.GetJobStreamResponse_Complete
+		for events.Receive() {
+			lines += len(events.Msg().GetTerminal().GetEvents())
+			if c := events.Msg().GetComplete(); c != nil {
+				done = c
+			}
+		}
+		if err := events.Err(); err != nil {
+			t.Fatalf("GetJobStream over gRPC-Web ended with %v", err)
+		}
+		if done == nil || done.GetError() != nil || lines == 0 {
+			t.Errorf("GetJobStream over gRPC-Web: %d output events, complete %v; want output and success", lines, done)
+		}
+	})
+	// A browser on another origin (the console served elsewhere, a dev server) must first be
+	// allowed to send Vagrant's protocol header, or it never makes the call above.
+	t.Run("BrowserMaySendVagrantHeaders", func(t *testing.T) {
+		s.checkPreflightAllows(t, "/hashicorp.vagrant.Vagrant/GetJobStream",
+			"authorization", "client-api-protocol", "content-type", "x-grpc-web", "x-user-agent")
 	})
 
 	t.Run("CommandInMachine", func(t *testing.T) {

@@ -22,6 +22,8 @@ type journeySuite struct {
 	// password is the first admin's: auth creates user admin with PLINTH_ADMIN_PASSWORD on an
 	// empty database (otherwise it prints a generated one once on stdout).
 	password string
+	// accountID is the admin's account id, as Login answered it.
+	accountID string
 	// gw is a gRPC connection to the gateway; every journey goes through it.
 	gw *grpc.ClientConn
 	// pgdata is a real PostgreSQL data directory (initdb) whose WAL the cnpgi-plugin may
@@ -41,6 +43,7 @@ func TestJourneys(t *testing.T) {
 	t.Run("VagrantJob", s.journeyVagrantJob)
 	t.Run("CNPGIArchive", s.journeyCNPGIArchive)
 	t.Run("LvmdCapacityInStats", s.journeyLvmdCapacity)
+	t.Run("LoginLockout", s.journeyLockout)
 	t.Run("LogoutRevokesEverywhere", s.journeyLogout)
 }
 
