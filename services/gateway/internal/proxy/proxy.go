@@ -11,6 +11,8 @@ import (
 	"io"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -44,6 +46,10 @@ type Options struct {
 	// graceful stop need not wait for streams that would run for hours.
 	Lifetime context.Context
 	Log      *Log
+	// Propagator and TracerProvider trace each call (nil: the OpenTelemetry globals, which
+	// telemetry.Setup installs).
+	Propagator     propagation.TextMapPropagator
+	TracerProvider trace.TracerProvider
 }
 
 // Proxy forwards calls to backends.
@@ -57,6 +63,13 @@ func New(o Options) *Proxy {
 	if o.Lifetime == nil {
 		o.Lifetime = context.Background()
 	}
+	prop, tp := globalTracing()
+	if o.Propagator == nil {
+		o.Propagator = prop
+	}
+	if o.TracerProvider == nil {
+		o.TracerProvider = tp
+	}
 	return &Proxy{o: o, codec: newCodec()}
 }
 
@@ -69,10 +82,14 @@ func (p *Proxy) ServerOptions() []grpc.ServerOption {
 // Handle proxies one call (a grpc.StreamHandler).
 func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	start := time.Now()
-	ctx := ss.Context()
 	method, _ := grpc.MethodFromServerStream(ss)
+	in, _ := metadata.FromIncomingContext(ss.Context())
+	ctx, span := startSpan(ss.Context(), p.o.Propagator, p.o.TracerProvider, in, method)
 	call := Call{Method: method}
-	defer func() { p.o.Log.Finish(ctx, call, err, time.Since(start)) }()
+	defer func() {
+		endSpan(span, call.Backend, err)
+		p.o.Log.Finish(ctx, call, err, time.Since(start))
+	}()
 
 	r, ok := routes.Lookup(method)
 	if !ok {
@@ -115,9 +132,10 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	}
 	defer cancel()
 
-	in, _ := metadata.FromIncomingContext(ctx)
 	pr, _ := peer.FromContext(ctx)
-	ctx = metadata.NewOutgoingContext(ctx, outgoing(in, pr, account))
+	out := outgoing(in, pr, account)
+	p.o.Propagator.Inject(ctx, mdCarrier(out))
+	ctx = metadata.NewOutgoingContext(ctx, out)
 	cs, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method, grpc.ForceCodecV2(p.codec))
 	if err != nil {
 		return err
