@@ -43,6 +43,7 @@ func TestJourneys(t *testing.T) {
 	t.Run("VagrantJob", s.journeyVagrantJob)
 	t.Run("CNPGIArchive", s.journeyCNPGIArchive)
 	t.Run("LvmdCapacityInStats", s.journeyLvmdCapacity)
+	t.Run("KaasClusterMachines", s.journeyKaasCluster)
 	t.Run("LoginLockout", s.journeyLockout)
 	t.Run("LogoutRevokesEverywhere", s.journeyLogout)
 }
