@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -45,8 +46,27 @@ func (s *journeySuite) journeyLvmdCapacity(t *testing.T) {
 		t.Fatalf("stats GetClusterStats through the gateway before the volume: %v", err)
 	}
 
+	// The console's live capacity: Watch through the gateway (a stream that stays open),
+	// which sends the current free space at once and again after every change.
+	watchCtx, stopWatch := context.WithCancel(withToken(callCtx(t), token))
+	defer stopWatch()
+	vg := lvmdpb.NewVGServiceClient(s.gw)
+	watch, err := vg.Watch(watchCtx, &lvmdpb.Empty{})
+	if err != nil {
+		t.Fatalf("Watch through the gateway: %v", err)
+	}
+	first, err := watch.Recv()
+	if err != nil || first.GetFreeBytes() == 0 {
+		t.Fatalf("Watch's first message through the gateway: %v, %v", first, err)
+	}
+	anon, err := vg.Watch(callCtx(t), &lvmdpb.Empty{})
+	if err == nil {
+		_, err = anon.Recv()
+	}
+	wantCode(t, "Watch without a token", err, codes.Unauthenticated)
+
 	name := "journeys-" + randomHex(t, 3)
-	_, err := lv.CreateLV(callCtx(t), &lvmdpb.CreateLVRequest{Name: name, SizeGb: 1})
+	_, err = lv.CreateLV(callCtx(t), &lvmdpb.CreateLVRequest{Name: name, SizeGb: 1})
 	wantCode(t, "CreateLV without a token", err, codes.Unauthenticated)
 	if _, err := lv.CreateLV(withToken(callCtx(t), token), &lvmdpb.CreateLVRequest{Name: name, SizeGb: 1}); err != nil {
 		t.Fatalf("CreateLV through the gateway: %v", err)
@@ -71,6 +91,16 @@ func (s *journeySuite) journeyLvmdCapacity(t *testing.T) {
 			t.Fatalf("stats after %s: %v; want volumes %d, available %d", what, err, wantVolumes, wantAvail)
 		}
 	}
+	for {
+		msg, err := watch.Recv()
+		if err != nil {
+			t.Fatalf("Watch through the gateway after CreateLV: %v", err)
+		}
+		if first.GetFreeBytes()-msg.GetFreeBytes() == 1<<30 {
+			break
+		}
+	}
+	stopWatch()
 	waitUsage("CreateLV of 1 GiB", volumes0+1, avail0-1<<30)
 	if _, err := lv.RemoveLV(withToken(callCtx(t), token), &lvmdpb.RemoveLVRequest{Name: name}); err != nil {
 		t.Fatalf("RemoveLV through the gateway: %v", err)
