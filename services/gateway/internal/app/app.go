@@ -178,6 +178,7 @@ func newGRPCServer(px *proxy.Proxy, cat *catalog.Catalog, cfg Config, log *slog.
 		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(rec)),
 		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(rec)),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
+		grpc.MaxHeaderListSize(server.DefaultMaxHeaderListSize),
 	)
 	gs := grpc.NewServer(opts...)
 	hs := health.NewServer()

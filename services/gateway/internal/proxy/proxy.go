@@ -21,6 +21,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/input"
+	"github.com/plinth-dev/plinth/services/gateway/internal/catalog"
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 
@@ -29,9 +30,9 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, fullMethod string) (context.Context, error)
 }
 
-// Methods says which routed methods stream (catalog.Catalog does).
+// Methods says which sides of a routed method stream (catalog.Catalog does).
 type Methods interface {
-	IsStreaming(fullMethod string) (streaming, ok bool)
+	Shape(fullMethod string) (catalog.Shape, bool)
 }
 
 // Options configure a Proxy.
@@ -115,10 +116,12 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 			account = a.ID
 		}
 	}
-	streaming, known := p.o.Methods.IsStreaming(method)
+	shape, known := p.o.Methods.Shape(method)
 	if !known {
-		streaming = true // no deadline of our own on a method whose shape is unknown
+		// No deadline of our own and full duplex for a method whose shape is unknown.
+		shape = catalog.Shape{ClientStreams: true, ServerStreams: true}
 	}
+	streaming := shape.ClientStreams || shape.ServerStreams
 	call.Streaming = streaming
 	var cancel context.CancelFunc
 	if streaming {
@@ -140,7 +143,31 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	if err != nil {
 		return err
 	}
+	if !shape.ClientStreams {
+		return forwardOne(ss, cs)
+	}
 	return p.pump(ss, cs, cancel)
+}
+
+// forwardOne serves a method whose client sends one message (unary and server streaming):
+// forward it, half-close, relay the answers — in the handler's goroutine, with none of the
+// pump's goroutines and channels.
+func forwardOne(ss grpc.ServerStream, cs grpc.ClientStream) error {
+	f := &frame{}
+	if err := ss.RecvMsg(f); err != nil {
+		return err
+	}
+	if err := cs.SendMsg(f); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	// io.EOF from SendMsg means the backend already ended the call; its status follows.
+	_ = cs.CloseSend()
+	err := backendToClient(ss, cs)
+	ss.SetTrailer(responseHeaders(cs.Trailer()))
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 // pump copies messages both ways until the backend finishes the call, then returns the
