@@ -20,6 +20,8 @@ import (
 type endpoints struct {
 	NATS     string `json:"nats"`
 	Database string `json:"database"`
+	// Gateway is the Go gateway's "host:port" (gRPC, gRPC-Web and Connect), when it runs.
+	Gateway  string `json:"gateway,omitempty"`
 	Services []struct {
 		Name  string `json:"name"`
 		GRPC  string `json:"grpc"`
@@ -78,15 +80,16 @@ func portsFree(ports ...int) bool {
 	return true
 }
 
-// freeOffset finds a port offset under which NATS and every service port the launcher may
-// assign are free, so the test runs beside a developer's `make up`. Each test passes its own
+// freeOffset finds a port offset under which NATS, the gateway and every service port the
+// launcher may assign (kaas's REST API on 7203 included) are free, so the test runs beside a
+// developer's `make up`. Each test passes its own
 // base, so tests running in parallel search disjoint bands. Offsets keep every port below
 // 20000: above are pglocal's picks and, from 32768, the kernel's ephemeral ports.
 func freeOffset(t *testing.T, base int) int {
 	t.Helper()
 	for offset := base; offset < base+1000 && offset+7200 < 20000; offset += 250 {
-		ports := []int{4222 + offset}
-		for p := 7000; p < 7200; p++ {
+		ports := []int{4222 + offset, 8080 + offset, 8180 + offset}
+		for p := 7000; p < 7300; p++ {
 			ports = append(ports, p+offset)
 		}
 		if portsFree(ports...) {
