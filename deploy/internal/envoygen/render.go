@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"strings"
 	"text/template"
 
 	// The gRPC services the table routes: their descriptors say which methods stream.
@@ -54,10 +55,12 @@ type Cluster struct {
 }
 
 type view struct {
-	Env      Environment
-	Command  string
-	Routes   []viewRoute
-	Clusters []Cluster
+	Env     Environment
+	Command string
+	// AllowHeaders and ExposeHeaders are the CORS lists both gateways share.
+	AllowHeaders, ExposeHeaders string
+	Routes                      []viewRoute
+	Clusters                    []Cluster
 }
 
 type viewRoute struct {
@@ -75,7 +78,9 @@ func Render(env Environment, table []routes.Route, gatewayServices []string) ([]
 	if err := env.check(backends); err != nil {
 		return nil, err
 	}
-	v := view{Env: env, Command: RegenerateCommand}
+	v := view{Env: env, Command: RegenerateCommand,
+		AllowHeaders:  strings.Join(routes.CORSAllowHeaders, ", "),
+		ExposeHeaders: strings.Join(routes.CORSExposeHeaders, ", ")}
 	for _, r := range rs {
 		t := "0s"
 		if !r.Streaming {

@@ -129,3 +129,15 @@ func Lookup(fullMethod string) (r Route, ok bool) {
 	}
 	return Table[i], true
 }
+
+// CORS lists, for both gateways: the request headers a browser page of an allowed origin may
+// send (gRPC-Web's and Connect's, the bearer token, trace context, and Vagrant's
+// client-api-protocol, which every Vagrant call carries) and the response headers it may read
+// (the status, its details, and retry-after of a refused login).
+var (
+	CORSAllowHeaders = []string{
+		"authorization", "content-type", "x-grpc-web", "x-user-agent", "connect-protocol-version",
+		"connect-timeout-ms", "grpc-timeout", "traceparent", "tracestate", "client-api-protocol",
+	}
+	CORSExposeHeaders = []string{"grpc-status", "grpc-message", "grpc-status-details-bin", "retry-after"}
+)

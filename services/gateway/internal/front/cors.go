@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 
 // Browsers may send these request headers and read these response headers across origins:
@@ -11,11 +13,8 @@ import (
 // authorization header, never in cookies, so credentials mode is never allowed and a page of
 // another origin cannot ride on a user's session.
 var (
-	corsAllowHeaders = []string{
-		"authorization", "content-type", "x-grpc-web", "x-user-agent", "connect-protocol-version",
-		"connect-timeout-ms", "grpc-timeout", "traceparent", "tracestate",
-	}
-	corsExposeHeaders = []string{"grpc-status", "grpc-message", "grpc-status-details-bin"}
+	corsAllowHeaders  = routes.CORSAllowHeaders
+	corsExposeHeaders = routes.CORSExposeHeaders
 	corsAllowMethods  = []string{http.MethodGet, http.MethodPost, http.MethodOptions}
 )
 
