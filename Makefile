@@ -34,7 +34,7 @@ UP_FLAGS ?=
 # Flags for go test, e.g. `make test TEST_FLAGS='-run TestMakeUp -v'`.
 TEST_FLAGS ?=
 
-.PHONY: help up tools tools-ghz tools-s3 tools-k8s tools-tilt generate lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
+.PHONY: console-test console-dist help up tools tools-ghz tools-s3 tools-k8s tools-tilt generate lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -122,3 +122,9 @@ bench: ## run the benchmark scripts under bench/
 	@shopt -s nullglob; scripts=(bench/*.sh); \
 	if [ $${#scripts[@]} -eq 0 ]; then echo "no benchmarks yet (bench/*.sh)"; fi; \
 	for s in "$${scripts[@]}"; do echo "== $$s"; bash "$$s"; done
+
+console-test: tools ## the web console: npm ci, its unit tests, and the committed clients and build are fresh
+	cd console && npm ci --no-audit --no-fund && npx --no-install vitest run && ./check-gen && ./check-dist
+
+console-dist: tools ## rebuild the web console's committed clients and build (services/gateway/console/dist)
+	cd console && npm ci --no-audit --no-fund && ./check-gen -w && ./check-dist -w
