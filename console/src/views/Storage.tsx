@@ -43,7 +43,7 @@ export function Storage({ stats }: { stats: Client<typeof StatsService> }) {
             <p className={`badge ${h.level}`} data-testid="health">{h.text}</p>
             <p className="muted">Cluster {s?.id || "—"}</p>
             {overview.data?.radar && (
-              <svg viewBox="0 0 200 200" className="radar" role="img" aria-label={radarAxes.map((a, i) => `${a.label} ${Math.round(radarFractions(overview.data!.radar!)[i] * 100)}%`).join(", ")}>
+              <svg viewBox="-30 0 260 200" className="radar" role="img" aria-label={radarAxes.map((a, i) => `${a.label} ${Math.round(radarFractions(overview.data!.radar!)[i] * 100)}%`).join(", ")}>
                 {[0.25, 0.5, 0.75, 1].map((f) => (
                   <polygon key={f} points={polygon(radarAxes.map(() => f), 100, 70)} className="radar-grid" />
                 ))}
@@ -73,7 +73,7 @@ export function Storage({ stats }: { stats: Client<typeof StatsService> }) {
               <dt>Pools</dt><dd>{s?.data?.pools?.pools ?? 0}</dd>
               <dt>Objects</dt><dd>{s?.data?.objects?.objectCount ?? 0} ({s?.data?.objects?.size || "0"})</dd>
               <dt>OSDs up/in</dt><dd>{s?.services?.osd?.osdUp ?? 0} / {s?.services?.osd?.osdIn ?? 0} of {s?.services?.osd?.osdCount ?? 0}</dd>
-              <dt>Client I/O</dt><dd>read {s?.iops?.clientRead || "0"}, write {s?.iops?.clientWrite || "0"}</dd>
+              <dt>Client read / write</dt><dd>{s?.iops?.clientRead || "0"} / {s?.iops?.clientWrite || "0"}</dd>
             </dl>
           </Panel>
         </div>

@@ -112,7 +112,7 @@ function ClassPanel({ lv, vg, dc, changed, onChanged }: {
                 <tr key={v.name} data-volume={v.name}>
                   <td>{v.name}</td>
                   <td>{v.sizeGb.toString()} GiB</td>
-                  <td>{v.devMajor}:{v.devMinor}</td>
+                  <td>{v.devMajor || v.devMinor ? `${v.devMajor}:${v.devMinor}` : "—"}</td>
                   <td>{v.tags.join(", ") || "—"}</td>
                   <td className="actions">
                     <button type="button" className="small danger" disabled={rm.busy} onClick={() => {
