@@ -96,7 +96,7 @@ try {
 
   step = "vagrant: queue an init job and watch its output stream in";
   await page.getByLabel("Operation").selectOption("init");
-  await page.getByRole("button", { name: "Queue on any runner" }).click();
+  await page.getByRole("button", { name: "Queue job" }).click();
   const queued = await page.getByText(/^Queued job /).textContent();
   const jobId = queued.replace(/^Queued job /, "").replace(/\.$/, "");
   await page.getByTestId("job-ended").waitFor({ timeout: 60_000 });
@@ -109,6 +109,24 @@ try {
   await page.getByRole("heading", { name: "Runners" }).scrollIntoViewIfNeeded();
   await page.locator("#runners li").first().waitFor();
   await shot("03-vagrant");
+
+  step = "vagrant: a job for a runner that never comes stays queued; cancel it";
+  await page.getByLabel("Operation").selectOption("noop");
+  await page.getByLabel("Runner id (empty: any runner)").fill(`nobody-${suffix}`);
+  await page.getByRole("button", { name: "Queue job" }).click();
+  await page.waitForFunction((old) => {
+    const el = [...document.querySelectorAll(".done")].find((e) => e.textContent.startsWith("Queued job "));
+    return el && el.textContent !== old;
+  }, `Queued job ${jobId}.`);
+  const queued2 = (await page.getByText(/^Queued job /).textContent()).replace(/^Queued job /, "").replace(/\.$/, "");
+  const jobRow = page.locator(`tr:has-text("${queued2}")`);
+  await jobRow.getByText("Queued", { exact: true }).waitFor();
+  await jobRow.getByRole("button", { name: "Cancel" }).click();
+  await page.getByText(`Cancel requested for job ${queued2}.`).waitFor();
+  await jobRow.getByText("Failed", { exact: true }).waitFor();
+  await page.getByTestId("job-ended").waitFor();
+  log(`job ${queued2} canceled:`, await jobRow.textContent());
+  await page.getByLabel("Runner id (empty: any runner)").fill("");
 
   step = "clusters: create a cluster, see it listed, delete it";
   await go("Clusters");

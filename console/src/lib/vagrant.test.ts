@@ -67,3 +67,21 @@ describe("vagrant view logic", () => {
     expect(lines).toEqual(["hello", "running: booting", "box: debian", "one", "two", "A\tB", "1\t2", "step", "out"]);
   });
 });
+
+describe("registryTree", () => {
+  it("nests projects under their basis and targets under their project", async () => {
+    const { registryTree } = await import("./vagrant");
+    const tree = registryTree(
+      [{ resourceId: "b2", name: "zeta", path: "/z" }, { resourceId: "b1", name: "alpha", path: "/a" }] as never,
+      [
+        { resourceId: "p1", name: "web", path: "/a/web", basis: { resourceId: "b1" } },
+        { resourceId: "p2", name: "orphan", path: "/x", basis: { resourceId: "gone" } },
+      ] as never,
+      [{ resourceId: "t1", name: "vm1", project: { resourceId: "p1" } }] as never,
+    );
+    expect(tree).toEqual([
+      { id: "b1", name: "alpha", path: "/a", projects: [{ id: "p1", name: "web", path: "/a/web", targets: [{ id: "t1", name: "vm1" }] }] },
+      { id: "b2", name: "zeta", path: "/z", projects: [] },
+    ]);
+  });
+});

@@ -8,6 +8,7 @@ import {
   type Job,
   type QueueJobRequest,
 } from "../gen/hashicorp/vagrant/server_pb";
+import type { Ref_Basis, Ref_Project, Ref_Target } from "../gen/hashicorp/vagrant/sdk/plugin_pb";
 import type { Level } from "./stats";
 import { timestampMs } from "./format";
 
@@ -148,4 +149,37 @@ export function terminalLines(events: GetJobStreamResponse_Terminal_Event[]): st
     }
   }
   return out;
+}
+
+/** A basis with its projects and their targets. */
+export interface BasisNode {
+  id: string;
+  name: string;
+  path: string;
+  projects: { id: string; name: string; path: string; targets: { id: string; name: string }[] }[];
+}
+
+/**
+ * Nests the flat registry lists by their references (a project names its basis by resource
+ * id; a target its project). Projects or targets whose parent is not listed are dropped.
+ */
+export function registryTree(bases: Ref_Basis[], projects: Ref_Project[], targets: Ref_Target[]): BasisNode[] {
+  const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+  return [...bases].sort(byName).map((b) => ({
+    id: b.resourceId,
+    name: b.name,
+    path: b.path,
+    projects: projects
+      .filter((p) => p.basis?.resourceId === b.resourceId)
+      .sort(byName)
+      .map((p) => ({
+        id: p.resourceId,
+        name: p.name,
+        path: p.path,
+        targets: targets
+          .filter((t) => t.project?.resourceId === p.resourceId)
+          .sort(byName)
+          .map((t) => ({ id: t.resourceId, name: t.name })),
+      })),
+  }));
 }

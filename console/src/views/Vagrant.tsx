@@ -11,6 +11,7 @@ import { setVagrantToken } from "../lib/session";
 import { isFinished, jobError, jobState, newJob, operationOf, queueableOps, runnersOf, sortJobs, type QueueableOp } from "../lib/vagrant";
 import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
 import { JobOutput } from "./JobOutput";
+import { VagrantRegistry } from "./VagrantRegistry";
 
 export function VagrantView({ client, onToken }: { client: Client<typeof Vagrant> | null; onToken: (t: string) => void }) {
   const setToken = (t: string) => {
@@ -52,6 +53,7 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
   const jobs = usePoll(async (signal) => sortJobs((await client._ListJobs({}, { signal })).jobs), 3000, [client]);
   const [selected, setSelected] = useState("");
   const [op, setOp] = useState<QueueableOp>("noop");
+  const [runner, setRunner] = useState("");
   const queue = useAction();
   const cancel = useAction();
   const runners = runnersOf(jobs.data ?? []);
@@ -60,7 +62,7 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await queue.run(async () => {
-      const r = await client.queueJob(newJob(op, "", "10m"));
+      const r = await client.queueJob(newJob(op, runner.trim(), "10m"));
       setSelected(r.jobId);
       jobs.reload();
       return `Queued job ${r.jobId}.`;
@@ -88,7 +90,11 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
               {queueableOps.map((o) => <option key={o.op} value={o.op}>{o.label}</option>)}
             </select>
           </label>
-          <button type="submit" disabled={queue.busy}>{queue.busy ? "Queueing…" : "Queue on any runner"}</button>
+          <label className="grow">
+            Runner id (empty: any runner)
+            <input name="runner-id" value={runner} onChange={(e) => setRunner(e.target.value)} autoComplete="off" />
+          </label>
+          <button type="submit" disabled={queue.busy}>{queue.busy ? "Queueing…" : "Queue job"}</button>
         </form>
         <ErrorLine text={queue.error} />
         <DoneLine text={queue.done} />
@@ -131,6 +137,7 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
           <ErrorLine text={cancel.error} />
           <DoneLine text={cancel.done} />
         </Panel>
+        <VagrantRegistry client={client} />
         <Panel title="Runners" id="runners">
           <p className="muted">The runners that took the jobs above (the Vagrant API has no runner list).</p>
           {runners.length === 0 ? <p className="muted">No runner has taken a job yet.</p> : (
