@@ -53,7 +53,7 @@ const bearerCall = (token, path) =>
 async function signIn() {
   await page.getByLabel("Username").fill(username);
   await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByLabel("Password").press("Enter"); // the keyboard submits the form
   await page.getByRole("heading", { level: 1, name: "Storage" }).waitFor();
 }
 
@@ -193,6 +193,31 @@ try {
   if (out.status !== 200) throw new Error(`logout from outside the page: ${JSON.stringify(out)}`);
   await page.getByText(/^You were signed out: /).waitFor({ timeout: 30_000 });
   await shot("08-revoked-elsewhere");
+
+  step = "an expiring session sends the user back to sign-in when it expires";
+  await signIn();
+  await page.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem("plinth.session"));
+    s.expiresAt = Date.now() + 1500;
+    sessionStorage.setItem("plinth.session", JSON.stringify(s));
+  });
+  await page.reload();
+  await page.getByRole("heading", { level: 1, name: "Storage" }).waitFor();
+  await page.getByText("Your session expired. Sign in again.").waitFor({ timeout: 10_000 });
+
+  step = "keyboard: the menu is reachable with Tab and opens a page with Enter";
+  await signIn();
+  await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+  let reached = false;
+  for (let i = 0; i < 10 && !reached; i++) {
+    await page.keyboard.press("Tab");
+    reached = await page.evaluate(() => document.activeElement?.textContent === "Clusters");
+  }
+  if (!reached) throw new Error("the Clusters link is not reachable with Tab");
+  await page.keyboard.press("Enter");
+  await page.getByRole("heading", { level: 1, name: "Clusters" }).waitFor();
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByText("You signed out.").waitFor();
 
   if (pageErrors.length) throw new Error(`errors in the page: ${pageErrors.join("; ")}`);
   log("PASS: every step");

@@ -21,6 +21,8 @@ function usePath(): [string, (p: string) => void] {
   const go = useCallback((p: string) => {
     if (p !== window.location.pathname) window.history.pushState(null, "", p);
     setPath(p);
+    // A new page: move focus to it, so keyboard and screen-reader users start there.
+    requestAnimationFrame(() => document.getElementById("main")?.focus());
   }, []);
   return [path, go];
 }
@@ -110,7 +112,7 @@ export function App() {
           <button type="button" onClick={signOut}>Sign out</button>
         </div>
       </header>
-      <main id="main">
+      <main id="main" tabIndex={-1}>
         {current === "/storage" && <Storage stats={clients.stats} />}
         {current === "/vagrant" && <VagrantView client={clients.vagrant} onToken={setVToken} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} />}

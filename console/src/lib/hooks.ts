@@ -28,7 +28,7 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
   const [at, setAt] = useState(0);
   const [tick, setTick] = useState(0);
   const busy = useRef(false);
-  // eslint-disable-next-line react-hooks/exhaustive-deps
+  // The caller lists what load depends on, as with useEffect.
   const run = useCallback(load, deps);
 
   useEffect(() => {
