@@ -120,6 +120,12 @@ func TestGateway(t *testing.T) {
 		}
 	})
 
+	t.Run("gRPC-Web and Connect", func(t *testing.T) { testWebProtocols(t, g, token) })
+	t.Run("CORS", func(t *testing.T) { testCORS(t, g) })
+	t.Run("health and reflection", func(t *testing.T) { testHealthAndReflection(t, g) })
+	t.Run("trace context", func(t *testing.T) { testTraceContext(t, s, g, token) })
+	t.Run("access log and metrics", func(t *testing.T) { testAccessLogAndMetrics(t, s, g, token) })
+	t.Run("console mount", func(t *testing.T) { testConsoleMount(t, s) })
 	t.Run("unconfigured backend", func(t *testing.T) {
 		testUnconfiguredBackend(t, s)
 	})

@@ -167,7 +167,7 @@ func buildAuth(t *testing.T) string {
 	return bin
 }
 
-func serve(t *testing.T, gs *grpc.Server, network, address string) string {
+func serve(t testing.TB, gs *grpc.Server, network, address string) string {
 	t.Helper()
 	lis, err := net.Listen(network, address)
 	if err != nil {
