@@ -88,8 +88,15 @@ try {
   log("storage:", storageErr.length ? `error shown: ${storageErr.join(" | ")}` : await page.getByTestId("health").textContent());
   await shot("02-storage");
 
-  step = "vagrant: connect with a vagrant-server token";
+  step = "vagrant: a token vagrant-server does not know is refused in words";
   await go("Vagrant");
+  await page.getByLabel("Vagrant login token").fill("not-a-vagrant-token");
+  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByText("vagrant-server did not accept the token.").waitFor();
+  log("bad vagrant token:", (await page.getByRole("alert").allTextContents()).join(" | "));
+  await page.getByRole("button", { name: "Use another token" }).click();
+
+  step = "vagrant: connect with a vagrant-server token";
   await page.getByLabel("Vagrant login token").fill(vagrantToken);
   await page.getByRole("button", { name: "Connect" }).click();
   await page.getByRole("heading", { name: "Queue a job" }).waitFor();

@@ -16,11 +16,11 @@ describe("stats view logic", () => {
     expect(readiness(ResourceStatus.RESOURCE_NOT_READY).text).toBe("Not ready");
     expect(readiness(ResourceStatus.RESOURCE_UNKNOWN).level).toBe("unknown");
   });
-  it("scales radar scores given as percentages or fractions", () => {
+  it("reads radar scores as percentages, clamped", () => {
     const pct = create(ClusterRadarSchema, { clusterHealth: 100, nodesHealth: 50, capacityAvailable: 25, stability: 0, reliability: 150 });
     expect(radarFractions(pct)).toEqual([1, 0.5, 0.25, 0, 1]);
-    const frac = create(ClusterRadarSchema, { clusterHealth: 1, nodesHealth: 0.5 });
-    expect(radarFractions(frac)).toEqual([1, 0.5, 0, 0, 0]);
+    const low = create(ClusterRadarSchema, { clusterHealth: 1, nodesHealth: -5 });
+    expect(radarFractions(low)).toEqual([0.01, 0, 0, 0, 0]);
   });
   it("draws the radar's first axis straight up", () => {
     const pts = polygon([1, 0, 0, 0], 100, 50).split(" ");

@@ -42,14 +42,9 @@ export const radarAxes: { key: keyof Pick<ClusterRadar, "clusterHealth" | "nodes
   { key: "reliability", label: "Reliability" },
 ];
 
-/**
- * The radar's scores as a fraction 0–1. Koor's scores are percentages (0–100); a value above
- * 1 is read as a percentage, anything out of range is clamped.
- */
+/** The radar's scores (percentages, 0–100, as stats and Koor's dashboard give them) as fractions 0–1, clamped. */
 export function radarFractions(r: ClusterRadar): number[] {
-  const vals = radarAxes.map((a) => Number(r[a.key]) || 0);
-  const scale = vals.some((v) => v > 1) ? 100 : 1;
-  return vals.map((v) => Math.max(0, Math.min(1, v / scale)));
+  return radarAxes.map((a) => Math.max(0, Math.min(1, (Number(r[a.key]) || 0) / 100)));
 }
 
 /** The points of a polygon for fractions on axes around (c, c) with radius r, first axis up. */
