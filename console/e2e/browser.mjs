@@ -147,6 +147,17 @@ try {
   await row.getByRole("button", { name: "Manage" }).click();
   await page.getByRole("heading", { name: `Cluster ${cluster}` }).waitFor();
   await page.getByRole("heading", { name: "Machines" }).waitFor();
+
+  step = "clusters: kaas's refusal shows in its words; scaling a pool adds a machine";
+  await page.getByLabel("Pool", { exact: true }).fill("control-plane");
+  await page.getByRole("button", { name: "Scale" }).click();
+  await page.getByText(/control plane's size is fixed/).waitFor();
+  await page.getByLabel("Pool", { exact: true }).fill("workers");
+  await page.getByLabel("Machines", { exact: true }).fill("2");
+  await page.getByRole("button", { name: "Scale" }).click();
+  await page.getByText(`Scaling workers of ${cluster} to 2.`).waitFor();
+  await page.locator("#cluster-detail tbody tr").nth(2).waitFor({ timeout: 30_000 });
+  log("cluster scaled:", await page.locator("#cluster-detail tbody tr").count(), "machines");
   await shot("04-clusters");
   await row.getByRole("button", { name: "Delete" }).click();
   await page.getByText(new RegExp(`^Deleting ${cluster}`)).waitFor();
