@@ -50,11 +50,11 @@ const bearerCall = (token, path) =>
     return { status: r.status, code: body.code ?? "", message: body.message ?? "" };
   }, { token, path });
 
-async function signIn() {
+async function signIn(landing = "Storage") {
   await page.getByLabel("Username").fill(username);
   await page.getByLabel("Password").fill(password);
   await page.getByLabel("Password").press("Enter"); // the keyboard submits the form
-  await page.getByRole("heading", { level: 1, name: "Storage" }).waitFor();
+  await page.getByRole("heading", { level: 1, name: landing }).waitFor();
 }
 
 try {
@@ -72,8 +72,9 @@ try {
   if (!refused || refused.length < 5) throw new Error(`no message for a wrong password: ${refused}`);
   log("wrong password:", refused);
 
-  step = "sign in";
-  await signIn();
+  step = "sign in: back to the page asked for (/vagrant)";
+  await signIn("Vagrant");
+  await go("Storage");
   const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("plinth.session") ?? "{}").token ?? "");
   if (!token) throw new Error("no token in sessionStorage after sign-in");
   if ((await context.cookies()).some((c) => c.value.includes(token))) throw new Error("the token is in a cookie");
@@ -156,7 +157,7 @@ try {
   await page.getByLabel("Machines", { exact: true }).fill("2");
   await page.getByRole("button", { name: "Scale" }).click();
   await page.getByText(`Scaling workers of ${cluster} to 2.`).waitFor();
-  await page.locator("#cluster-detail tbody tr").nth(2).waitFor({ timeout: 30_000 });
+  await page.locator("#cluster-detail tbody tr").nth(2).waitFor({ timeout: 90_000 });
   log("cluster scaled:", await page.locator("#cluster-detail tbody tr").count(), "machines");
   await shot("04-clusters");
   await row.getByRole("button", { name: "Delete" }).click();

@@ -74,7 +74,8 @@ export function App() {
           saveSession(store, s);
           setReason("");
           setSession(s);
-          go(pages[0].path);
+          // Back to the page the user asked for before signing in (a bookmark, a reload).
+          go(pageFor(path, true));
         }}
       />
     );
