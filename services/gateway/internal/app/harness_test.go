@@ -83,6 +83,7 @@ func (s *suite) environ(extra ...string) []string {
 type gateway struct {
 	addr, admin string
 	conn        *grpc.ClientConn
+	running     *servicetest.Running
 }
 
 func (s *suite) gateway(t *testing.T, o app.Options, extra ...string) *gateway {
@@ -103,7 +104,7 @@ func (s *suite) gateway(t *testing.T, o app.Options, extra ...string) *gateway {
 		t.Fatal(err)
 	}
 	r := servicetest.Run(t, g.Service)
-	return &gateway{addr: g.Addr(), admin: r.Service.AdminAddr(), conn: dial(t, g.Addr())}
+	return &gateway{addr: g.Addr(), admin: r.Service.AdminAddr(), conn: dial(t, g.Addr()), running: r}
 }
 
 // startAuth builds and runs the real auth binary until the test ends, and returns its address.

@@ -31,8 +31,8 @@ import (
 
 // Catalog holds the descriptors of every routed service.
 type Catalog struct {
-	services  map[string]protoreflect.ServiceDescriptor
-	shapes map[string]Shape // by full method "/pkg.Svc/M"
+	services map[string]protoreflect.ServiceDescriptor
+	shapes   map[string]Shape // by full method "/pkg.Svc/M"
 }
 
 // Shape says which sides of a method stream.
