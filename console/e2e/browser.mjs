@@ -30,6 +30,11 @@ const context = await browser.newContext({ viewport: { width: 1280, height: 900 
 const page = await context.newPage();
 const pageErrors = [];
 page.on("pageerror", (e) => pageErrors.push(String(e)));
+// Refused calls log "Failed to load resource" (expected: wrong password, revoked token); any
+// other console error — a Content-Security-Policy violation, a React warning — fails the test.
+page.on("console", (m) => {
+  if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) pageErrors.push(m.text());
+});
 page.on("dialog", (d) => void d.accept());
 page.setDefaultTimeout(20_000);
 
