@@ -31,7 +31,12 @@ function baseUrl(): string {
  * Builds the clients. onUnauthenticated is called when a Plinth service refuses the token
  * (revoked, expired): the session is over.
  */
-export function makeClients(token: string, vagrantToken: string, onUnauthenticated: (message: string) => void): Clients {
+export function makeClients(
+  token: string,
+  vagrantToken: string,
+  onUnauthenticated: (message: string) => void,
+  fetchImpl?: typeof globalThis.fetch, // tests pass their own
+): Clients {
   const bearer: Interceptor = (next) => async (req) => {
     if (token) req.header.set("authorization", `Bearer ${token}`);
     try {
@@ -43,13 +48,13 @@ export function makeClients(token: string, vagrantToken: string, onUnauthenticat
       throw err;
     }
   };
-  const plinth = createConnectTransport({ baseUrl: baseUrl(), useBinaryFormat: true, interceptors: [bearer] });
+  const plinth = createConnectTransport({ baseUrl: baseUrl(), useBinaryFormat: true, interceptors: [bearer], fetch: fetchImpl });
   const vagrantHeaders: Interceptor = (next) => (req) => {
     req.header.set("client-api-protocol", vagrantProtocol);
     req.header.set("authorization", vagrantToken);
     return next(req);
   };
-  const vagrant = createConnectTransport({ baseUrl: baseUrl(), useBinaryFormat: true, interceptors: [vagrantHeaders] });
+  const vagrant = createConnectTransport({ baseUrl: baseUrl(), useBinaryFormat: true, interceptors: [vagrantHeaders], fetch: fetchImpl });
   return {
     auth: createClient(AuthService, plinth),
     stats: createClient(StatsService, plinth),
