@@ -4,7 +4,7 @@ import { useCallback, useEffect, useMemo, useState } from "react";
 import { makeClients } from "./lib/clients";
 import { describeError } from "./lib/errors";
 import { pageFor, pages, signInPath } from "./lib/routes";
-import { endSession, loadSession, msUntilExpiry, saveSession, signOutReason, vagrantToken, type Session } from "./lib/session";
+import { endSession, loadSession, msUntilExpiry, refusedMessage, saveSession, signOutReason, vagrantToken, type Session } from "./lib/session";
 import { SignIn } from "./views/SignIn";
 import { Storage } from "./views/Storage";
 import { VagrantView } from "./views/Vagrant";
@@ -51,8 +51,7 @@ export function App() {
   }, [session, end]);
 
   const clients = useMemo(
-    () => makeClients(session?.token ?? "", vToken, (msg) =>
-      end(`You were signed out: ${msg || "the token is no longer accepted"}. Sign in again.`)),
+    () => makeClients(session?.token ?? "", vToken, (msg) => end(refusedMessage(msg))),
     [session, vToken, end],
   );
 

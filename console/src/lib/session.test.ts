@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { endSession, isExpired, loadSession, msUntilExpiry, saveSession, setVagrantToken, signOutReason, vagrantToken, type KeyValueStore } from "./session";
+import { endSession, isExpired, refusedMessage, loadSession, msUntilExpiry, saveSession, setVagrantToken, signOutReason, vagrantToken, type KeyValueStore } from "./session";
 
 function memory(): KeyValueStore & { data: Map<string, string> } {
   const data = new Map<string, string>();
@@ -67,5 +67,13 @@ describe("session", () => {
     saveSession(st, s);
     expect([...st.data.keys()]).toEqual(["plinth.session"]);
     expect(typeof document === "undefined" || !document.cookie.includes("tok")).toBe(true);
+  });
+});
+
+describe("refusedMessage", () => {
+  it("quotes the service once, without doubled punctuation", () => {
+    expect(refusedMessage("invalid token! Please login again.")).toBe("You were signed out: invalid token! Please login again.");
+    expect(refusedMessage("token revoked")).toBe("You were signed out: token revoked.");
+    expect(refusedMessage("  ")).toMatch(/no longer accepted/);
   });
 });

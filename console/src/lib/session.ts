@@ -89,3 +89,9 @@ export function setVagrantToken(store: KeyValueStore, token: string): void {
 export function msUntilExpiry(s: Session, now: number): number | null {
   return s.expiresAt > 0 ? Math.max(0, s.expiresAt - now) : null;
 }
+
+/** The sign-in page's message when a service refused the token with message msg. */
+export function refusedMessage(msg: string): string {
+  const why = msg.trim().replace(/[.\s]+$/, "");
+  return why ? `You were signed out: ${why}.`.replace(/!\.$/, "!") : "You were signed out: your token is no longer accepted. Sign in again.";
+}
