@@ -34,7 +34,7 @@ UP_FLAGS ?=
 # Flags for go test, e.g. `make test TEST_FLAGS='-run TestMakeUp -v'`.
 TEST_FLAGS ?=
 
-.PHONY: help up tools tools-ghz tools-s3 tools-k8s tools-tilt generate generate-envoy lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
+.PHONY: console-test console-dist help up tools tools-ghz tools-s3 tools-k8s tools-tilt generate generate-envoy lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -114,7 +114,7 @@ TEST_FUZZTIME ?= 3s
 
 # The test servers and tools the tests run (S3, kube-apiserver, tilt) are prerequisites, so a
 # newcomer's `make test` runs everything; each builds once and only again when its pins change.
-test: vet lint tools-s3 tools-k8s tools-tilt ## vet, lint, every module's tests with the race detector, then each fuzz target briefly
+test: vet lint console-test tools-s3 tools-k8s tools-tilt ## vet, lint, every module's tests with the race detector, then each fuzz target briefly
 	$(GO) test -race -timeout 20m $(TEST_FLAGS) $(PACKAGES)
 	FUZZTIME=$(TEST_FUZZTIME) .ci/fuzz
 
@@ -125,3 +125,9 @@ bench: ## run the benchmark scripts under bench/
 	@shopt -s nullglob; scripts=(bench/*.sh); \
 	if [ $${#scripts[@]} -eq 0 ]; then echo "no benchmarks yet (bench/*.sh)"; fi; \
 	for s in "$${scripts[@]}"; do echo "== $$s"; bash "$$s"; done
+
+console-test: tools ## the web console: npm ci, its unit tests, and the committed clients and build are fresh
+	cd console && npm ci --no-audit --no-fund && npx --no-install vitest run && ./check-gen && ./check-dist
+
+console-dist: tools ## rebuild the web console's committed clients and build (services/gateway/console/dist)
+	cd console && npm ci --no-audit --no-fund && ./check-gen -w && ./check-dist -w

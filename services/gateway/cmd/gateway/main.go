@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/plinth-dev/plinth/services/gateway/console"
 	"github.com/plinth-dev/plinth/services/gateway/internal/app"
 )
 
 func main() {
-	if err := app.Main(context.Background(), os.Args[1:], os.Environ(), app.Options{}); err != nil {
+	if err := app.Main(context.Background(), os.Args[1:], os.Environ(), app.Options{Console: console.Handler()}); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)
 		os.Exit(1)
 	}

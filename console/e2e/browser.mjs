@@ -1,0 +1,254 @@
+// The console's browser test: drives Debian's chromium (never a downloaded browser) through
+// playwright-core against a running suite (make up): signs in, opens every page, does one real
+// thing on each, signs out, and checks the revoked token is refused. Screenshots go to OUT_DIR.
+//
+//   CONSOLE_URL=http://127.0.0.1:8080 PLINTH_USERNAME=admin PLINTH_PASSWORD=... \
+//   VAGRANT_TOKEN="$(cat .plinth/vagrant-runner/token)" node console/e2e/browser.mjs
+//
+// e2e/console_test.go runs it against a suite of its own. Exit status 0 only if every step passed.
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const env = (k, d) => {
+  const v = process.env[k] ?? d;
+  if (v === undefined || v === "") throw new Error(`${k} is required`);
+  return v;
+};
+const base = env("CONSOLE_URL").replace(/\/$/, "");
+const username = env("PLINTH_USERNAME", "admin");
+const password = env("PLINTH_PASSWORD");
+const vagrantToken = env("VAGRANT_TOKEN");
+const outDir = env("OUT_DIR", "test-output/browser");
+const executablePath = env("CHROMIUM", "/usr/bin/chromium");
+const suffix = Date.now().toString(36);
+mkdirSync(outDir, { recursive: true });
+
+const log = (...a) => console.log(new Date().toISOString(), ...a);
+const browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
+const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light" });
+const page = await context.newPage();
+const pageErrors = [];
+page.on("pageerror", (e) => pageErrors.push(String(e)));
+// Refused calls log "Failed to load resource" (expected: wrong password, revoked token); any
+// other console error — a Content-Security-Policy violation, a React warning — fails the test.
+page.on("console", (m) => {
+  if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) pageErrors.push(m.text());
+});
+page.on("dialog", (d) => void d.accept());
+page.setDefaultTimeout(20_000);
+
+let step = "start";
+const shot = async (name) => page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
+const go = async (title) => {
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: title }).click();
+  await page.getByRole("heading", { level: 1, name: title }).waitFor();
+};
+const bearerCall = (token, path) =>
+  page.evaluate(async ({ token, path }) => {
+    const r = await fetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json", "connect-protocol-version": "1", authorization: `Bearer ${token}` },
+      body: "{}",
+    });
+    const body = await r.json().catch(() => ({}));
+    return { status: r.status, code: body.code ?? "", message: body.message ?? "" };
+  }, { token, path });
+
+async function signIn(landing = "Storage") {
+  await page.getByLabel("Username").fill(username);
+  await page.getByLabel("Password").fill(password);
+  await page.getByLabel("Password").press("Enter"); // the keyboard submits the form
+  await page.getByRole("heading", { level: 1, name: landing }).waitFor();
+}
+
+try {
+  step = "sign-in page";
+  await page.goto(`${base}/vagrant`);
+  await page.waitForURL(`${base}/signin`);
+  await page.getByRole("heading", { name: "Plinth" }).waitFor();
+  await shot("01-signin");
+
+  step = "a wrong password is refused in words";
+  await page.getByLabel("Username").fill(username);
+  await page.getByLabel("Password").fill("wrong-password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  const refused = await page.getByRole("alert").textContent();
+  if (!refused || refused.length < 5) throw new Error(`no message for a wrong password: ${refused}`);
+  log("wrong password:", refused);
+
+  step = "sign in: back to the page asked for (/vagrant)";
+  await signIn("Vagrant");
+  await go("Storage");
+  const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("plinth.session") ?? "{}").token ?? "");
+  if (!token) throw new Error("no token in sessionStorage after sign-in");
+  if ((await context.cookies()).some((c) => c.value.includes(token))) throw new Error("the token is in a cookie");
+
+  step = "storage: overview, then a refresh";
+  await page.getByText(/^Updated /).waitFor();
+  const first = await page.getByText(/^Updated /).textContent();
+  await page.waitForTimeout(1100);
+  await page.getByRole("button", { name: "Refresh" }).click();
+  await page.waitForFunction((t) => !document.body.innerText.includes(t), first);
+  const storageErr = await page.getByRole("alert").allTextContents();
+  log("storage:", storageErr.length ? `error shown: ${storageErr.join(" | ")}` : await page.getByTestId("health").textContent());
+  await shot("02-storage");
+
+  step = "vagrant: a token vagrant-server does not know is refused in words";
+  await go("Vagrant");
+  await page.getByLabel("Vagrant login token").fill("not-a-vagrant-token");
+  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByText("vagrant-server did not accept the token.").waitFor();
+  log("bad vagrant token:", (await page.getByRole("alert").allTextContents()).join(" | "));
+  await page.getByRole("button", { name: "Use another token" }).click();
+
+  step = "vagrant: connect with a vagrant-server token";
+  await page.getByLabel("Vagrant login token").fill(vagrantToken);
+  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByRole("heading", { name: "Queue a job" }).waitFor();
+
+  step = "vagrant: queue an init job and watch its output stream in";
+  await page.getByLabel("Operation").selectOption("init");
+  await page.getByRole("button", { name: "Queue job" }).click();
+  const queued = await page.getByText(/^Queued job /).textContent();
+  const jobId = queued.replace(/^Queued job /, "").replace(/\.$/, "");
+  await page.getByTestId("job-ended").waitFor({ timeout: 60_000 });
+  const ended = await page.getByTestId("job-ended").textContent();
+  const output = await page.getByTestId("job-output").textContent();
+  if (!output || output.trim() === "" || output.includes("Waiting for output")) throw new Error(`job ${jobId}: no output (${ended})`);
+  if (ended !== "Completed.") throw new Error(`job ${jobId}: ${ended}\n${output}`);
+  log(`job ${jobId}: ${ended} ${output.split("\n").length} lines of output`);
+  await page.locator(`tr:has-text("${jobId}")`).getByText("Succeeded").waitFor();
+  await page.getByRole("heading", { name: "Runners" }).scrollIntoViewIfNeeded();
+  await page.locator("#runners li").first().waitFor();
+  await shot("03-vagrant");
+
+  step = "vagrant: a job for a runner that never comes stays queued; cancel it";
+  await page.getByLabel("Operation").selectOption("noop");
+  await page.getByLabel("Runner id (empty: any runner)").fill(`nobody-${suffix}`);
+  await page.getByRole("button", { name: "Queue job" }).click();
+  await page.waitForFunction((old) => {
+    const el = [...document.querySelectorAll(".done")].find((e) => e.textContent.startsWith("Queued job "));
+    return el && el.textContent !== old;
+  }, `Queued job ${jobId}.`);
+  const queued2 = (await page.getByText(/^Queued job /).textContent()).replace(/^Queued job /, "").replace(/\.$/, "");
+  const jobRow = page.locator(`tr:has-text("${queued2}")`);
+  await jobRow.getByText("Queued", { exact: true }).waitFor();
+  await jobRow.getByRole("button", { name: "Cancel" }).click();
+  await page.getByText(`Cancel requested for job ${queued2}.`).waitFor();
+  await jobRow.getByText("Failed", { exact: true }).waitFor();
+  await page.getByTestId("job-ended").waitFor();
+  log(`job ${queued2} canceled:`, await jobRow.textContent());
+  await page.getByLabel("Runner id (empty: any runner)").fill("");
+
+  step = "clusters: create a cluster, see it listed, delete it";
+  await go("Clusters");
+  const cluster = `console-${suffix}`;
+  await page.getByLabel("Name", { exact: true }).fill(cluster);
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await page.getByText(new RegExp(`^Creating ${cluster}`)).waitFor();
+  const row = page.locator(`tr[data-cluster="${cluster}"]`);
+  await row.waitFor();
+  log("cluster created:", await row.textContent());
+  await row.getByRole("button", { name: "Manage" }).click();
+  await page.getByRole("heading", { name: `Cluster ${cluster}` }).waitFor();
+  await page.getByRole("heading", { name: "Machines" }).waitFor();
+
+  step = "clusters: kaas's refusal shows in its words; scaling a pool adds a machine";
+  await page.getByLabel("Pool", { exact: true }).fill("control-plane");
+  await page.getByRole("button", { name: "Scale" }).click();
+  await page.getByText(/control plane's size is fixed/).waitFor();
+  await page.getByLabel("Pool", { exact: true }).fill("workers");
+  await page.getByLabel("Machines", { exact: true }).fill("2");
+  await page.getByRole("button", { name: "Scale" }).click();
+  await page.getByText(`Scaling workers of ${cluster} to 2.`).waitFor();
+  await page.locator("#cluster-detail tbody tr").nth(2).waitFor({ timeout: 90_000 });
+  log("cluster scaled:", await page.locator("#cluster-detail tbody tr").count(), "machines");
+  await shot("04-clusters");
+  await row.getByRole("button", { name: "Delete" }).click();
+  await page.getByText(new RegExp(`^Deleting ${cluster}`)).waitFor();
+  await page.waitForFunction((n) => {
+    const r = document.querySelector(`tr[data-cluster="${n}"]`);
+    return !r || /Deleting/.test(r.textContent ?? "");
+  }, cluster, { timeout: 30_000 });
+  log("cluster deleting:", (await row.count()) ? await row.textContent() : "gone");
+
+  step = "volumes: device classes, create a volume, remove it";
+  await go("Volumes");
+  await page.getByRole("heading", { name: "Create a volume" }).waitFor();
+  const volume = `console-${suffix}`;
+  await page.getByLabel("Name", { exact: true }).fill(volume);
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await page.getByText(new RegExp(`^Created ${volume}`)).waitFor({ timeout: 30_000 });
+  const vrow = page.locator(`tr[data-volume="${volume}"]`);
+  await vrow.waitFor({ timeout: 30_000 });
+  await shot("05-volumes");
+  await vrow.getByRole("button", { name: "Remove" }).click();
+  await page.getByText(new RegExp(`^Removed ${volume}`)).waitFor();
+  await vrow.waitFor({ state: "detached", timeout: 30_000 });
+
+  step = "dark mode and a phone screen";
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await go("Storage");
+  await shot("06-storage-dark-phone");
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  step = "sign out, and the revoked token is refused";
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByText("You signed out.").waitFor();
+  await page.waitForURL(`${base}/signin`);
+  if (await page.evaluate(() => sessionStorage.getItem("plinth.session"))) throw new Error("session kept after sign-out");
+  await shot("07-signed-out");
+  let refusal;
+  for (let i = 0; i < 50; i++) {
+    refusal = await bearerCall(token, "/stats.StatsService/GetClusterStats");
+    if (refusal.code === "unauthenticated") break;
+    await page.waitForTimeout(200);
+  }
+  if (refusal.code !== "unauthenticated") throw new Error(`the revoked token was not refused: ${JSON.stringify(refusal)}`);
+  log("revoked token refused:", refusal.status, refusal.message);
+
+  step = "a token revoked elsewhere sends the user back to sign-in with a message";
+  await signIn();
+  const token2 = await page.evaluate(() => JSON.parse(sessionStorage.getItem("plinth.session") ?? "{}").token ?? "");
+  const out = await bearerCall(token2, "/services.auth.AuthService/Logout");
+  if (out.status !== 200) throw new Error(`logout from outside the page: ${JSON.stringify(out)}`);
+  await page.getByText(/^You were signed out: /).waitFor({ timeout: 30_000 });
+  await shot("08-revoked-elsewhere");
+
+  step = "an expiring session sends the user back to sign-in when it expires";
+  await signIn();
+  await page.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem("plinth.session"));
+    s.expiresAt = Date.now() + 1500;
+    sessionStorage.setItem("plinth.session", JSON.stringify(s));
+  });
+  await page.reload();
+  await page.getByRole("heading", { level: 1, name: "Storage" }).waitFor();
+  await page.getByText("Your session expired. Sign in again.").waitFor({ timeout: 10_000 });
+
+  step = "keyboard: the menu is reachable with Tab and opens a page with Enter";
+  await signIn();
+  await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+  let reached = false;
+  for (let i = 0; i < 10 && !reached; i++) {
+    await page.keyboard.press("Tab");
+    reached = await page.evaluate(() => document.activeElement?.textContent === "Clusters");
+  }
+  if (!reached) throw new Error("the Clusters link is not reachable with Tab");
+  await page.keyboard.press("Enter");
+  await page.getByRole("heading", { level: 1, name: "Clusters" }).waitFor();
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByText("You signed out.").waitFor();
+
+  if (pageErrors.length) throw new Error(`errors in the page: ${pageErrors.join("; ")}`);
+  log("PASS: every step");
+} catch (err) {
+  console.error(`FAIL at "${step}": ${err?.stack ?? err}`);
+  await shot("failure").catch(() => {});
+  await browser.close();
+  process.exit(1);
+}
+await browser.close();

@@ -1,0 +1,66 @@
+// The clients of the suite's services, all through the gateway that served the page (same
+// origin, Connect protocol in binary). Plinth services take the auth token as a bearer token;
+// vagrant-server takes its own login token and Vagrant's protocol header.
+import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-web";
+import { AuthService } from "../gen/services/auth/auth_pb";
+import { StatsService } from "../gen/stats/stats_pb";
+import { Cluster } from "../gen/cnct/kaas/api/api_pb";
+import { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
+import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
+
+/** Every client the views use. */
+export interface Clients {
+  auth: Client<typeof AuthService>;
+  stats: Client<typeof StatsService>;
+  kaas: Client<typeof Cluster>;
+  lv: Client<typeof LVService>;
+  vg: Client<typeof VGService>;
+  /** vagrant-server with the session's vagrant token (null until the user gives one). */
+  vagrant: Client<typeof Vagrant> | null;
+}
+
+/** The Vagrant API range this console speaks (vagrant-server refuses calls without it). */
+export const vagrantProtocol = "1,1";
+
+function baseUrl(): string {
+  return typeof window === "undefined" ? "http://127.0.0.1:8080" : window.location.origin;
+}
+
+/**
+ * Builds the clients. onUnauthenticated is called when a Plinth service refuses the token
+ * (revoked, expired): the session is over.
+ */
+export function makeClients(
+  token: string,
+  vagrantToken: string,
+  onUnauthenticated: (message: string) => void,
+  fetchImpl?: typeof globalThis.fetch, // tests pass their own
+): Clients {
+  const bearer: Interceptor = (next) => async (req) => {
+    if (token) req.header.set("authorization", `Bearer ${token}`);
+    try {
+      return await next(req);
+    } catch (err) {
+      if (token && err instanceof ConnectError && err.code === Code.Unauthenticated) {
+        onUnauthenticated(err.rawMessage);
+      }
+      throw err;
+    }
+  };
+  const plinth = createConnectTransport({ baseUrl: baseUrl(), useBinaryFormat: true, interceptors: [bearer], fetch: fetchImpl });
+  const vagrantHeaders: Interceptor = (next) => (req) => {
+    req.header.set("client-api-protocol", vagrantProtocol);
+    req.header.set("authorization", vagrantToken);
+    return next(req);
+  };
+  const vagrant = createConnectTransport({ baseUrl: baseUrl(), useBinaryFormat: true, interceptors: [vagrantHeaders], fetch: fetchImpl });
+  return {
+    auth: createClient(AuthService, plinth),
+    stats: createClient(StatsService, plinth),
+    kaas: createClient(Cluster, plinth),
+    lv: createClient(LVService, plinth),
+    vg: createClient(VGService, plinth),
+    vagrant: vagrantToken ? createClient(Vagrant, vagrant) : null,
+  };
+}

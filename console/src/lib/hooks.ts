@@ -1,0 +1,98 @@
+// React hooks shared by the views: periodic loading with error and loading states.
+import { useCallback, useEffect, useRef, useState } from "react";
+import { ConnectError, type Code } from "@connectrpc/connect";
+import { describeError } from "./errors";
+
+/** The state of data loaded from a service. */
+export interface Loaded<T> {
+  data: T | undefined;
+  /** The last failure in plain words ("" when the last load succeeded). */
+  error: string;
+  /** The status code of the last failure (undefined when the last load succeeded). */
+  code: Code | undefined;
+  loading: boolean;
+  /** When the data was last loaded (ms), 0 before the first success. */
+  at: number;
+  reload: () => void;
+}
+
+/**
+ * Calls load at once and then every intervalMs (0: only on reload), keeping the last good
+ * data while a later load fails. A load still running when the next is due is not doubled.
+ */
+export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs: number, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState("");
+  const [code, setCode] = useState<Code>();
+  const [loading, setLoading] = useState(true);
+  const [at, setAt] = useState(0);
+  const [tick, setTick] = useState(0);
+  const busy = useRef(false);
+  // The caller lists what load depends on, as with useEffect.
+  const run = useCallback(load, deps);
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const once = async () => {
+      if (busy.current) return;
+      busy.current = true;
+      setLoading(true);
+      try {
+        const v = await run(ctl.signal);
+        if (ctl.signal.aborted) return;
+        setData(v);
+        setError("");
+        setCode(undefined);
+        setAt(Date.now());
+      } catch (err) {
+        if (!ctl.signal.aborted) {
+          setError(describeError(err));
+          setCode(ConnectError.from(err).code);
+        }
+      } finally {
+        busy.current = false;
+        if (!ctl.signal.aborted) {
+          setLoading(false);
+          if (intervalMs > 0) timer = setTimeout(once, intervalMs);
+        }
+      }
+    };
+    void once();
+    return () => {
+      ctl.abort();
+      busy.current = false;
+      if (timer) clearTimeout(timer);
+    };
+  }, [run, intervalMs, tick]);
+
+  return { data, error, code, loading, at, reload: () => setTick((t) => t + 1) };
+}
+
+/** State of a user action (a form submit, a button): busy, and its outcome in words. */
+export function useAction(): {
+  busy: boolean;
+  error: string;
+  done: string;
+  run: (what: () => Promise<string | void>) => Promise<boolean>;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const [done, setDone] = useState("");
+  const run = async (what: () => Promise<string | void>) => {
+    setBusy(true);
+    setError("");
+    setDone("");
+    try {
+      const msg = await what();
+      setDone(msg ?? "");
+      return true;
+    } catch (err) {
+      setError(describeError(err));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, done, run };
+}

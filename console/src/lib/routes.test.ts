@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { pageFor, signInPath } from "./routes";
+import { validateLogin } from "./auth";
+
+describe("pageFor", () => {
+  it("sends a signed-out user to sign-in whatever the path", () => {
+    expect(pageFor("/vagrant", false)).toBe(signInPath);
+  });
+  it("resolves known pages, trailing slashes and unknown paths", () => {
+    expect(pageFor("/vagrant", true)).toBe("/vagrant");
+    expect(pageFor("/clusters/", true)).toBe("/clusters");
+    expect(pageFor("/", true)).toBe("/storage");
+    expect(pageFor("/signin", true)).toBe("/storage");
+    expect(pageFor("/nope", true)).toBe("/storage");
+  });
+});
+
+describe("validateLogin", () => {
+  it("applies auth's rules", () => {
+    expect(validateLogin("admin", "secret1")).toBe("");
+    expect(validateLogin("ad", "secret1")).toMatch(/3 to 24/);
+    expect(validateLogin("a".repeat(25), "secret1")).toMatch(/3 to 24/);
+    expect(validateLogin("ad min", "secret1")).toMatch(/letters, digits/);
+    expect(validateLogin("admin", "12345")).toMatch(/at least 6/);
+    expect(validateLogin("admin", "é".repeat(36))).toMatch(/70 bytes/);
+  });
+});

@@ -1,0 +1,185 @@
+// View logic of the Vagrant page: job states, what a job does, its terminal output as lines,
+// the runners seen in the job list, and the jobs the console queues.
+import { create } from "@bufbuild/protobuf";
+import {
+  Job_State,
+  QueueJobRequestSchema,
+  type GetJobStreamResponse_Terminal_Event,
+  type Job,
+  type QueueJobRequest,
+} from "../gen/hashicorp/vagrant/server_pb";
+import type { Ref_Basis, Ref_Project, Ref_Target } from "../gen/hashicorp/vagrant/sdk/plugin_pb";
+import type { Level } from "./stats";
+import { timestampMs } from "./format";
+
+/** A job's state as a level and words. */
+export function jobState(s: Job_State): { level: Level; text: string } {
+  switch (s) {
+    case Job_State.QUEUED:
+      return { level: "unknown", text: "Queued" };
+    case Job_State.WAITING:
+      return { level: "warn", text: "Assigned" };
+    case Job_State.RUNNING:
+      return { level: "warn", text: "Running" };
+    case Job_State.SUCCESS:
+      return { level: "ok", text: "Succeeded" };
+    case Job_State.ERROR:
+      return { level: "err", text: "Failed" };
+    default:
+      return { level: "unknown", text: "Unknown" };
+  }
+}
+
+/** Whether a job has ended (nothing left to cancel or to stream). */
+export function isFinished(s: Job_State): boolean {
+  return s === Job_State.SUCCESS || s === Job_State.ERROR;
+}
+
+/** The operation a job runs, as its proto field name ("noop", "command ssh"). */
+export function operationOf(job: Job): string {
+  const op = job.operation;
+  if (op.case === "command") return `command ${op.value.command}`.trim();
+  if (op.case === "initBasis") return "init_basis";
+  if (op.case === "initProject") return "init_project";
+  return op.case ?? "unknown";
+}
+
+/** A job's failure in words, "" when it has none. */
+export function jobError(job: Job): string {
+  return job.error?.message ?? "";
+}
+
+/** When the job was last touched: completed, acknowledged, assigned or queued (ms). */
+export function lastActivity(job: Job): number {
+  return (
+    timestampMs(job.completeTime) || timestampMs(job.ackTime) || timestampMs(job.assignTime) || timestampMs(job.queueTime)
+  );
+}
+
+/** Jobs newest first (by queue time, then id). */
+export function sortJobs(jobs: Job[]): Job[] {
+  return [...jobs].sort((a, b) => timestampMs(b.queueTime) - timestampMs(a.queueTime) || b.id.localeCompare(a.id));
+}
+
+/** A runner as the job list shows it: its id, how many jobs it ran, and when last. */
+export interface SeenRunner {
+  id: string;
+  jobs: number;
+  lastJobAt: number;
+}
+
+/**
+ * The runners that took jobs, most recently active first. The Vagrant API has no call that
+ * lists runners, so the console knows the runners the jobs name.
+ */
+export function runnersOf(jobs: Job[]): SeenRunner[] {
+  const by = new Map<string, SeenRunner>();
+  for (const j of jobs) {
+    const id = j.assignedRunner?.id;
+    if (!id) continue;
+    const r = by.get(id) ?? { id, jobs: 0, lastJobAt: 0 };
+    r.jobs++;
+    r.lastJobAt = Math.max(r.lastJobAt, lastActivity(j));
+    by.set(id, r);
+  }
+  return [...by.values()].sort((a, b) => b.lastJobAt - a.lastJobAt || a.id.localeCompare(b.id));
+}
+
+/** Operations the console can queue without a project: they need nothing but a runner. */
+export const queueableOps = [
+  { op: "noop", label: "No-op (checks the runner round trip)" },
+  { op: "init", label: "Init (lists the runner's commands and providers)" },
+] as const;
+
+/** The operation names of queueableOps. */
+export type QueueableOp = (typeof queueableOps)[number]["op"];
+
+/**
+ * A QueueJob request for op on any runner (or the runner with runnerId), expiring when no
+ * runner takes it within expiresIn (a Go duration).
+ */
+export function newJob(op: QueueableOp, runnerId: string, expiresIn: string): QueueJobRequest {
+  return create(QueueJobRequestSchema, {
+    expiresIn,
+    job: {
+      targetRunner: {
+        target: runnerId ? { case: "id", value: { id: runnerId } } : { case: "any", value: {} },
+      },
+      operation: { case: op, value: {} },
+      labels: { "plinth.dev/queued-by": "console" },
+    },
+  });
+}
+
+const decoder = new TextDecoder();
+
+/** Terminal events as lines of text, in order (raw output split at newlines). */
+export function terminalLines(events: GetJobStreamResponse_Terminal_Event[]): string[] {
+  const out: string[] = [];
+  const text = (s: string) => {
+    const parts = s.replace(/\r\n/g, "\n").split("\n");
+    if (parts.length > 1 && parts[parts.length - 1] === "") parts.pop();
+    out.push(...parts);
+  };
+  for (const e of events) {
+    const ev = e.event;
+    switch (ev.case) {
+      case "line":
+        text(ev.value.msg);
+        break;
+      case "status":
+        if (ev.value.msg) text(ev.value.status ? `${ev.value.status}: ${ev.value.msg}` : ev.value.msg);
+        break;
+      case "namedValues":
+        for (const nv of ev.value.values) out.push(`${nv.name}: ${nv.value}`);
+        break;
+      case "raw":
+        text(decoder.decode(ev.value.data));
+        break;
+      case "table":
+        if (ev.value.headers.length) out.push(ev.value.headers.join("\t"));
+        for (const row of ev.value.rows) out.push(row.entries.map((c) => c.value).join("\t"));
+        break;
+      case "step":
+        if (ev.value.msg) text(ev.value.msg);
+        if (ev.value.output.length) text(decoder.decode(ev.value.output));
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+/** A basis with its projects and their targets. */
+export interface BasisNode {
+  id: string;
+  name: string;
+  path: string;
+  projects: { id: string; name: string; path: string; targets: { id: string; name: string }[] }[];
+}
+
+/**
+ * Nests the flat registry lists by their references (a project names its basis by resource
+ * id; a target its project). Projects or targets whose parent is not listed are dropped.
+ */
+export function registryTree(bases: Ref_Basis[], projects: Ref_Project[], targets: Ref_Target[]): BasisNode[] {
+  const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+  return [...bases].sort(byName).map((b) => ({
+    id: b.resourceId,
+    name: b.name,
+    path: b.path,
+    projects: projects
+      .filter((p) => p.basis?.resourceId === b.resourceId)
+      .sort(byName)
+      .map((p) => ({
+        id: p.resourceId,
+        name: p.name,
+        path: p.path,
+        targets: targets
+          .filter((t) => t.project?.resourceId === p.resourceId)
+          .sort(byName)
+          .map((t) => ({ id: t.resourceId, name: t.name })),
+      })),
+  }));
+}

@@ -1,0 +1,111 @@
+// Storage overview (stats): health, radar, capacity with its history, I/O, nodes, crashes —
+// refreshed every few seconds.
+import { useEffect, useState } from "react";
+import type { Client } from "@connectrpc/connect";
+import type { StatsService } from "../gen/stats/stats_pb";
+import { usePoll } from "../lib/hooks";
+import { ago, formatBytes, percent, timestampMs } from "../lib/format";
+import { addSample, health, polygon, radarAxes, radarFractions, readiness, sparkline, type Sample } from "../lib/stats";
+import { ErrorLine, Loading, Panel, Refreshed } from "./ui";
+
+const refreshMs = 5000;
+
+export function Storage({ stats }: { stats: Client<typeof StatsService> }) {
+  const overview = usePoll(async (signal) => {
+    const [s, n, r] = await Promise.all([
+      stats.getClusterStats({}, { signal }),
+      stats.getClusterNodes({}, { signal }),
+      stats.getClusterRadar({}, { signal }),
+    ]);
+    return { stats: s.stats, nodes: n.nodes, radar: r.radar };
+  }, refreshMs, [stats]);
+  const [history, setHistory] = useState<Sample[]>([]);
+  const usage = overview.data?.stats?.data?.usage;
+  useEffect(() => {
+    if (usage && overview.at) {
+      setHistory((h) => addSample(h, { at: overview.at, used: Number(usage.used), total: Number(usage.total) }, 120));
+    }
+  }, [usage, overview.at]);
+
+  const s = overview.data?.stats;
+  const h = health(s?.status ?? "");
+  const now = Date.now();
+  return (
+    <>
+      <div className="page-head">
+        <h1>Storage</h1>
+        <Refreshed at={overview.at} loading={overview.loading} onReload={overview.reload} />
+      </div>
+      <ErrorLine text={overview.error} />
+      <Loading loading={overview.loading} has={overview.data !== undefined} what="the storage cluster">
+        <div className="grid">
+          <Panel title="Health" id="health">
+            <p className={`badge ${h.level}`} data-testid="health">{h.text}</p>
+            <p className="muted">Cluster {s?.id || "—"}</p>
+            {overview.data?.radar && (
+              <svg viewBox="-30 0 260 200" className="radar" role="img" aria-label={radarAxes.map((a, i) => `${a.label} ${Math.round(radarFractions(overview.data!.radar!)[i] * 100)}%`).join(", ")}>
+                {[0.25, 0.5, 0.75, 1].map((f) => (
+                  <polygon key={f} points={polygon(radarAxes.map(() => f), 100, 70)} className="radar-grid" />
+                ))}
+                <polygon points={polygon(radarFractions(overview.data.radar), 100, 70)} className="radar-shape" />
+                {radarAxes.map((a, i) => {
+                  const ang = -Math.PI / 2 + (2 * Math.PI * i) / radarAxes.length;
+                  return <text key={a.key} x={100 + Math.cos(ang) * 88} y={104 + Math.sin(ang) * 88} textAnchor="middle" className="radar-label">{a.label}</text>;
+                })}
+              </svg>
+            )}
+          </Panel>
+          <Panel title="Capacity" id="capacity">
+            {usage && Number(usage.total) > 0 ? (
+              <>
+                <p><strong>{formatBytes(usage.used)}</strong> used of {formatBytes(usage.total)} ({percent(usage.used, usage.total).toFixed(1)}%), {formatBytes(usage.available)} available</p>
+                <div className="bar" role="meter" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(percent(usage.used, usage.total))} aria-label="Capacity used">
+                  <div style={{ width: `${percent(usage.used, usage.total)}%` }} />
+                </div>
+                {history.length >= 2 ? (
+                  <svg viewBox="0 0 300 60" className="spark" role="img" aria-label="Capacity used over this visit">
+                    <polyline points={sparkline(history, 300, 60)} />
+                  </svg>
+                ) : <p className="muted">The history plot fills in as readings arrive.</p>}
+              </>
+            ) : <p className="muted">No capacity reported yet.</p>}
+            <dl className="facts">
+              <dt>Pools</dt><dd>{s?.data?.pools?.pools ?? 0}</dd>
+              <dt>Objects</dt><dd>{s?.data?.objects?.objectCount ?? 0} ({s?.data?.objects?.size || "0"})</dd>
+              <dt>OSDs up/in</dt><dd>{s?.services?.osd?.osdUp ?? 0} / {s?.services?.osd?.osdIn ?? 0} of {s?.services?.osd?.osdCount ?? 0}</dd>
+              <dt>Client read / write</dt><dd>{s?.iops?.clientRead || "0"} / {s?.iops?.clientWrite || "0"}</dd>
+            </dl>
+          </Panel>
+        </div>
+        <Panel title="Nodes" id="nodes">
+          {overview.data && overview.data.nodes.length === 0 ? <p className="muted">No nodes reported.</p> : (
+            <div className="table-wrap">
+              <table>
+                <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Roles</th><th scope="col">Address</th><th scope="col">Age</th></tr></thead>
+                <tbody>
+                  {overview.data?.nodes.map((n) => {
+                    const r = readiness(n.status);
+                    return (
+                      <tr key={n.name}>
+                        <td>{n.name}</td>
+                        <td><span className={`badge ${r.level}`}>{r.text}</span></td>
+                        <td>{n.roles.join(", ") || "—"}</td>
+                        <td>{n.internalIp || n.externalIp || "—"}</td>
+                        <td>{ago(timestampMs(n.age), now)}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Panel>
+        <Panel title="Crashes" id="crashes">
+          {(s?.crashes.length ?? 0) === 0 ? <p className="muted">No recent crashes.</p> : (
+            <ul>{s!.crashes.map((c, i) => <li key={i}>{c.description}</li>)}</ul>
+          )}
+        </Panel>
+      </Loading>
+    </>
+  );
+}

@@ -1,0 +1,164 @@
+// Vagrant: jobs with their state, the runners that took them, queue a job, cancel one, and a
+// job's output live. vagrant-server checks its own login tokens (not Plinth's), so the page
+// asks for one and keeps it for the session.
+import { useState, type FormEvent } from "react";
+import type { Client } from "@connectrpc/connect";
+import type { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
+import { usePoll, useAction } from "../lib/hooks";
+import { ago, timestampMs } from "../lib/format";
+import { Code } from "@connectrpc/connect";
+import { setVagrantToken } from "../lib/session";
+import { isFinished, jobError, jobState, newJob, operationOf, queueableOps, runnersOf, sortJobs, type QueueableOp } from "../lib/vagrant";
+import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
+import { JobOutput } from "./JobOutput";
+import { VagrantRegistry } from "./VagrantRegistry";
+
+export function VagrantView({ client, onToken }: { client: Client<typeof Vagrant> | null; onToken: (t: string) => void }) {
+  const setToken = (t: string) => {
+    setVagrantToken(window.sessionStorage, t);
+    onToken(t);
+  };
+  if (!client) return <TokenForm onToken={setToken} />;
+  return <Jobs client={client} onForget={() => setToken("")} />;
+}
+
+function TokenForm({ onToken }: { onToken: (t: string) => void }) {
+  const [token, setTok] = useState("");
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (token.trim()) onToken(token.trim());
+  };
+  return (
+    <>
+      <h1>Vagrant</h1>
+      <Panel title="Connect to vagrant-server" id="vagrant-token">
+        <p>
+          vagrant-server accepts its own login tokens, not Plinth's. Paste one (from
+          <code> GenerateLoginToken</code>, or the token <code>make up</code> keeps in
+          <code> .plinth/vagrant-runner/token</code>). It is kept in this tab only.
+        </p>
+        <form onSubmit={submit} className="row">
+          <label className="grow">
+            Vagrant login token
+            <input name="vagrant-token" type="password" autoComplete="off" value={token} onChange={(e) => setTok(e.target.value)} required />
+          </label>
+          <button type="submit">Connect</button>
+        </form>
+      </Panel>
+    </>
+  );
+}
+
+function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: () => void }) {
+  const jobs = usePoll(async (signal) => sortJobs((await client._ListJobs({}, { signal })).jobs), 3000, [client]);
+  const [selected, setSelected] = useState("");
+  const [op, setOp] = useState<QueueableOp>("noop");
+  const [runner, setRunner] = useState("");
+  const queue = useAction();
+  const cancel = useAction();
+  const runners = runnersOf(jobs.data ?? []);
+  const now = Date.now();
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    await queue.run(async () => {
+      const r = await client.queueJob(newJob(op, runner.trim(), "10m"));
+      setSelected(r.jobId);
+      jobs.reload();
+      return `Queued job ${r.jobId}.`;
+    });
+  };
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Vagrant</h1>
+        <Refreshed at={jobs.at} loading={jobs.loading} onReload={jobs.reload} />
+      </div>
+      <ErrorLine text={jobs.error} />
+      {jobs.error && (
+        <p>
+          {jobs.code === Code.Unauthenticated ? "vagrant-server did not accept the token. " : ""}
+          <button type="button" className="small" onClick={onForget}>Use another token</button>
+        </p>
+      )}
+      <Panel title="Queue a job" id="queue">
+        <form onSubmit={submit} className="row">
+          <label className="grow">
+            Operation
+            <select name="operation" value={op} onChange={(e) => setOp(e.target.value as QueueableOp)}>
+              {queueableOps.map((o) => <option key={o.op} value={o.op}>{o.label}</option>)}
+            </select>
+          </label>
+          <label className="grow">
+            Runner id (empty: any runner)
+            <input name="runner-id" value={runner} onChange={(e) => setRunner(e.target.value)} autoComplete="off" />
+          </label>
+          <button type="submit" disabled={queue.busy}>{queue.busy ? "Queueing…" : "Queue job"}</button>
+        </form>
+        <ErrorLine text={queue.error} />
+        <DoneLine text={queue.done} />
+      </Panel>
+      {selected && <JobOutput client={client} jobId={selected} onClose={() => setSelected("")} />}
+      <Loading loading={jobs.loading} has={jobs.data !== undefined} what="jobs">
+        <Panel title="Jobs" id="jobs">
+          {jobs.data?.length === 0 ? <p className="muted">No jobs yet. Queue one above.</p> : (
+            <div className="table-wrap">
+              <table>
+                <thead><tr><th scope="col">Job</th><th scope="col">Operation</th><th scope="col">State</th><th scope="col">Queued</th><th scope="col">Runner</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+                <tbody>
+                  {jobs.data?.map((j) => {
+                    const st = jobState(j.state);
+                    const err = jobError(j);
+                    return (
+                      <tr key={j.id} aria-selected={j.id === selected}>
+                        <td><code>{j.id}</code></td>
+                        <td>{operationOf(j)}</td>
+                        <td><span className={`badge ${st.level}`}>{st.text}</span>{err && <div className="muted small-text">{err}</div>}</td>
+                        <td>{ago(timestampMs(j.queueTime), now)}</td>
+                        <td>{j.assignedRunner?.id ? <code>{j.assignedRunner.id}</code> : "—"}</td>
+                        <td className="actions">
+                          <button type="button" className="small" onClick={() => setSelected(j.id)}>Output</button>
+                          {!isFinished(j.state) && (
+                            <button type="button" className="small danger" disabled={cancel.busy} onClick={() => cancel.run(async () => {
+                              await client.cancelJob({ jobId: j.id });
+                              jobs.reload();
+                              return `Cancel requested for job ${j.id}.`;
+                            })}>Cancel</button>
+                          )}
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <ErrorLine text={cancel.error} />
+          <DoneLine text={cancel.done} />
+        </Panel>
+        <VagrantRegistry client={client} />
+        <Panel title="Runners" id="runners">
+          <p className="muted">The runners that took the jobs above (the Vagrant API has no runner list).</p>
+          {runners.length === 0 ? <p className="muted">No runner has taken a job yet.</p> : (
+            <ul className="plain">
+              {runners.map((r) => <RunnerItem key={r.id} client={client} id={r.id} jobs={r.jobs} last={r.lastJobAt} now={now} />)}
+            </ul>
+          )}
+        </Panel>
+      </Loading>
+    </>
+  );
+}
+
+function RunnerItem({ client, id, jobs, last, now }: { client: Client<typeof Vagrant>; id: string; jobs: number; last: number; now: number }) {
+  const r = usePoll(async (signal) => client.getRunner({ runnerId: id }, { signal }), 0, [client, id]);
+  const comps = r.data?.components.map((c) => c.name).filter(Boolean) ?? [];
+  return (
+    <li>
+      <code>{id}</code> — {jobs} job{jobs === 1 ? "" : "s"}, last {ago(last, now)}
+      {r.data && <div className="muted small-text">{r.data.byIdOnly ? "takes only jobs addressed to it; " : ""}{comps.length ? `components: ${comps.join(", ")}` : "no components declared"}</div>}
+      {r.error && <div className="error small-text">{r.error}</div>}
+    </li>
+  );
+}

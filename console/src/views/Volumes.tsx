@@ -1,0 +1,137 @@
+// Volumes (lvmd-agent): device classes with their free space (live, from the agent's capacity
+// watch), the volumes of each, create and remove a volume.
+import { useEffect, useState, type FormEvent } from "react";
+import type { Client } from "@connectrpc/connect";
+import type { LVService, VGService } from "../gen/lvmd/lvmd_pb";
+import { describeError } from "../lib/errors";
+import { formatBytes } from "../lib/format";
+import { usePoll, useAction } from "../lib/hooks";
+import { className, deviceClasses, volumeProblem, type DeviceClass } from "../lib/volumes";
+import { DoneLine, ErrorLine, Panel } from "./ui";
+
+function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | undefined; error: string; at: number } {
+  const [classes, setClasses] = useState<DeviceClass[]>();
+  const [error, setError] = useState("");
+  const [at, setAt] = useState(0);
+  useEffect(() => {
+    const ctl = new AbortController();
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const watch = async () => {
+      try {
+        for await (const w of vg.watch({}, { signal: ctl.signal })) {
+          setClasses(deviceClasses(w));
+          setError("");
+          setAt(Date.now());
+        }
+      } catch (err) {
+        if (ctl.signal.aborted) return;
+        setError(describeError(err));
+      }
+      if (!ctl.signal.aborted) retry = setTimeout(watch, 5000);
+    };
+    void watch();
+    return () => {
+      ctl.abort();
+      if (retry) clearTimeout(retry);
+    };
+  }, [vg]);
+  return { classes, error, at };
+}
+
+export function Volumes({ lv, vg }: { lv: Client<typeof LVService>; vg: Client<typeof VGService> }) {
+  const cap = useCapacity(vg);
+  const [changed, setChanged] = useState(0);
+  return (
+    <>
+      <div className="page-head">
+        <h1>Volumes</h1>
+        <span className="muted">{cap.at ? `Capacity live, last change ${new Date(cap.at).toLocaleTimeString()}` : ""}</span>
+      </div>
+      <ErrorLine text={cap.error} />
+      {!cap.classes ? (!cap.error && <p className="muted" role="status">Loading device classes…</p>) : (
+        <>
+          <CreateVolume lv={lv} classes={cap.classes} onCreated={() => setChanged((c) => c + 1)} />
+          {cap.classes.map((c) => <ClassPanel key={c.name} lv={lv} vg={vg} dc={c} changed={changed} onChanged={() => setChanged((n) => n + 1)} />)}
+        </>
+      )}
+    </>
+  );
+}
+
+function CreateVolume({ lv, classes, onCreated }: { lv: Client<typeof LVService>; classes: DeviceClass[]; onCreated: () => void }) {
+  const [name, setName] = useState("");
+  const [size, setSize] = useState(1);
+  const [dc, setDc] = useState(classes[0]?.name ?? "");
+  const [problem, setProblem] = useState("");
+  const act = useAction();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const p = volumeProblem(name, size, classes.find((c) => c.name === dc)?.freeBytes);
+    setProblem(p);
+    if (p) return;
+    const ok = await act.run(async () => {
+      const r = await lv.createLV({ name, sizeGb: BigInt(size), deviceClass: dc });
+      onCreated();
+      return `Created ${r.volume?.name ?? name} (${r.volume?.sizeGb ?? size} GiB) in ${className(dc)}.`;
+    });
+    if (ok) setName("");
+  };
+  return (
+    <Panel title="Create a volume" id="create-volume">
+      <form onSubmit={submit} className="row wrap" noValidate>
+        <label>Name<input name="volume-name" value={name} onChange={(e) => setName(e.target.value)} required /></label>
+        <label>Size (GiB)<input name="volume-size" type="number" min={1} value={size} onChange={(e) => setSize(Number(e.target.value))} /></label>
+        <label>Device class
+          <select name="device-class" value={dc} onChange={(e) => setDc(e.target.value)}>
+            {classes.map((c) => <option key={c.name} value={c.name}>{className(c.name)} ({formatBytes(c.freeBytes)} free)</option>)}
+          </select>
+        </label>
+        <button type="submit" disabled={act.busy}>{act.busy ? "Creating…" : "Create"}</button>
+      </form>
+      <ErrorLine text={problem || act.error} />
+      <DoneLine text={act.done} />
+    </Panel>
+  );
+}
+
+function ClassPanel({ lv, vg, dc, changed, onChanged }: {
+  lv: Client<typeof LVService>; vg: Client<typeof VGService>; dc: DeviceClass; changed: number; onChanged: () => void;
+}) {
+  const vols = usePoll(async (signal) => (await vg.getLVList({ deviceClass: dc.name }, { signal })).volumes, 15000, [vg, dc.name, changed, dc.freeBytes]);
+  const rm = useAction();
+  return (
+    <Panel title={`Device class ${className(dc.name)}`} id={`dc-${dc.name || "default"}`}>
+      <p><strong>{formatBytes(dc.freeBytes)}</strong> free</p>
+      <ErrorLine text={vols.error} />
+      {vols.data === undefined ? (vols.loading && <p className="muted" role="status">Loading volumes…</p>) : vols.data.length === 0 ? <p className="muted">No volumes in this class.</p> : (
+        <div className="table-wrap">
+          <table>
+            <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Device</th><th scope="col">Tags</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+            <tbody>
+              {vols.data.map((v) => (
+                <tr key={v.name} data-volume={v.name}>
+                  <td>{v.name}</td>
+                  <td>{v.sizeGb.toString()} GiB</td>
+                  <td>{v.devMajor || v.devMinor ? `${v.devMajor}:${v.devMinor}` : "—"}</td>
+                  <td>{v.tags.join(", ") || "—"}</td>
+                  <td className="actions">
+                    <button type="button" className="small danger" disabled={rm.busy} onClick={() => {
+                      if (!window.confirm(`Remove volume ${v.name}? Its data is lost.`)) return;
+                      void rm.run(async () => {
+                        await lv.removeLV({ name: v.name, deviceClass: dc.name });
+                        onChanged();
+                        return `Removed ${v.name}.`;
+                      });
+                    }}>Remove</button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ErrorLine text={rm.error} />
+      <DoneLine text={rm.done} />
+    </Panel>
+  );
+}

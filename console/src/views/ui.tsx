@@ -1,0 +1,44 @@
+// Small building blocks every view uses: section headers, status lines, empty states.
+import type { ReactNode } from "react";
+
+/** A failure in plain words, announced to screen readers. */
+export function ErrorLine({ text }: { text: string }) {
+  if (!text) return null;
+  return <p className="error" role="alert">{text}</p>;
+}
+
+/** An action's outcome. */
+export function DoneLine({ text }: { text: string }) {
+  if (!text) return null;
+  return <p className="done" role="status">{text}</p>;
+}
+
+/** Loading before the first data arrives; the children once it has. */
+export function Loading({ loading, has, what, children }: { loading: boolean; has: boolean; what: string; children: ReactNode }) {
+  if (!has) return loading ? <p className="muted" role="status">Loading {what}…</p> : null;
+  return <>{children}</>;
+}
+
+/** A titled panel of a page. */
+export function Panel({ title, actions, children, id }: { title: string; actions?: ReactNode; children: ReactNode; id?: string }) {
+  const hid = id ? `${id}-h` : undefined;
+  return (
+    <section className="panel" aria-labelledby={hid} id={id}>
+      <div className="panel-head">
+        <h2 id={hid}>{title}</h2>
+        {actions}
+      </div>
+      {children}
+    </section>
+  );
+}
+
+/** When data was last refreshed. */
+export function Refreshed({ at, loading, onReload }: { at: number; loading: boolean; onReload: () => void }) {
+  return (
+    <span className="refreshed">
+      <span className="muted">{at ? `Updated ${new Date(at).toLocaleTimeString()}` : ""}</span>
+      <button type="button" className="small" onClick={onReload} disabled={loading}>Refresh</button>
+    </span>
+  );
+}

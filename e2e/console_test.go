@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chromiumPath is Debian's chromium; the test never downloads a browser.
+const chromiumPath = "/usr/bin/chromium"
+
+// TestConsoleInBrowser starts the suite as `make up` does and runs the console's browser test
+// (console/e2e/browser.mjs: playwright-core driving chromium) against the gateway: sign in,
+// every page with one real action (a vagrant job's output streamed live, a cluster created and
+// deleted, a volume created and removed), sign out, the revoked token refused. Screenshots of
+// each page go to console/test-output/browser (PLINTH_CONSOLE_OUTPUT overrides).
+func TestConsoleInBrowser(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	if _, err := os.Stat(chromiumPath); err != nil {
+		skipOrFail(t, "no %s (apt-get install chromium): %v", chromiumPath, err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skipOrFail(t, "no node on PATH: %v", err)
+	}
+	consoleDir := filepath.Join(root, "console")
+	if _, err := os.Stat(filepath.Join(consoleDir, "node_modules", "playwright-core")); err != nil {
+		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		npm.Dir = consoleDir
+		if out, err := npm.CombinedOutput(); err != nil {
+			skipOrFail(t, "console: npm ci failed (needs the npm registry): %v\n%s", err, out)
+		}
+	}
+	out := os.Getenv("PLINTH_CONSOLE_OUTPUT")
+	if out == "" {
+		out = filepath.Join(consoleDir, "test-output", "browser")
+	}
+	if err := os.RemoveAll(out); err != nil {
+		t.Fatal(err)
+	}
+
+	bin := buildLauncher(t, root)
+	home := newHome(t)
+	dbName := fmt.Sprintf("plinth_e2e_console_%d", rand.Uint32())
+	password := fmt.Sprintf("console-%x", rand.Uint64())
+	l := startLauncher(t, bin, root, home, freeOffset(t, 9000), "PLINTH_DATABASE_NAME="+dbName, "PLINTH_ADMIN_PASSWORD="+password)
+	e := l.waitEndpoints(t, readyTimeout)
+	defer dropDatabase(t, e.Database, dbName)
+
+	gateway := ""
+	for _, s := range e.Services {
+		if s.Name == "gateway" {
+			gateway = s.GRPC
+		}
+	}
+	if gateway == "" {
+		t.Fatalf("the launcher runs no gateway: %+v", e.Services)
+	}
+	vagrantToken, err := os.ReadFile(filepath.Join(home, "vagrant-runner", "token"))
+	if err != nil {
+		t.Fatalf("the launcher kept no vagrant-server token for the runner: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(consoleDir, "e2e", "browser.mjs"))
+	cmd.Dir = consoleDir
+	cmd.Env = append(os.Environ(),
+		"CONSOLE_URL=http://"+gateway,
+		"PLINTH_USERNAME=admin",
+		"PLINTH_PASSWORD="+password,
+		"VAGRANT_TOKEN="+strings.TrimSpace(string(vagrantToken)),
+		"OUT_DIR="+out,
+		"CHROMIUM="+chromiumPath,
+	)
+	result, err := cmd.CombinedOutput()
+	t.Logf("browser test:\n%s", result)
+	if err != nil {
+		t.Fatalf("browser test failed (%v); screenshots in %s", err, out)
+	}
+	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "07-signed-out"} {
+		if st, err := os.Stat(filepath.Join(out, shot+".png")); err != nil || st.Size() == 0 {
+			t.Errorf("no screenshot %s.png in %s (%v)", shot, out, err)
+		}
+	}
+	l.interrupt(t, stopTimeout)
+}
