@@ -92,10 +92,13 @@ func prepareOne(ctx context.Context, home string, p Placement, byName map[string
 // requireInfra checks that a launcher holds the home's lock: an infra.json left by one that
 // was killed names a NATS and a Postgres that are gone.
 func requireInfra(home string) error {
-	release, err := lockHome(home)
-	if err != nil {
-		return nil // held: -infra-only (or make up, which readInfra then tells apart) runs
+	f, err := os.Open(filepath.Join(home, "lock"))
+	if err == nil {
+		defer f.Close()
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil // held: -infra-only runs (or make up, which readInfra then tells apart)
+		}
 	}
-	release()
 	return fmt.Errorf("no plinth-up -infra-only is running with home %s: start it first (Tilt's infra resource), with the same PLINTH_HOME and PLINTH_PORT_OFFSET", home)
 }
