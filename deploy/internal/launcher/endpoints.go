@@ -14,10 +14,16 @@ import (
 // It is written once everything is ready and removed when the launcher exits. Passwords in
 // URLs are redacted: a URL with a password came from the user, who has it already.
 type Endpoints struct {
-	NATS     string            `json:"nats"`
-	Database string            `json:"database"`
+	NATS     string `json:"nats"`
+	Database string `json:"database"`
+	// Gateway is the gateway's "127.0.0.1:PORT" (gRPC, gRPC-Web, Connect and the console),
+	// empty when no gateway runs.
+	Gateway  string            `json:"gateway,omitempty"`
 	Services []ServiceEndpoint `json:"services"`
 }
+
+// GatewayBinary is the binary whose address Endpoints.Gateway holds.
+const GatewayBinary = "gateway"
 
 // ServiceEndpoint is one running service binary.
 type ServiceEndpoint struct {
@@ -60,6 +66,9 @@ func printEndpoints(w io.Writer, e Endpoints) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "NATS\t%s\n", redact(e.NATS))
 	fmt.Fprintf(tw, "Postgres\t%s\n", redact(e.Database))
+	if e.Gateway != "" {
+		fmt.Fprintf(tw, "Gateway\t%s (gRPC, gRPC-Web, Connect; console http://%s/)\n", e.Gateway, e.Gateway)
+	}
 	if len(e.Services) > 0 {
 		fmt.Fprintln(tw, "service\tgRPC\tadmin")
 		for _, s := range e.Services {
@@ -69,8 +78,11 @@ func printEndpoints(w io.Writer, e Endpoints) {
 	_ = tw.Flush()
 }
 
-// grpcurlHint returns an example command for the first TCP gRPC service, if any.
+// grpcurlHint returns an example command for the gateway, else the first TCP gRPC service.
 func grpcurlHint(e Endpoints) string {
+	if e.Gateway != "" {
+		return "try: bin/grpcurl -plaintext " + e.Gateway + " list"
+	}
 	for _, s := range e.Services {
 		if s.GRPC != "" && !strings.HasPrefix(s.GRPC, "unix:") {
 			return "try: bin/grpcurl -plaintext " + s.GRPC + " list"

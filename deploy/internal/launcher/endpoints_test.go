@@ -76,3 +76,52 @@ func TestPrintEndpoints(t *testing.T) {
 		t.Errorf("hint = %q", got)
 	}
 }
+
+func TestEndpointsNameTheGateway(t *testing.T) {
+	home := t.TempDir()
+	e := Endpoints{NATS: "nats://x:1", Database: "postgres://y/z", Gateway: "127.0.0.1:8080",
+		Services: []ServiceEndpoint{{Name: "auth", GRPC: "127.0.0.1:7001", Admin: "127.0.0.1:7101"}}}
+	if err := writeEndpoints(home, e); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(home, EndpointsFile))
+	if !bytes.Contains(data, []byte(`"gateway": "127.0.0.1:8080"`)) {
+		t.Fatalf("endpoints.json lacks the gateway: %s", data)
+	}
+	var out bytes.Buffer
+	printEndpoints(&out, e)
+	if !strings.Contains(out.String(), "Gateway") || !strings.Contains(out.String(), "127.0.0.1:8080") {
+		t.Errorf("summary lacks the gateway:\n%s", out.String())
+	}
+	if got := grpcurlHint(e); got != "try: bin/grpcurl -plaintext 127.0.0.1:8080 list" {
+		t.Errorf("hint = %q, want the gateway", got)
+	}
+}
+
+func TestGatewayEnvNamesEveryPlacedBackend(t *testing.T) {
+	placed, _, err := Plan([]Binary{{Service: "auth", Name: "auth"}, {Service: "lvmd-agent", Name: "lvmd-agent"},
+		{Service: "gateway", Name: "gateway"}}, "/h", 0, allFree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Placement{}
+	for _, p := range placed {
+		byName[p.Spec.Binary] = p
+	}
+	if g := byName["gateway"]; g.GRPC != "127.0.0.1:8080" || g.Admin != "127.0.0.1:8180" {
+		t.Fatalf("gateway placed at %s/%s", g.GRPC, g.Admin)
+	}
+	env := gatewayEnv("/h", byName)
+	want := map[string]string{
+		"PLINTH_GATEWAY_BACKEND_AUTH":       "127.0.0.1:7001",
+		"PLINTH_GATEWAY_BACKEND_LVMD_AGENT": "unix:///h/lvmd.sock",
+	}
+	if len(env) != len(want) {
+		t.Fatalf("env = %v, want %v", env, want)
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
+		}
+	}
+}

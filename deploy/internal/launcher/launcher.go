@@ -112,6 +112,9 @@ func serve(ctx context.Context, c Config, children []*child, placed []Placement,
 			continue // skipped by its Prepare
 		}
 		e.Services = append(e.Services, ServiceEndpoint{Name: p.Spec.Binary, GRPC: p.GRPC, Admin: p.Admin, PID: pids[p.Spec.Binary]})
+		if p.Spec.Binary == GatewayBinary {
+			e.Gateway = p.GRPC
+		}
 	}
 	printEndpoints(out, e)
 	if err := writeEndpoints(c.Home, e); err != nil {

@@ -103,6 +103,13 @@ func Table() []Spec {
 			},
 			Prepare: ensureRunnerToken,
 		},
+		{
+			// The gateway (services/gateway): gRPC, gRPC-Web and Connect on one port, routed by
+			// services/gateway/routes to the binaries above; last, so its backends are ready.
+			Binary: "gateway", Service: "gateway", GRPCPort: 8080, AdminPort: 8180,
+			DependsOn: []string{"auth", "stats", "vagrant-server", "kaas", "lvmd-agent", "cnpgi-plugin"},
+			Env:       gatewayEnv,
+		},
 	}
 }
 

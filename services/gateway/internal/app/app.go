@@ -1,0 +1,199 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"sync"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc/filters"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	"google.golang.org/grpc/status"
+
+	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/server"
+	"github.com/plinth-dev/plinth/libs/platform/service"
+	"github.com/plinth-dev/plinth/libs/platform/telemetry"
+	"github.com/plinth-dev/plinth/services/gateway/internal/catalog"
+	"github.com/plinth-dev/plinth/services/gateway/internal/front"
+	"github.com/plinth-dev/plinth/services/gateway/internal/proxy"
+	"github.com/plinth-dev/plinth/services/gateway/routes"
+)
+
+// Options are what the gateway serves beyond the route table.
+type Options struct {
+	// Console, when set, serves the GET requests on the gateway's port that are not RPCs
+	// (the web console); without it they get 404.
+	Console http.Handler
+}
+
+// Gateway is an assembled gateway: Service runs it, Addr is where it listens.
+type Gateway struct {
+	Service *service.Service
+	lis     net.Listener
+}
+
+// Addr is the bound address of the gateway's port ("127.0.0.1:8080").
+func (g *Gateway) Addr() string { return g.lis.Addr().String() }
+
+// Main runs the gateway binary.
+func Main(ctx context.Context, args, environ []string, o Options) error {
+	cfg := Defaults()
+	return service.Main(ctx, service.Binary{Name: "gateway", Config: &cfg,
+		Open: func(ctx context.Context, log *slog.Logger) (*service.Service, error) {
+			g, err := Open(ctx, cfg, log, o)
+			if err != nil {
+				return nil, err
+			}
+			log.Info("gateway listening", "addr", g.Addr(), "backends", g.backendNames(cfg))
+			return g.Service, nil
+		}}, args, environ)
+}
+
+func (g *Gateway) backendNames(cfg Config) []string {
+	var names []string
+	for _, b := range routes.Backends() {
+		if _, ok := cfg.Backends()[b]; ok {
+			names = append(names, b)
+		}
+	}
+	return names
+}
+
+// Open assembles the gateway: backend connections, the token verifier (auth's CheckToken,
+// cache kept in step with revocations on NATS), the gRPC server with the proxy, health and
+// reflection, and the HTTP port in front of it. Run serves.
+func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gateway, err error) {
+	s, err := service.New(service.Options{Name: "gateway", Logger: log, Admin: cfg.Admin})
+	if err != nil {
+		return nil, err
+	}
+	defer s.CloseOnError(&err)
+
+	cat, err := catalog.Load()
+	if err != nil {
+		return nil, err
+	}
+	conns := map[string]grpc.ClientConnInterface{}
+	for name, addr := range cfg.Backends() {
+		conn, err := s.Dial(name, addr,
+			grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithPropagators(telemetry.Propagator()))),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxCallSendMsgSize(cfg.MaxMessageBytes)))
+		if err != nil {
+			return nil, err
+		}
+		conns[name] = conn
+	}
+	verifier, err := openVerifier(s, cfg, conns[routes.Auth], log)
+	if err != nil {
+		return nil, err
+	}
+	calls, err := proxy.NewLog(log, s.Metrics(), server.DefaultSlowCall, cfg.LogCalls == server.LogAllCalls)
+	if err != nil {
+		return nil, fmt.Errorf("register gateway metrics: %w", err)
+	}
+	px := proxy.New(proxy.Options{
+		Backends: proxy.NewBackends(conns, BackendEnv), Methods: cat, Auth: verifier,
+		UnaryTimeout: cfg.UnaryTimeout, Lifetime: s.Lifetime(), Log: calls,
+	})
+	gs, hs := newGRPCServer(px, cat, cfg, log)
+	h, err := front.New(front.Options{
+		GRPC: gs, Services: append(cat.Services(), healthpb.Health_ServiceDesc.ServiceName),
+		CORSOrigins: cfg.CORSOrigins, Console: o.Console,
+	})
+	if err != nil {
+		return nil, err
+	}
+	network, address, err := config.ParseListenAddr(cfg.GRPCAddr)
+	if err != nil {
+		return nil, err
+	}
+	lis, err := net.Listen(network, address)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: listen on %s: %w", cfg.GRPCAddr, err)
+	}
+	closeLis := sync.OnceValue(lis.Close)
+	s.Defer("gateway listener", func(context.Context) error {
+		if err := closeLis(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
+	// Shutdown begins by ending Lifetime: health says NOT_SERVING, streams end, and the port
+	// stops taking calls, finishing in-flight ones within the shutdown deadline.
+	s.Go("gateway", func(ctx context.Context) error {
+		go func() {
+			<-s.Lifetime().Done()
+			hs.Shutdown()
+		}()
+		serveCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(s.Lifetime(), cancel)
+		defer stop()
+		return front.Serve(serveCtx, lis, h, cfg.ShutdownTimeout)
+	})
+	return &Gateway{Service: s, lis: lis}, nil
+}
+
+// openVerifier checks tokens with auth. With NATS it follows auth's revocations and may cache
+// auth's answers; without NATS a cached answer could outlive a revocation, so it asks auth on
+// every call.
+func openVerifier(s *service.Service, cfg Config, authConn grpc.ClientConnInterface, log *slog.Logger) (proxy.Authenticator, error) {
+	if authConn == nil {
+		log.Warn("no auth backend (PLINTH_GATEWAY_BACKEND_AUTH): calls of token routes are refused with Unavailable")
+		return nil, nil
+	}
+	checker := authn.NewGRPCChecker(authConn, 0)
+	if cfg.NATSURL == "" {
+		log.Warn("no NATS (PLINTH_NATS_URL): every token is checked with auth on every call")
+		return authn.NewVerifier(checker, authn.Options{Logger: log})
+	}
+	_, js, err := s.NATS(cfg.NATSURL)
+	if err != nil {
+		return nil, err
+	}
+	return s.Verifier(checker, js, authn.Options{CacheTTL: cfg.TokenCacheTTL})
+}
+
+// newGRPCServer builds the gateway's gRPC server: the proxy for every routed call, the
+// gateway's own health, and reflection over every routed service's descriptors.
+func newGRPCServer(px *proxy.Proxy, cat *catalog.Catalog, cfg Config, log *slog.Logger) (*grpc.Server, *health.Server) {
+	rec := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		method, _ := grpc.Method(ctx)
+		log.ErrorContext(ctx, "panic in gateway handler", "grpc.method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return status.Error(codes.Internal, "internal error")
+	})
+	opts := append(px.ServerOptions(),
+		grpc.StatsHandler(otelgrpc.NewServerHandler(
+			otelgrpc.WithPropagators(telemetry.Propagator()),
+			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
+		)),
+		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(rec)),
+		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(rec)),
+		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
+	)
+	gs := grpc.NewServer(opts...)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	own := gs.GetServiceInfo // health now; reflection once registered below
+	ro := reflection.ServerOptions{Services: catalog.ServiceInfoFunc(func() map[string]grpc.ServiceInfo {
+		return cat.ServiceInfo(own())
+	})}
+	reflectionv1.RegisterServerReflectionServer(gs, reflection.NewServerV1(ro))
+	reflectionv1alpha.RegisterServerReflectionServer(gs, reflection.NewServer(ro))
+	return gs, hs
+}

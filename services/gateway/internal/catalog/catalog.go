@@ -1,0 +1,110 @@
+// Package catalog is what the gateway knows of the suite's APIs: the descriptors compiled into
+// libs/api of every routed service, which methods stream, and the service list reflection
+// answers with. The descriptors are the ones the backends were built from, so `grpcurl
+// describe` through the gateway shows exactly what the backends serve.
+package catalog
+
+import (
+	"fmt"
+	"slices"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	// Every API package the route table names: importing them registers their descriptors.
+	_ "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/backup/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/metrics/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator_lifecycle/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/reconciler/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	_ "github.com/plinth-dev/plinth/libs/api/lvmd"
+	_ "github.com/plinth-dev/plinth/libs/api/services/auth"
+	_ "github.com/plinth-dev/plinth/libs/api/stats"
+
+	"github.com/plinth-dev/plinth/services/gateway/routes"
+)
+
+// Catalog holds the descriptors of every routed service.
+type Catalog struct {
+	services  map[string]protoreflect.ServiceDescriptor
+	streaming map[string]bool // full method "/pkg.Svc/M" → client or server streaming
+}
+
+// Load resolves every service of the route table in the global registry. A route naming a
+// service that is not compiled in is an error: the gateway would route calls it cannot describe.
+func Load() (*Catalog, error) {
+	c := &Catalog{services: map[string]protoreflect.ServiceDescriptor{}, streaming: map[string]bool{}}
+	for _, r := range routes.Table {
+		if _, done := c.services[r.Service]; done {
+			continue
+		}
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(r.Service))
+		if err != nil {
+			return nil, fmt.Errorf("catalog: route %s: %w", r.Path(), err)
+		}
+		sd, ok := d.(protoreflect.ServiceDescriptor)
+		if !ok {
+			return nil, fmt.Errorf("catalog: route %s names a %T, not a service", r.Path(), d)
+		}
+		c.services[r.Service] = sd
+		for i := range sd.Methods().Len() {
+			m := sd.Methods().Get(i)
+			c.streaming["/"+r.Service+"/"+string(m.Name())] = m.IsStreamingClient() || m.IsStreamingServer()
+		}
+	}
+	return c, nil
+}
+
+// Services lists the routed services' full names, sorted.
+func (c *Catalog) Services() []string {
+	names := make([]string, 0, len(c.services))
+	for n := range c.services {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Descriptor returns a routed service's descriptor.
+func (c *Catalog) Descriptor(service string) (protoreflect.ServiceDescriptor, bool) {
+	d, ok := c.services[service]
+	return d, ok
+}
+
+// IsStreaming reports whether a routed method streams in either direction; ok is false for a
+// method the catalog does not know.
+func (c *Catalog) IsStreaming(fullMethod string) (streaming, ok bool) {
+	streaming, ok = c.streaming[fullMethod]
+	return streaming, ok
+}
+
+// ServiceInfo lists the routed services plus the gateway's own (health, reflection) for
+// server reflection, which needs only the names; their methods come from the descriptors.
+func (c *Catalog) ServiceInfo(own map[string]grpc.ServiceInfo) map[string]grpc.ServiceInfo {
+	out := make(map[string]grpc.ServiceInfo, len(c.services)+len(own))
+	for n, info := range own {
+		out[n] = info
+	}
+	for n, sd := range c.services {
+		info := grpc.ServiceInfo{Metadata: string(sd.ParentFile().Path())}
+		for i := range sd.Methods().Len() {
+			m := sd.Methods().Get(i)
+			info.Methods = append(info.Methods, grpc.MethodInfo{
+				Name: string(m.Name()), IsClientStream: m.IsStreamingClient(), IsServerStream: m.IsStreamingServer(),
+			})
+		}
+		out[n] = info
+	}
+	return out
+}
+
+// ServiceInfoFunc adapts a function to reflection's ServiceInfoProvider.
+type ServiceInfoFunc func() map[string]grpc.ServiceInfo
+
+// GetServiceInfo implements reflection.ServiceInfoProvider.
+func (f ServiceInfoFunc) GetServiceInfo() map[string]grpc.ServiceInfo { return f() }

@@ -1,0 +1,196 @@
+// Package proxy is the gateway's gRPC side: a transparent proxy (grpc-go's unknown-service
+// handler with a codec that passes raw frames) that finds each call's route in the route
+// table, checks the bearer token where the route needs one, and streams the call to its
+// backend with the client's metadata, the verified account and x-forwarded-for; plus one
+// access-log line and metrics per call.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/input"
+	"github.com/plinth-dev/plinth/services/gateway/routes"
+)
+
+// Authenticator checks the bearer token of the incoming call in ctx (authn.Verifier does).
+type Authenticator interface {
+	Authenticate(ctx context.Context, fullMethod string) (context.Context, error)
+}
+
+// Methods says which routed methods stream (catalog.Catalog does).
+type Methods interface {
+	IsStreaming(fullMethod string) (streaming, ok bool)
+}
+
+// Options configure a Proxy.
+type Options struct {
+	Backends *Backends
+	Methods  Methods
+	// Auth checks tokens for Token routes; nil refuses them with Unavailable (no auth backend).
+	Auth Authenticator
+	// UnaryTimeout bounds a unary call that the client sent without a shorter deadline.
+	UnaryTimeout time.Duration
+	// Lifetime ends when the gateway begins to shut down: streaming calls end with it, so the
+	// graceful stop need not wait for streams that would run for hours.
+	Lifetime context.Context
+	Log      *Log
+}
+
+// Proxy forwards calls to backends.
+type Proxy struct {
+	o     Options
+	codec codec
+}
+
+// New returns a Proxy; register its Handler as the gRPC server's unknown-service handler.
+func New(o Options) *Proxy {
+	if o.Lifetime == nil {
+		o.Lifetime = context.Background()
+	}
+	return &Proxy{o: o, codec: newCodec()}
+}
+
+// ServerOptions are the options the gateway's gRPC server needs for the proxy: the raw-frame
+// codec and the unknown-service handler that every routed call reaches.
+func (p *Proxy) ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.ForceServerCodecV2(p.codec), grpc.UnknownServiceHandler(p.Handle)}
+}
+
+// Handle proxies one call (a grpc.StreamHandler).
+func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
+	start := time.Now()
+	ctx := ss.Context()
+	method, _ := grpc.MethodFromServerStream(ss)
+	call := Call{Method: method}
+	defer func() { p.o.Log.Finish(ctx, call, err, time.Since(start)) }()
+
+	r, ok := routes.Lookup(method)
+	if !ok {
+		// Why Unimplemented: the method is not part of any API this gateway routes; retrying
+		// or fixing a token will not help.
+		return status.Errorf(codes.Unimplemented, "unknown service or method %s", input.Quote(method))
+	}
+	call.Route, call.Backend = r.Path(), r.Backend
+	conn, err := p.o.Backends.Conn(r.Backend)
+	if err != nil {
+		return err
+	}
+	var account string
+	if r.Access == routes.Token {
+		if p.o.Auth == nil {
+			return status.Error(codes.Unavailable, "token checks need the auth backend, which is not configured on this gateway")
+		}
+		actx, err := p.o.Auth.Authenticate(ctx, method)
+		if err != nil {
+			return err
+		}
+		if a, ok := authn.AccountFrom(actx); ok {
+			account = a.ID
+		}
+	}
+	streaming, known := p.o.Methods.IsStreaming(method)
+	if !known {
+		streaming = true // no deadline of our own on a method whose shape is unknown
+	}
+	call.Streaming = streaming
+	var cancel context.CancelFunc
+	if streaming {
+		ctx, cancel = context.WithCancel(ctx)
+		stop := context.AfterFunc(p.o.Lifetime, cancel)
+		defer stop()
+	} else if d := p.o.UnaryTimeout; d > 0 {
+		ctx, cancel = context.WithTimeout(ctx, d)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+
+	in, _ := metadata.FromIncomingContext(ctx)
+	pr, _ := peer.FromContext(ctx)
+	ctx = metadata.NewOutgoingContext(ctx, outgoing(in, pr, account))
+	cs, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method, grpc.ForceCodecV2(p.codec))
+	if err != nil {
+		return err
+	}
+	return p.pump(ss, cs, cancel)
+}
+
+// pump copies messages both ways until the backend finishes the call, then returns the
+// backend's status (with its trailers) as the call's own.
+func (p *Proxy) pump(ss grpc.ServerStream, cs grpc.ClientStream, cancel context.CancelFunc) error {
+	upErr := make(chan error, 1)
+	go func() { upErr <- p.clientToBackend(ss, cs) }()
+	downErr := make(chan error, 1)
+	go func() { downErr <- backendToClient(ss, cs) }()
+	for {
+		select {
+		case err := <-upErr:
+			if err != nil {
+				// The client went away or sent something unreadable: end the backend call.
+				cancel()
+				<-downErr
+				return err
+			}
+			upErr = nil // client finished sending; keep relaying the backend's answers
+		case err := <-downErr:
+			ss.SetTrailer(responseHeaders(cs.Trailer()))
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (p *Proxy) clientToBackend(ss grpc.ServerStream, cs grpc.ClientStream) error {
+	for {
+		f := &frame{}
+		if err := ss.RecvMsg(f); err != nil {
+			if errors.Is(err, io.EOF) {
+				_ = cs.CloseSend()
+				return nil
+			}
+			return err
+		}
+		if err := cs.SendMsg(f); err != nil {
+			// The backend ended the call; its status comes from RecvMsg on the other side.
+			return nil
+		}
+	}
+}
+
+// backendToClient relays the backend's header, then its messages; it returns io.EOF when the
+// backend finished with OK, else the backend's status error.
+func backendToClient(ss grpc.ServerStream, cs grpc.ClientStream) error {
+	for i := 0; ; i++ {
+		f := &frame{}
+		err := cs.RecvMsg(f)
+		if i == 0 {
+			// Headers arrive before the first message, or with the trailers of a call that
+			// ended without one; Header blocks until then.
+			if md, herr := cs.Header(); herr == nil {
+				if h := responseHeaders(md); len(h) > 0 {
+					if serr := ss.SendHeader(h); serr != nil {
+						return serr
+					}
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if err := ss.SendMsg(f); err != nil {
+			return err
+		}
+	}
+}
