@@ -33,14 +33,14 @@ func TestTiltCI(t *testing.T) {
 		skipOrFail(t, "%s is missing: build it with make tools-tilt", tilt)
 	}
 	home := newHome(t)
-	offset := freeOffset(t, 9000)
+	offset := freeOffset(t, 6000)
 	suffix := rand.Uint32()
 	dbName := fmt.Sprintf("plinth_e2e_tilt_%d", suffix)
 	vg := fmt.Sprintf("plinth_e2e_tilt_%d", suffix)
 	snapshot := filepath.Join(t.TempDir(), "snapshot.json")
 	tiltPort := 10350 + offset/250 // one per offset band, below the bands' service ports
-	if !portsFree(tiltPort) {
-		t.Fatalf("Tilt's port %d is taken", tiltPort)
+	if !portsFree(tiltPort, 8080+offset, 8180+offset) {
+		t.Fatalf("Tilt's port %d or the gateway's %d/%d is taken", tiltPort, 8080+offset, 8180+offset)
 	}
 	t.Cleanup(func() { removeDevVG(t, home, vg) })
 
