@@ -177,6 +177,15 @@ func serviceBinaries(t *testing.T, root string) []string {
 	return names
 }
 
+// ownDevVG gives a suite its own volume group for lvmd-agent (as root with lvm2 the launcher
+// makes one): a test's must not be the developer's `plinth`, and must go with the test. It
+// returns the environment variable to pass.
+func ownDevVG(t *testing.T, home string) string {
+	vg := fmt.Sprintf("plinth_e2e_%d", rand.Uint32())
+	t.Cleanup(func() { removeDevVG(t, home, vg) })
+	return "PLINTH_LVMD_VG=" + vg
+}
+
 // removeDevVG removes the loop-backed volume group the launcher made for lvmd-agent: volume
 // groups outlive the test's home.
 func removeDevVG(t *testing.T, home, vg string) {
