@@ -34,7 +34,7 @@ UP_FLAGS ?=
 # Flags for go test, e.g. `make test TEST_FLAGS='-run TestMakeUp -v'`.
 TEST_FLAGS ?=
 
-.PHONY: help up tools tools-ghz tools-s3 tools-k8s tools-tilt generate lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
+.PHONY: help up tools tools-ghz tools-s3 tools-k8s tools-tilt generate generate-envoy lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -84,6 +84,9 @@ generate: tools ## regenerate libs/api from proto/
 	find libs/api -name '*.pb.go' -delete
 	find libs/api -mindepth 1 -type d -empty -delete
 	buf generate
+
+generate-envoy: ## regenerate the Envoy configs (compose, k8s) from services/gateway/routes
+	cd deploy && $(GO) run ./cmd/envoygen -root ..
 
 lint: lint-proto lint-generated lint-breaking lint-go ## every static check
 

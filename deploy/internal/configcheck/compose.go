@@ -17,8 +17,9 @@ import (
 // LoadCompose loads a Compose file as `docker compose` does: Compose Spec schema validation,
 // interpolation from env, relative paths resolved against the file's directory, and the
 // loader's consistency checks (depends_on, networks, volumes that must be declared).
-// content replaces the file's bytes when not nil (to check a changed copy).
-func LoadCompose(ctx context.Context, path string, content []byte, env map[string]string) (*types.Project, error) {
+// content replaces the file's bytes when not nil (to check a changed copy); opts are the
+// loader's (loader.WithProfiles to enable profiles).
+func LoadCompose(ctx context.Context, path string, content []byte, env map[string]string, opts ...func(*loader.Options)) (*types.Project, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -33,7 +34,7 @@ func LoadCompose(ctx context.Context, path string, content []byte, env map[strin
 		ConfigFiles: []types.ConfigFile{{Filename: abs, Content: content}},
 		Environment: env,
 	}
-	p, err := loader.LoadWithContext(ctx, details)
+	p, err := loader.LoadWithContext(ctx, details, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("compose file %s: %w", path, err)
 	}
@@ -48,7 +49,12 @@ func LoadCompose(ctx context.Context, path string, content []byte, env map[strin
 //   - Plinth services (those with PLINTH_GRPC_ADDR) are configured as the runtime conventions
 //     say (CheckPlinthService);
 //   - the gateway (the envoyproxy/envoy image) gets its config from a bind mount, and auth
-//     trusts the x-forwarded-for of exactly the gateway's fixed address (CheckTrustedProxies).
+//     trusts the x-forwarded-for of exactly the gateway's fixed address (CheckTrustedProxies);
+//   - start order is by health: every service that runs (not a one-shot that others wait to
+//     complete) has a health check, and every depends_on waits for service_healthy or, for a
+//     one-shot, service_completed_successfully (CheckStartOrder);
+//   - an image stage that runs as root (a Dockerfile --target) is used only by a service that
+//     is granted the privileges it needs root for (privileged or cap_add).
 func CheckCompose(p *types.Project) error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(p.Services)) {
@@ -74,6 +80,7 @@ func CheckCompose(p *types.Project) error {
 		}
 	}
 	errs = append(errs, CheckTrustedProxies(p)...)
+	errs = append(errs, CheckStartOrder(p)...)
 	return errors.Join(errs...)
 }
 
@@ -101,6 +108,15 @@ func checkBuild(s types.ServiceConfig) []error {
 		return []error{fmt.Errorf("service %s: %s: %w", s.Name, df, err)}
 	}
 	var errs []error
+	if t := s.Build.Target; t != "" {
+		root, ok := d.Targets[t]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("service %s: build target %s is not an image stage of %s", s.Name, t, df))
+		case root && !s.Privileged && len(s.CapAdd) == 0:
+			errs = append(errs, fmt.Errorf("service %s: target %s runs as root, but the service is granted no privileges (privileged, cap_add) that would need it", s.Name, t))
+		}
+	}
 	for _, arg := range slices.Sorted(maps.Keys(s.Build.Args)) {
 		if !d.Args[arg] {
 			errs = append(errs, fmt.Errorf("service %s: build arg %s is not declared (ARG) in %s", s.Name, arg, df))

@@ -3,20 +3,38 @@ package configcheck
 import (
 	"context"
 	"fmt"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/plinth-dev/plinth/deploy/internal/envoygen"
+	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 
 const composeFile = "docker-compose.yaml"
 
 // loadCompose loads (a changed copy of) the compose file with an empty environment, so the
 // developer's variables cannot change the outcome.
-func loadCompose(t *testing.T, content []byte, env map[string]string) (*types.Project, error) {
+func loadCompose(t *testing.T, content []byte, env map[string]string, opts ...func(*loader.Options)) (*types.Project, error) {
 	t.Helper()
-	return LoadCompose(context.Background(), filepath.Join(repoRoot(t), composeFile), content, env)
+	return LoadCompose(context.Background(), filepath.Join(repoRoot(t), composeFile), content, env, opts...)
+}
+
+// checkAll runs every check of the compose file on a loaded project.
+func checkAll(t *testing.T, p *types.Project, content []byte) error {
+	t.Helper()
+	if err := CheckCompose(p); err != nil {
+		return err
+	}
+	if err := CheckCommandsCovered(p, repoRoot(t)); err != nil {
+		return err
+	}
+	return CheckNoLiteralSecrets(context.Background(), filepath.Join(repoRoot(t), composeFile), content)
 }
 
 func TestComposeFileIsValid(t *testing.T) {
@@ -24,16 +42,20 @@ func TestComposeFileIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckCompose(p); err != nil {
+	if err := checkAll(t, p, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"postgres", "nats", "auth", "gateway"} {
+	for _, want := range []string{"postgres", "nats", "auth", "stats", "kaas", "vagrant-server", "vagrant-runner", "lvmd-agent", "cnpgi-plugin", "gateway"} {
 		if _, ok := p.Services[want]; !ok {
 			t.Errorf("no service %s", want)
 		}
 	}
+	if _, ok := p.Services["stats-ceph"]; ok {
+		t.Error("stats-ceph runs without --profile ceph")
+	}
 	// Published ports from ARCHITECTURE.md's table, on loopback only.
-	for svc, port := range map[string]uint32{"gateway": 8080, "auth": 7001, "postgres": 5432, "nats": 4222} {
+	for svc, port := range map[string]uint32{"gateway": 8080, "auth": 7001, "stats": 7002, "kaas": 7003, "vagrant-server": 7004,
+		"lvmd-agent": 7005, "cnpgi-plugin": 7006, "postgres": 5432, "nats": 4222} {
 		if !publishedAs(p.Services[svc], port) {
 			t.Errorf("service %s does not publish 127.0.0.1:%d:%d (got %+v)", svc, port, port, p.Services[svc].Ports)
 		}
@@ -65,6 +87,107 @@ func TestComposeFileIsValid(t *testing.T) {
 	}
 	if d := gw.DependsOn["auth"]; d.Condition != types.ServiceConditionHealthy {
 		t.Errorf("gateway does not wait for auth to be healthy (ext_authz needs it): %+v", gw.DependsOn)
+	}
+
+	// Only the two services that need it run as root, each with its privileges.
+	if lv := p.Services["lvmd-agent"]; !lv.Privileged || lv.Build.Target != "lvm" {
+		t.Errorf("lvmd-agent: privileged %v, target %q; lvm2 needs device-mapper and block devices", lv.Privileged, lv.Build.Target)
+	}
+	r := p.Services["vagrant-runner"]
+	if r.Privileged || strings.Join(r.CapDrop, ",") != "ALL" || strings.Join(r.CapAdd, ",") != "NET_ADMIN,SYS_ADMIN" {
+		t.Errorf("vagrant-runner: privileged %v, cap_drop %v, cap_add %v; want only NET_ADMIN and SYS_ADMIN", r.Privileged, r.CapDrop, r.CapAdd)
+	}
+	for name, s := range p.Services {
+		if name != "lvmd-agent" && s.Privileged {
+			t.Errorf("%s is privileged", name)
+		}
+	}
+}
+
+func TestComposeCephProfile(t *testing.T) {
+	p, err := loadCompose(t, nil, map[string]string{"PLINTH_STATS_CEPH_URL": "https://mgr:8443"}, loader.WithProfiles([]string{"ceph"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckCompose(p); err != nil {
+		t.Fatal(err)
+	}
+	sc, ok := p.Services["stats-ceph"]
+	if !ok {
+		t.Fatal("--profile ceph has no stats-ceph")
+	}
+	if got := sc.Environment["PLINTH_STATS_CEPH_URL"]; got == nil || *got != "https://mgr:8443" {
+		t.Errorf("PLINTH_STATS_CEPH_URL does not reach stats-ceph: %v", got)
+	}
+	if got := sc.Environment["PLINTH_DATABASE_URL"]; got == nil || *got == *p.Services["stats"].Environment["PLINTH_DATABASE_URL"] {
+		t.Errorf("stats-ceph shares the database of stats: %v", got)
+	}
+	if got := sc.Environment["PLINTH_STATS_INVENTORY"]; got == nil || *got != "false" {
+		t.Error("stats-ceph would take over the inventory consumers of stats")
+	}
+}
+
+// TestComposeGatewayRunsTheGeneratedConfig: the file the gateway mounts is exactly what envoygen
+// writes for docker-compose, and the mutual-TLS material it names is what the compose file
+// generates and the backends serve.
+func TestComposeGatewayRunsTheGeneratedConfig(t *testing.T) {
+	env := envoygen.Compose()
+	if env.File != envoyFile {
+		t.Fatalf("envoygen writes the compose config to %s, the compose file mounts %s", env.File, envoyFile)
+	}
+	want, err := envoygen.Render(env, routes.Table, routes.GatewayServices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readRepoFile(t, envoyFile); string(got) != string(want) {
+		t.Errorf("%s is not the generated config: run `%s`", envoyFile, envoygen.RegenerateCommand)
+	}
+	p, err := loadCompose(t, nil, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := p.Services["gateway"]
+	if !mountsVolume(gw, "certs", envoygen.ComposeCertDir) {
+		t.Errorf("gateway does not mount the certs volume at %s", envoygen.ComposeCertDir)
+	}
+	init := strings.Join(p.Services["init"].Command, " ")
+	for backend, prefix := range map[string]string{"lvmd-agent": "PLINTH_LVMD_TLS_", "cnpgi-plugin": "PLINTH_CNPGI_TLS_"} {
+		a := env.Backends[backend]
+		if a.TLS == nil {
+			t.Fatalf("envoygen reaches %s without mutual TLS", backend)
+		}
+		dir := path.Dir(a.TLS.CertFile)
+		s := p.Services[backend]
+		for k, v := range map[string]string{"CERT": dir + "/server.crt", "KEY": dir + "/server.key", "CLIENT_CA": a.TLS.CertFile} {
+			if got := s.Environment[prefix+k]; got == nil || *got != v {
+				t.Errorf("%s: %s%s = %v, want %s (the pair the gateway verifies and presents)", backend, prefix, k, got, v)
+			}
+		}
+		if !mountsVolume(s, "certs", envoygen.ComposeCertDir) {
+			t.Errorf("%s does not mount the certs volume at %s", backend, envoygen.ComposeCertDir)
+		}
+		if !strings.Contains(init, "-hosts $s") || !strings.Contains(init, backend) {
+			t.Errorf("init does not make %s's server certificate for the name %s the gateway verifies", backend, a.TLS.ServerName)
+		}
+	}
+}
+
+func mountsVolume(s types.ServiceConfig, volume, target string) bool {
+	for _, v := range s.Volumes {
+		if v.Type == types.VolumeTypeVolume && v.Source == volume && v.Target == target {
+			return true
+		}
+	}
+	return false
+}
+
+// TestComposeNeedsNoUnsetVariable: `docker compose up` works with an empty environment.
+func TestComposeNeedsNoUnsetVariable(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(repoRoot(t), ".env")); err == nil {
+		t.Skip("a .env file would supply variables")
+	}
+	if _, err := loadCompose(t, nil, map[string]string{}, loader.WithProfiles([]string{"*"})); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -104,16 +227,22 @@ func TestComposeMatchesEnvoy(t *testing.T) {
 		sa := c.GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
 		s, ok := p.Services[sa.GetAddress()]
 		if !ok {
-			continue // a service that has not landed yet (the compose template)
+			t.Errorf("cluster %s sends to %s, which is not a compose service", c.GetName(), sa.GetAddress())
+			continue
 		}
 		matched++
+		// A mutual-TLS cluster reaches the service's TLS listener, a plaintext one its gRPC.
+		key := "PLINTH_GRPC_ADDR"
+		if c.GetTransportSocket() != nil {
+			key = map[string]string{"lvmd-agent": "PLINTH_LVMD_TLS_ADDR", "cnpgi-plugin": "PLINTH_CNPGI_TLS_ADDR"}[c.GetName()]
+		}
 		want := fmt.Sprintf("0.0.0.0:%d", sa.GetPortValue())
-		if got := s.Environment["PLINTH_GRPC_ADDR"]; got == nil || *got != want {
-			t.Errorf("cluster %s sends to %s:%d, but that service's PLINTH_GRPC_ADDR is %v", c.GetName(), sa.GetAddress(), sa.GetPortValue(), got)
+		if got := s.Environment[key]; key == "" || got == nil || *got != want {
+			t.Errorf("cluster %s sends to %s:%d, but that service's %s is %v", c.GetName(), sa.GetAddress(), sa.GetPortValue(), key, got)
 		}
 	}
-	if matched == 0 {
-		t.Error("no Envoy cluster points at a compose service")
+	if matched != len(b.GetStaticResources().GetClusters()) || matched == 0 {
+		t.Error("not every Envoy cluster points at a compose service")
 	}
 
 	version := requiredVersion(t, "deploy/go.mod", "github.com/envoyproxy/go-control-plane/envoy")
@@ -161,11 +290,32 @@ func TestComposeRejects(t *testing.T) {
 			"build arg VERSION is not declared"},
 		{"no such command", "args: {SERVICE: auth, BINARY: auth}", "args: {SERVICE: auth, BINARY: authd}", "holds no Go files"},
 		{"missing Dockerfile", "dockerfile: deploy/docker/Dockerfile", "dockerfile: deploy/docker/Containerfile", "no such file"},
+		{"literal password", "PLINTH_ADMIN_PASSWORD: ${PLINTH_ADMIN_PASSWORD:-}", "PLINTH_ADMIN_PASSWORD: hunter2",
+			"service auth: PLINTH_ADMIN_PASSWORD is written in the file"},
+		{"literal secret in a profile's service", "PLINTH_STATS_CEPH_PASSWORD: ${PLINTH_STATS_CEPH_PASSWORD:-}", "PLINTH_STATS_CEPH_PASSWORD: s3cret",
+			"service stats-ceph: PLINTH_STATS_CEPH_PASSWORD is written in the file"},
+		{"password in a URL", "PLINTH_STATS_CEPH_URL: ${PLINTH_STATS_CEPH_URL:-}\n    depends_on", "PLINTH_STATS_CEPH_URL: https://admin:pw@mgr:8443\n    depends_on",
+			"holds a URL with a password"},
+		{"waiting only for a start", "      auth: {condition: service_healthy}\n    healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7102",
+			"      auth: {condition: service_started}\n    healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7102",
+			`service stats depends on auth with condition "service_started"`},
+		{"no health check", "    healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7104/readyz\"]",
+			"    labels: {x: y}\n    x-healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7104/readyz\"]",
+			"service vagrant-server has no health check"},
+		{"healthy on a one-shot", "      init: {condition: service_completed_successfully}\n      # Not lvmd-agent",
+			"      init: {condition: service_healthy}\n      # Not lvmd-agent", "service gateway waits for init to be healthy, but init has no health check"},
+		{"a command without a container", "args: {SERVICE: vagrant-server, BINARY: vagrant-runner}", "args: {SERVICE: vagrant-server, BINARY: vagrant-server}",
+			"services/vagrant-server/cmd/vagrant-runner has no compose service"},
+		{"root image without privileges", "    privileged: true\n", "", "target lvm runs as root, but the service is granted no privileges"},
+		{"unknown target", "target: netns", "target: netnz", "build target netnz is not an image stage"},
+		{"gateway on a hand-written config", "./deploy/envoy/envoy.yaml:/etc/envoy/envoy.yaml:ro", "./deploy/docker/Dockerfile:/etc/envoy/envoy.yaml:ro",
+			"not deploy/envoy/envoy.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := loadCompose(t, mutate(t, src, tc.old, tc.new), map[string]string{})
+			changed := mutate(t, src, tc.old, tc.new)
+			p, err := loadCompose(t, changed, map[string]string{})
 			if err == nil {
-				err = CheckCompose(p)
+				err = checkAll(t, p, changed)
 			}
 			wantErr(t, err, tc.want)
 		})

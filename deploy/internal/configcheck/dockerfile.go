@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/linter"
@@ -16,12 +17,17 @@ type Dockerfile struct {
 	Stages []instructions.Stage
 	// Args are the build arguments any stage declares (`ARG NAME`).
 	Args map[string]bool
+	// Targets are the named stages that are images (no other stage builds on them or copies
+	// from them), with whether they run as root; the last stage, the default image, is never
+	// root.
+	Targets map[string]bool
 }
 
 // ParseDockerfile parses src with BuildKit's own parser (the one `docker build` uses) and
 // reports what BuildKit would refuse before building: syntax, instruction flags including every
-// RUN --mount option, its lint rules. It also insists on what a Plinth image needs: the last
-// stage switches to a user other than root and has an ENTRYPOINT.
+// RUN --mount option, its lint rules. It also insists on what a Plinth image needs: every image
+// stage (one no other stage uses) has an ENTRYPOINT and says which USER it runs as, and the
+// last stage, the default image, runs as a user other than root.
 func ParseDockerfile(src []byte) (*Dockerfile, error) {
 	res, err := parser.Parse(bytes.NewReader(src))
 	if err != nil {
@@ -45,7 +51,8 @@ func ParseDockerfile(src []byte) (*Dockerfile, error) {
 	if len(stages) == 0 {
 		return nil, errors.New("dockerfile has no FROM")
 	}
-	d := &Dockerfile{Stages: stages, Args: map[string]bool{}}
+	d := &Dockerfile{Stages: stages, Args: map[string]bool{}, Targets: map[string]bool{}}
+	used := map[string]bool{}
 	// The mounts are parsed only when the command is expanded; identity expansion is enough to
 	// check their options.
 	keep := func(word string) (string, error) { return word, nil }
@@ -56,6 +63,8 @@ func ParseDockerfile(src []byte) (*Dockerfile, error) {
 				for _, a := range c.Args {
 					d.Args[a.Key] = true
 				}
+			case *instructions.CopyCommand:
+				used[strings.ToLower(c.From)] = true
 			case *instructions.RunCommand:
 				if err := c.Expand(keep); err != nil {
 					errs = append(errs, fmt.Errorf("dockerfile line %d: %w", line(c.Location()), err))
@@ -63,12 +72,27 @@ func ParseDockerfile(src []byte) (*Dockerfile, error) {
 			}
 		}
 	}
-	errs = append(errs, checkImageStage(stages[len(stages)-1])...)
+	for _, s := range stages {
+		used[strings.ToLower(s.BaseName)] = true
+	}
+	for i, s := range stages {
+		last := i == len(stages)-1
+		if !last && (s.Name == "" || used[strings.ToLower(s.Name)]) {
+			continue
+		}
+		root, stageErrs := checkImageStage(s, last)
+		errs = append(errs, stageErrs...)
+		if s.Name != "" {
+			d.Targets[s.Name] = root
+		}
+	}
 	return d, errors.Join(errs...)
 }
 
-// checkImageStage checks the stage that becomes the image.
-func checkImageStage(s instructions.Stage) []error {
+// checkImageStage checks a stage that becomes an image, and reports whether it runs as root.
+// Only the default (last) image must not: the others are for binaries that need root, and
+// must say so with an explicit USER root.
+func checkImageStage(s instructions.Stage, last bool) (root bool, errs []error) {
 	var user string
 	var entrypoint bool
 	for _, c := range s.Commands {
@@ -79,17 +103,23 @@ func checkImageStage(s instructions.Stage) []error {
 			entrypoint = true
 		}
 	}
-	var errs []error
+	name := "the image stage"
+	if !last {
+		name = "image stage " + s.Name
+	}
 	switch user {
 	case "":
-		errs = append(errs, errors.New("dockerfile: the image stage has no USER: it would run as root"))
+		errs = append(errs, fmt.Errorf("dockerfile: %s has no USER: it would run as root without saying so", name))
 	case "root", "0", "root:root", "0:0":
-		errs = append(errs, fmt.Errorf("dockerfile: the image stage runs as %s", user))
+		root = true
+		if last {
+			errs = append(errs, fmt.Errorf("dockerfile: %s runs as %s", name, user))
+		}
 	}
 	if !entrypoint {
-		errs = append(errs, errors.New("dockerfile: the image stage has no ENTRYPOINT"))
+		errs = append(errs, fmt.Errorf("dockerfile: %s has no ENTRYPOINT", name))
 	}
-	return errs
+	return root, errs
 }
 
 // line is the first line of a location, 0 when there is none.

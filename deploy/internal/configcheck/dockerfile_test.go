@@ -39,6 +39,16 @@ func TestDockerfileIsValid(t *testing.T) {
 			copied = append(copied, cp.DestPath)
 		}
 	}
+	for target, root := range map[string]bool{"lvm": true, "netns": true, "init": false} {
+		if got, ok := d.Targets[target]; !ok || got != root {
+			t.Errorf("target %s: present %v, root %v; want root %v", target, ok, got, root)
+		}
+	}
+	for _, intermediate := range []string{"build", "tools", "debian-tools"} {
+		if _, ok := d.Targets[intermediate]; ok {
+			t.Errorf("%s is an intermediate stage, not an image", intermediate)
+		}
+	}
 	// compose's health checks run wget inside the image.
 	if !strings.Contains(strings.Join(copied, " "), "/usr/local/bin/wget") {
 		t.Errorf("the image has no wget for health checks (copied: %v)", copied)
@@ -52,6 +62,7 @@ func TestDockerfileRejects(t *testing.T) {
 		{"bad mount option", "target=/src,rw", "target=/src,rw,bogus=1", "unexpected key 'bogus'"},
 		{"runs as root", "USER nonroot:nonroot", "USER root", "the image stage runs as root"},
 		{"no USER", "USER nonroot:nonroot\n", "", "no USER"},
+		{"a root target that does not say so", "USER root\nENTRYPOINT", "ENTRYPOINT", "image stage lvm has no USER"},
 		{"no ENTRYPOINT", "ENTRYPOINT [", "CMD [", "no ENTRYPOINT"},
 		{"unknown instruction", "ENTRYPOINT [", "ENTRYPIONT [", "unknown instruction"},
 		{"lint rule", "AS build", "as build", "FromAsCasing"},

@@ -1,6 +1,7 @@
-// Package configcheck validates the deployment files (deploy/envoy/envoy.yaml,
-// docker-compose.yaml, deploy/docker/Dockerfile, Tiltfile) with the schemas and parsers of the
-// tools that run them, so a broken file fails `make test` instead of `docker compose up`.
+// Package configcheck validates the deployment files (the Envoy configs deploy/envoy/envoy.yaml
+// and deploy/k8s/base/gateway/envoy.yaml, docker-compose.yaml, deploy/docker/Dockerfile,
+// Tiltfile) with the schemas and parsers of the tools that run them, so a broken file fails
+// `make test` instead of `docker compose up`.
 package configcheck
 
 import (
@@ -20,6 +21,7 @@ import (
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/http/early_header_mutation/header_mutation/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 )
 

@@ -80,15 +80,25 @@ func (g *Gateway) ExtAuthz() (*extauthzv3.ExtAuthz, error) {
 // matches (Envoy answers 404). Routes with matchers other than path and prefix are an error,
 // not a guess.
 func (g *Gateway) Route(path string) (r GatewayRoute, ok bool, err error) {
-	rc := g.hcm.GetRouteConfig()
-	vh := virtualHost(rc, "*")
+	rt, ok, err := g.Match(path)
+	if !ok || err != nil {
+		return GatewayRoute{}, false, err
+	}
+	authorized, err := g.authorized(g.hcm.GetRouteConfig(), virtualHost(g.hcm.GetRouteConfig(), "*"), rt)
+	return GatewayRoute{Cluster: rt.GetRoute().GetCluster(), Authorized: authorized}, true, err
+}
+
+// Match returns the route Envoy picks for a request for path to any host (the first match),
+// with its timeouts and per-filter configs; ok is false when none matches.
+func (g *Gateway) Match(path string) (rt *routev3.Route, ok bool, err error) {
+	vh := virtualHost(g.hcm.GetRouteConfig(), "*")
 	if vh == nil {
-		return GatewayRoute{}, false, errors.New("no virtual host for any domain (\"*\")")
+		return nil, false, errors.New("no virtual host for any domain (\"*\")")
 	}
 	for i, rt := range vh.GetRoutes() {
 		m := rt.GetMatch()
 		if len(m.GetHeaders()) > 0 || len(m.GetQueryParameters()) > 0 || m.GetGrpc() != nil || m.GetRuntimeFraction() != nil {
-			return GatewayRoute{}, false, fmt.Errorf("route %d: only path and prefix matches are supported", i)
+			return nil, false, fmt.Errorf("route %d: only path and prefix matches are supported", i)
 		}
 		var hit bool
 		switch p := m.GetPathSpecifier().(type) {
@@ -97,15 +107,13 @@ func (g *Gateway) Route(path string) (r GatewayRoute, ok bool, err error) {
 		case *routev3.RouteMatch_Path:
 			hit = path == p.Path
 		default:
-			return GatewayRoute{}, false, fmt.Errorf("route %d: only path and prefix matches are supported", i)
+			return nil, false, fmt.Errorf("route %d: only path and prefix matches are supported", i)
 		}
-		if !hit {
-			continue
+		if hit {
+			return rt, true, nil
 		}
-		authorized, err := g.authorized(rc, vh, rt)
-		return GatewayRoute{Cluster: rt.GetRoute().GetCluster(), Authorized: authorized}, true, err
 	}
-	return GatewayRoute{}, false, nil
+	return nil, false, nil
 }
 
 func (g *Gateway) authorized(rc *routev3.RouteConfiguration, vh *routev3.VirtualHost, rt *routev3.Route) (bool, error) {

@@ -11,8 +11,6 @@ import (
 	"sync"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc/filters"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -90,7 +88,6 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 	conns := map[string]grpc.ClientConnInterface{}
 	for name, addr := range cfg.Backends() {
 		conn, err := s.Dial(name, addr,
-			grpc.WithStatsHandler(otelgrpc.NewClientHandler(otelgrpc.WithPropagators(telemetry.Propagator()))),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxCallSendMsgSize(cfg.MaxMessageBytes)))
 		if err != nil {
 			return nil, err
@@ -108,6 +105,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 	px := proxy.New(proxy.Options{
 		Backends: proxy.NewBackends(conns, BackendEnv), Methods: cat, Auth: verifier,
 		UnaryTimeout: cfg.UnaryTimeout, Lifetime: s.Lifetime(), Log: calls,
+		Propagator: telemetry.Propagator(),
 	})
 	gs, hs := newGRPCServer(px, cat, cfg, log)
 	h, err := front.New(front.Options{
@@ -143,7 +141,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 		defer cancel()
 		stop := context.AfterFunc(s.Lifetime(), cancel)
 		defer stop()
-		return front.Serve(serveCtx, lis, h, cfg.ShutdownTimeout)
+		return front.Serve(serveCtx, lis, h, gs, cfg.ShutdownTimeout)
 	})
 	return &Gateway{Service: s, lis: lis}, nil
 }
@@ -177,13 +175,10 @@ func newGRPCServer(px *proxy.Proxy, cat *catalog.Catalog, cfg Config, log *slog.
 		return status.Error(codes.Internal, "internal error")
 	})
 	opts := append(px.ServerOptions(),
-		grpc.StatsHandler(otelgrpc.NewServerHandler(
-			otelgrpc.WithPropagators(telemetry.Propagator()),
-			otelgrpc.WithFilter(filters.Not(filters.HealthCheck())),
-		)),
 		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(rec)),
 		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(rec)),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
+		grpc.MaxHeaderListSize(server.DefaultMaxHeaderListSize),
 	)
 	gs := grpc.NewServer(opts...)
 	hs := health.NewServer()

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -75,8 +76,13 @@ func (*vgBackend) GetFreeBytes(context.Context, *lvmdpb.GetFreeBytesRequest) (*l
 	return &lvmdpb.GetFreeBytesResponse{FreeBytes: freeBytes}, nil
 }
 
+// Watch sends watchCount messages, or as many as the call's x-watch-count asks for.
 func (*vgBackend) Watch(_ *lvmdpb.Empty, ss grpc.ServerStreamingServer[lvmdpb.WatchResponse]) error {
-	for i := range watchCount {
+	n := watchCount
+	if md, _ := metadata.FromIncomingContext(ss.Context()); len(md.Get("x-watch-count")) == 1 {
+		n, _ = strconv.Atoi(md.Get("x-watch-count")[0])
+	}
+	for i := range n {
 		if i > 0 {
 			select {
 			case <-time.After(watchGap):

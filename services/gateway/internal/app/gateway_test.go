@@ -15,6 +15,7 @@ import (
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	statspb "github.com/plinth-dev/plinth/libs/api/stats"
+	"github.com/plinth-dev/plinth/libs/platform/hostiletest"
 	"github.com/plinth-dev/plinth/services/gateway/internal/app"
 )
 
@@ -120,6 +121,19 @@ func TestGateway(t *testing.T) {
 		}
 	})
 
+	t.Run("gRPC-Web and Connect", func(t *testing.T) { testWebProtocols(t, g, token) })
+	t.Run("CORS", func(t *testing.T) { testCORS(t, g) })
+	t.Run("health and reflection", func(t *testing.T) { testHealthAndReflection(t, g) })
+	t.Run("trace context", func(t *testing.T) { testTraceContext(t, s, g, token) })
+	t.Run("access log and metrics", func(t *testing.T) { testAccessLogAndMetrics(t, s, g, token) })
+	t.Run("console mount", func(t *testing.T) { testConsoleMount(t, s) })
+	t.Run("hostile client", func(t *testing.T) {
+		// Through the gateway to the in-process backends: garbage metadata, 64 KiB of headers,
+		// huge and NUL strings, cut streams; the gateway must answer and stay healthy.
+		hostiletest.Run(t, hostiletest.Target{Conn: g.conn, Services: []string{"proto.VGService", "stats.StatsService"},
+			Metadata: metadata.Pairs("authorization", "Bearer "+token)})
+	})
+	t.Run("shutdown ends streams", func(t *testing.T) { testShutdownEndsStreams(t, s, token) })
 	t.Run("unconfigured backend", func(t *testing.T) {
 		testUnconfiguredBackend(t, s)
 	})
@@ -131,5 +145,32 @@ func testUnconfiguredBackend(t *testing.T, s *suite) {
 	if status.Code(err) != codes.Unavailable || !strings.Contains(status.Convert(err).Message(), "kaas") ||
 		!strings.Contains(status.Convert(err).Message(), "PLINTH_GATEWAY_BACKEND_KAAS") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// testShutdownEndsStreams: a stream that would run for minutes ends when the gateway shuts
+// down, so the graceful stop finishes at once instead of at its deadline.
+func testShutdownEndsStreams(t *testing.T, s *suite, token string) {
+	g := s.gateway(t, app.Options{}, "PLINTH_SHUTDOWN_TIMEOUT=20s")
+	ctx := metadata.AppendToOutgoingContext(bearer(ctxT(t), token), "x-watch-count", "1000")
+	stream, err := lvmdpb.NewVGServiceClient(g.conn).Watch(ctx, &lvmdpb.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	g.running.Stop()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("shutdown took %v with a stream open", d)
+	}
+	for {
+		if _, err := stream.Recv(); err != nil {
+			if err == io.EOF {
+				t.Fatal("the stream ended as if complete")
+			}
+			break
+		}
 	}
 }

@@ -83,6 +83,7 @@ func (s *suite) environ(extra ...string) []string {
 type gateway struct {
 	addr, admin string
 	conn        *grpc.ClientConn
+	running     *servicetest.Running
 }
 
 func (s *suite) gateway(t *testing.T, o app.Options, extra ...string) *gateway {
@@ -103,7 +104,7 @@ func (s *suite) gateway(t *testing.T, o app.Options, extra ...string) *gateway {
 		t.Fatal(err)
 	}
 	r := servicetest.Run(t, g.Service)
-	return &gateway{addr: g.Addr(), admin: r.Service.AdminAddr(), conn: dial(t, g.Addr())}
+	return &gateway{addr: g.Addr(), admin: r.Service.AdminAddr(), conn: dial(t, g.Addr()), running: r}
 }
 
 // startAuth builds and runs the real auth binary until the test ends, and returns its address.
@@ -167,7 +168,7 @@ func buildAuth(t *testing.T) string {
 	return bin
 }
 
-func serve(t *testing.T, gs *grpc.Server, network, address string) string {
+func serve(t testing.TB, gs *grpc.Server, network, address string) string {
 	t.Helper()
 	lis, err := net.Listen(network, address)
 	if err != nil {

@@ -31,14 +31,19 @@ import (
 
 // Catalog holds the descriptors of every routed service.
 type Catalog struct {
-	services  map[string]protoreflect.ServiceDescriptor
-	streaming map[string]bool // full method "/pkg.Svc/M" → client or server streaming
+	services map[string]protoreflect.ServiceDescriptor
+	shapes   map[string]Shape // by full method "/pkg.Svc/M"
+}
+
+// Shape says which sides of a method stream.
+type Shape struct {
+	ClientStreams, ServerStreams bool
 }
 
 // Load resolves every service of the route table in the global registry. A route naming a
 // service that is not compiled in is an error: the gateway would route calls it cannot describe.
 func Load() (*Catalog, error) {
-	c := &Catalog{services: map[string]protoreflect.ServiceDescriptor{}, streaming: map[string]bool{}}
+	c := &Catalog{services: map[string]protoreflect.ServiceDescriptor{}, shapes: map[string]Shape{}}
 	for _, r := range routes.Table {
 		if _, done := c.services[r.Service]; done {
 			continue
@@ -54,7 +59,7 @@ func Load() (*Catalog, error) {
 		c.services[r.Service] = sd
 		for i := range sd.Methods().Len() {
 			m := sd.Methods().Get(i)
-			c.streaming["/"+r.Service+"/"+string(m.Name())] = m.IsStreamingClient() || m.IsStreamingServer()
+			c.shapes["/"+r.Service+"/"+string(m.Name())] = Shape{ClientStreams: m.IsStreamingClient(), ServerStreams: m.IsStreamingServer()}
 		}
 	}
 	return c, nil
@@ -76,11 +81,11 @@ func (c *Catalog) Descriptor(service string) (protoreflect.ServiceDescriptor, bo
 	return d, ok
 }
 
-// IsStreaming reports whether a routed method streams in either direction; ok is false for a
-// method the catalog does not know.
-func (c *Catalog) IsStreaming(fullMethod string) (streaming, ok bool) {
-	streaming, ok = c.streaming[fullMethod]
-	return streaming, ok
+// Shape returns which sides of a routed method stream; ok is false for a method the
+// catalog does not know.
+func (c *Catalog) Shape(fullMethod string) (s Shape, ok bool) {
+	s, ok = c.shapes[fullMethod]
+	return s, ok
 }
 
 // ServiceInfo lists the routed services plus the gateway's own (health, reflection) for

@@ -111,33 +111,41 @@ func protocolOf(r *http.Request) string {
 	return ""
 }
 
-// Server serves h on lis with HTTP/1.1 and h2c, until ctx ends; then it shuts down
-// gracefully within grace (in-flight calls finish; streams were ended by the proxy's
-// lifetime) and closes what remains.
-func Serve(ctx context.Context, lis net.Listener, h http.Handler, grace time.Duration) error {
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
+// Serve serves the port on lis until ctx ends: HTTP/2 prior-knowledge connections (gRPC
+// clients) on gs's own transport, HTTP/1.1 connections (browsers: gRPC-Web, Connect, the
+// console) through h. Then it stops gracefully within grace — in-flight calls finish, streams
+// were ended by the proxy's lifetime — and cuts what remains.
+func Serve(ctx context.Context, lis net.Listener, h http.Handler, gs *grpc.Server, grace time.Duration) error {
+	sp := newSplit(lis)
 	srv := &http.Server{
-		Handler: h, Protocols: &protocols, MaxHeaderBytes: MaxHeaderBytes,
+		Handler: h, MaxHeaderBytes: MaxHeaderBytes,
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
-		HTTP2: &http.HTTP2Config{MaxReceiveBufferPerStream: 1 << 20, MaxReceiveBufferPerConnection: 4 << 20},
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(lis) }()
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(sp.h1) }()
+	go func() { errc <- gs.Serve(sp.h2) }()
+	var err error
 	select {
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
+	case err = <-errc:
+		if errors.Is(err, http.ErrServerClosed) || errors.Is(err, grpc.ErrServerStopped) {
+			err = nil
+		} else {
+			err = fmt.Errorf("gateway: serve: %w", err)
 		}
-		return fmt.Errorf("gateway: serve: %w", err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	stopped := make(chan struct{})
+	go func() { gs.GracefulStop(); close(stopped) }()
+	if serr := srv.Shutdown(sctx); serr != nil {
 		_ = srv.Close()
 	}
-	<-errc
-	return nil
+	select {
+	case <-stopped:
+	case <-sctx.Done():
+		gs.Stop()
+	}
+	_ = sp.close()
+	return err
 }

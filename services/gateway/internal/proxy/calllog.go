@@ -84,9 +84,11 @@ func (l *Log) Finish(ctx context.Context, c Call, err error, d time.Duration) {
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		attrs = append(attrs, "peer.address", p.Addr.String())
 	}
-	if proto := ProtocolFrom(ctx); proto != "" {
-		attrs = append(attrs, "protocol", proto)
+	proto := ProtocolFrom(ctx)
+	if proto == "" {
+		proto = "grpc" // HTTP/2 connections reach the gRPC server directly
 	}
+	attrs = append(attrs, "protocol", proto)
 	if err != nil {
 		attrs = append(attrs, "grpc.error", status.Convert(err).Message())
 	}

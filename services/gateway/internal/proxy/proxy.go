@@ -11,6 +11,8 @@ import (
 	"io"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/input"
+	"github.com/plinth-dev/plinth/services/gateway/internal/catalog"
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 
@@ -27,9 +30,9 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, fullMethod string) (context.Context, error)
 }
 
-// Methods says which routed methods stream (catalog.Catalog does).
+// Methods says which sides of a routed method stream (catalog.Catalog does).
 type Methods interface {
-	IsStreaming(fullMethod string) (streaming, ok bool)
+	Shape(fullMethod string) (catalog.Shape, bool)
 }
 
 // Options configure a Proxy.
@@ -44,6 +47,10 @@ type Options struct {
 	// graceful stop need not wait for streams that would run for hours.
 	Lifetime context.Context
 	Log      *Log
+	// Propagator and TracerProvider trace each call (nil: the OpenTelemetry globals, which
+	// telemetry.Setup installs).
+	Propagator     propagation.TextMapPropagator
+	TracerProvider trace.TracerProvider
 }
 
 // Proxy forwards calls to backends.
@@ -57,6 +64,13 @@ func New(o Options) *Proxy {
 	if o.Lifetime == nil {
 		o.Lifetime = context.Background()
 	}
+	prop, tp := globalTracing()
+	if o.Propagator == nil {
+		o.Propagator = prop
+	}
+	if o.TracerProvider == nil {
+		o.TracerProvider = tp
+	}
 	return &Proxy{o: o, codec: newCodec()}
 }
 
@@ -69,10 +83,14 @@ func (p *Proxy) ServerOptions() []grpc.ServerOption {
 // Handle proxies one call (a grpc.StreamHandler).
 func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	start := time.Now()
-	ctx := ss.Context()
 	method, _ := grpc.MethodFromServerStream(ss)
+	in, _ := metadata.FromIncomingContext(ss.Context())
+	ctx, span := startSpan(ss.Context(), p.o.Propagator, p.o.TracerProvider, in, method)
 	call := Call{Method: method}
-	defer func() { p.o.Log.Finish(ctx, call, err, time.Since(start)) }()
+	defer func() {
+		endSpan(span, call.Backend, err)
+		p.o.Log.Finish(ctx, call, err, time.Since(start))
+	}()
 
 	r, ok := routes.Lookup(method)
 	if !ok {
@@ -98,10 +116,12 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 			account = a.ID
 		}
 	}
-	streaming, known := p.o.Methods.IsStreaming(method)
+	shape, known := p.o.Methods.Shape(method)
 	if !known {
-		streaming = true // no deadline of our own on a method whose shape is unknown
+		// No deadline of our own and full duplex for a method whose shape is unknown.
+		shape = catalog.Shape{ClientStreams: true, ServerStreams: true}
 	}
+	streaming := shape.ClientStreams || shape.ServerStreams
 	call.Streaming = streaming
 	var cancel context.CancelFunc
 	if streaming {
@@ -115,14 +135,39 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	}
 	defer cancel()
 
-	in, _ := metadata.FromIncomingContext(ctx)
 	pr, _ := peer.FromContext(ctx)
-	ctx = metadata.NewOutgoingContext(ctx, outgoing(in, pr, account))
+	out := outgoing(in, pr, account)
+	p.o.Propagator.Inject(ctx, mdCarrier(out))
+	ctx = metadata.NewOutgoingContext(ctx, out)
 	cs, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method, grpc.ForceCodecV2(p.codec))
 	if err != nil {
 		return err
 	}
+	if !shape.ClientStreams {
+		return forwardOne(ss, cs)
+	}
 	return p.pump(ss, cs, cancel)
+}
+
+// forwardOne serves a method whose client sends one message (unary and server streaming):
+// forward it, half-close, relay the answers — in the handler's goroutine, with none of the
+// pump's goroutines and channels.
+func forwardOne(ss grpc.ServerStream, cs grpc.ClientStream) error {
+	f := &frame{}
+	if err := ss.RecvMsg(f); err != nil {
+		return err
+	}
+	if err := cs.SendMsg(f); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	// io.EOF from SendMsg means the backend already ended the call; its status follows.
+	_ = cs.CloseSend()
+	err := backendToClient(ss, cs)
+	ss.SetTrailer(responseHeaders(cs.Trailer()))
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 // pump copies messages both ways until the backend finishes the call, then returns the

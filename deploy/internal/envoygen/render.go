@@ -1,0 +1,110 @@
+package envoygen
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"text/template"
+
+	// The gRPC services the table routes: their descriptors say which methods stream.
+	_ "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/backup/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/metrics/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator_lifecycle/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/reconciler/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	_ "github.com/plinth-dev/plinth/libs/api/lvmd"
+	_ "github.com/plinth-dev/plinth/libs/api/services/auth"
+	_ "github.com/plinth-dev/plinth/libs/api/stats"
+	_ "google.golang.org/grpc/health/grpc_health_v1"
+	_ "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	_ "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/plinth-dev/plinth/services/gateway/routes"
+)
+
+//go:generate go run ../../cmd/envoygen -root ../../..
+
+// RegenerateCommand is what the header of every generated file tells a reader to run.
+const RegenerateCommand = "make generate-envoy"
+
+// DefaultUnaryTimeout bounds a unary call through the gateway (from the end of the request to
+// the end of the response). Envoy's own default is 15s; kaas and vagrant calls that talk to
+// providers need more.
+const DefaultUnaryTimeout = "60s"
+
+// UnaryTimeouts are the backends whose unary calls legitimately take longer: cnpgi-plugin's
+// WAL archive and restore may take up to PLINTH_CNPGI_WAL_TIMEOUT (10m) each. Durations are
+// written as protobuf JSON wants them (seconds, "900s").
+var UnaryTimeouts = map[string]string{routes.CNPGIPlugin: "900s"}
+
+//go:embed envoy.yaml.tmpl
+var tmplText string
+
+var tmpl = template.Must(template.New("envoy.yaml").Parse(tmplText))
+
+// Cluster is one backend as the template writes it.
+type Cluster struct {
+	Name string
+	Address
+}
+
+type view struct {
+	Env      Environment
+	Command  string
+	Routes   []viewRoute
+	Clusters []Cluster
+}
+
+type viewRoute struct {
+	Route
+	Timeout string
+}
+
+// Render writes the Envoy bootstrap of env for the route table and gateway-level services.
+func Render(env Environment, table []routes.Route, gatewayServices []string) ([]byte, error) {
+	rs, err := Plan(table, gatewayServices, protoregistry.GlobalFiles)
+	if err != nil {
+		return nil, err
+	}
+	backends := Backends(rs)
+	if err := env.check(backends); err != nil {
+		return nil, err
+	}
+	v := view{Env: env, Command: RegenerateCommand}
+	for _, r := range rs {
+		t := "0s"
+		if !r.Streaming {
+			t = DefaultUnaryTimeout
+			if u, ok := UnaryTimeouts[r.Backend]; ok {
+				t = u
+			}
+		}
+		v.Routes = append(v.Routes, viewRoute{Route: r, Timeout: t})
+	}
+	for _, b := range backends {
+		v.Clusters = append(v.Clusters, Cluster{Name: b, Address: env.Backends[b]})
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, v); err != nil {
+		return nil, fmt.Errorf("render %s: %w", env.File, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// RenderAll renders every environment from the suite's route table, keyed by output file.
+func RenderAll() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, env := range Environments() {
+		b, err := Render(env, routes.Table, routes.GatewayServices)
+		if err != nil {
+			return nil, err
+		}
+		out[env.File] = b
+	}
+	return out, nil
+}

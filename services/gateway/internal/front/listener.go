@@ -1,0 +1,115 @@
+package front
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"sync"
+	"time"
+)
+
+// h2Preface opens every cleartext HTTP/2 connection with prior knowledge (RFC 9113 §3.4):
+// how gRPC clients connect. Browsers never speak h2c; they reach the port over HTTP/1.1.
+var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+
+// split hands each accepted connection to one of two listeners by its first bytes: HTTP/2
+// prior knowledge (gRPC clients) to h2, everything else (HTTP/1.1: browsers, Connect and
+// gRPC-Web clients, the console) to h1. gRPC then runs on grpc-go's own HTTP/2 transport,
+// several times cheaper per call than grpc-go's net/http handler mode.
+type split struct {
+	lis    net.Listener
+	h1, h2 *subListener
+	once   sync.Once
+}
+
+func newSplit(lis net.Listener) *split {
+	s := &split{lis: lis}
+	done := make(chan struct{})
+	s.h1 = &subListener{addr: lis.Addr(), conns: make(chan net.Conn), done: done, close: s.close}
+	s.h2 = &subListener{addr: lis.Addr(), conns: make(chan net.Conn), done: done, close: s.close}
+	go s.accept(done)
+	return s
+}
+
+func (s *split) close() error {
+	var err error
+	s.once.Do(func() { err = s.lis.Close() })
+	return err
+}
+
+func (s *split) accept(done chan struct{}) {
+	defer close(done)
+	for {
+		c, err := s.lis.Accept()
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return
+		}
+		go s.route(c, done)
+	}
+}
+
+// route reads as much of the connection's start as it takes to tell: an HTTP/1.1 request
+// differs from the preface within its first two bytes, so only an HTTP/2 client waits for
+// the whole preface.
+func (s *split) route(c net.Conn, done chan struct{}) {
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReaderSize(c, 4096)
+	isH2 := true
+	for n := 1; n <= len(h2Preface); n++ {
+		b, err := r.Peek(n)
+		if err != nil {
+			_ = c.Close()
+			return
+		}
+		if !bytes.Equal(b, h2Preface[:n]) {
+			isH2 = false
+			break
+		}
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	dst := s.h1
+	if isH2 {
+		dst = s.h2
+	}
+	select {
+	case dst.conns <- &peekedConn{Conn: c, r: r}:
+	case <-done:
+		_ = c.Close()
+	}
+}
+
+// subListener is one side of a split.
+type subListener struct {
+	addr  net.Addr
+	conns chan net.Conn
+	done  chan struct{}
+	close func() error
+}
+
+// Accept implements net.Listener.
+func (l *subListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close closes the shared listener (both sides).
+func (l *subListener) Close() error { return l.close() }
+
+// Addr implements net.Listener.
+func (l *subListener) Addr() net.Addr { return l.addr }
+
+// peekedConn reads first what route peeked.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
