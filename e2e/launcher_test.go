@@ -27,7 +27,7 @@ func TestMakeUp(t *testing.T) {
 	bin := buildLauncher(t, root)
 	home := newHome(t)
 	dbName := fmt.Sprintf("plinth_e2e_%d", rand.Uint32())
-	l := startLauncher(t, bin, root, home, freeOffset(t, 10000), "PLINTH_DATABASE_NAME="+dbName)
+	l := startLauncher(t, bin, root, home, freeOffset(t, 10000), "PLINTH_DATABASE_NAME="+dbName, ownDevVG(t, home))
 	e := l.waitEndpoints(t, readyTimeout)
 	defer dropDatabase(t, e.Database, dbName)
 
@@ -67,8 +67,9 @@ func TestMakeUpPrivatePostgresKeepsData(t *testing.T) {
 	bin := buildLauncher(t, root)
 	home := newHome(t)
 	offset := freeOffset(t, 11000)
+	vg := ownDevVG(t, home)
 
-	first := startLauncher(t, bin, root, home, offset, "PLINTH_PRIVATE_POSTGRES=1")
+	first := startLauncher(t, bin, root, home, offset, "PLINTH_PRIVATE_POSTGRES=1", vg)
 	e := first.waitEndpoints(t, readyTimeout)
 	if len(processesUsing(t, filepath.Join(home, "postgres"))) == 0 {
 		t.Fatal("no postmaster running on HOME/postgres: the launcher did not start a private cluster")
@@ -86,7 +87,7 @@ func TestMakeUpPrivatePostgresKeepsData(t *testing.T) {
 		t.Fatalf("processes left after the first run: %v", left)
 	}
 
-	second := startLauncher(t, bin, root, home, offset, "PLINTH_PRIVATE_POSTGRES=1")
+	second := startLauncher(t, bin, root, home, offset, "PLINTH_PRIVATE_POSTGRES=1", vg)
 	e = second.waitEndpoints(t, readyTimeout)
 	var v string
 	if err := connectDB(t, e.Database, "plinth").QueryRow(ctx, "SELECT v FROM e2e_kept").Scan(&v); err != nil || v != "kept" {

@@ -1,5 +1,6 @@
 // Command plinth-up runs the whole Plinth suite on this machine (`make up`): NATS with
-// JetStream, Postgres, and every service under services/, until Ctrl-C.
+// JetStream, Postgres, and every service under services/, until Ctrl-C. For the Tiltfile it
+// also runs the infrastructure alone (-infra-only) and one service at a time (-run BINARY).
 package main
 
 import (
@@ -29,10 +30,17 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if cfg.RunBinary != "" {
+		// Replaces this process with the service: its signals are the service's own.
+		return launcher.RunService(context.Background(), cfg)
+	}
 	// Two slots: the second interrupt (kill at once) must not be lost while the first is
 	// being handled.
 	interrupts := make(chan os.Signal, 2)
 	signal.Notify(interrupts, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(interrupts)
+	if cfg.InfraOnly {
+		return launcher.RunInfra(context.Background(), cfg, interrupts)
+	}
 	return launcher.Run(context.Background(), cfg, interrupts)
 }

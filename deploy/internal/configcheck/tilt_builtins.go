@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -38,11 +39,11 @@ func (b *tiltBuiltins) predeclared() starlark.StringDict {
 
 func (b *tiltBuiltins) localResource(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var (
-		name, cmd, serveCmd, cmdBat, serveCmdBat, dir, serveDir string
-		autoInit, allowParallel                                 bool
-		deps, triggerMode, resourceDeps, ignore, links, labels  starlark.Value
-		env, serveEnv                                           *starlark.Dict
-		readiness                                               *starlarkstruct.Struct
+		name, cmdBat, serveCmdBat, dir, serveDir                              string
+		autoInit, allowParallel                                               bool
+		cmd, serveCmd, deps, triggerMode, resourceDeps, ignore, links, labels starlark.Value
+		env, serveEnv                                                         *starlark.Dict
+		readiness                                                             *starlarkstruct.Struct
 	)
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"name", &name, "cmd?", &cmd, "deps?", &deps, "trigger_mode?", &triggerMode,
@@ -53,8 +54,14 @@ func (b *tiltBuiltins) localResource(_ *starlark.Thread, fn *starlark.Builtin, a
 		"dir?", &dir, "serve_dir?", &serveDir); err != nil {
 		return nil, err
 	}
-	r := TiltResource{Name: name, Cmd: cmd, ServeCmd: serveCmd}
+	r := TiltResource{Name: name}
 	var err error
+	if r.Cmd, err = command(fn.Name()+": cmd", cmd); err != nil {
+		return nil, err
+	}
+	if r.ServeCmd, err = command(fn.Name()+": serve_cmd", serveCmd); err != nil {
+		return nil, err
+	}
 	if r.Deps, err = stringList(fn.Name()+": deps", deps); err != nil {
 		return nil, err
 	}
@@ -184,6 +191,19 @@ func stringList(what string, v starlark.Value) ([]string, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("%s: want a string or a list of strings, got %s", what, v.Type())
+}
+
+// command is Tilt's cmd or serve_cmd: a shell command string, or an argv list run without a
+// shell, as a string (words joined by spaces) for CheckTiltResources.
+func command(what string, v starlark.Value) (string, error) {
+	if s, ok := v.(starlark.String); ok {
+		return string(s), nil
+	}
+	if _, ok := v.(*starlark.List); !ok && v != nil && v != starlark.None {
+		return "", fmt.Errorf("%s: want a string or a list of strings, got %s", what, v.Type())
+	}
+	argv, err := stringList(what, v)
+	return strings.Join(argv, " "), err
 }
 
 // stringMap is Tilt's StringStringMap: both keys and values must be strings.

@@ -51,11 +51,12 @@ func RunTiltfile(root string, src []byte, env map[string]string) ([]TiltResource
 	return b.resources, nil
 }
 
-// CheckTiltResources checks resources against the repository at root: `go run` serves a main
+// CheckTiltResources checks resources against the repository at root and the launcher's
+// service table (ports shifted by offset, as PLINTH_PORT_OFFSET does): `go run` serves a main
 // package that exists; every other path-like word of a command exists; deps exist;
-// resource_deps name declared resources; an HTTP readiness probe asks 127.0.0.1 on the port of
-// the resource's own PLINTH_ADMIN_ADDR, for /readyz.
-func CheckTiltResources(root string, rs []TiltResource) error {
+// resource_deps name declared resources; an HTTP readiness probe asks 127.0.0.1 for /readyz on
+// the admin address of what the resource serves (checkLauncherResources says which).
+func CheckTiltResources(root string, offset int, rs []TiltResource) error {
 	var errs []error
 	names := map[string]bool{}
 	for _, r := range rs {
@@ -63,6 +64,10 @@ func CheckTiltResources(root string, rs []TiltResource) error {
 			errs = append(errs, fmt.Errorf("resource %s is declared twice", r.Name))
 		}
 		names[r.Name] = true
+	}
+	admins, err := checkLauncherResources(root, offset, rs)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	for _, r := range rs {
 		fail := func(format string, args ...any) {
@@ -84,9 +89,12 @@ func CheckTiltResources(root string, rs []TiltResource) error {
 			}
 		}
 		if r.Probe != nil {
-			admin := r.ServeEnv["PLINTH_ADMIN_ADDR"]
+			admin, ok := admins[r.Name]
+			if !ok {
+				admin = r.ServeEnv["PLINTH_ADMIN_ADDR"]
+			}
 			if want := fmt.Sprintf("127.0.0.1:%d", r.Probe.Port); admin != want || r.Probe.Host != "127.0.0.1" || r.Probe.Path != "/readyz" {
-				fail("readiness probe asks http://%s:%d%s, but the admin server is PLINTH_ADMIN_ADDR=%q (want its /readyz)",
+				fail("readiness probe asks http://%s:%d%s, but its admin server is at %q (want its /readyz)",
 					r.Probe.Host, r.Probe.Port, r.Probe.Path, admin)
 			}
 		}

@@ -1,7 +1,11 @@
 package configcheck
 
 import (
+	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/plinth-dev/plinth/deploy/internal/launcher"
 )
 
 func runTiltfile(t *testing.T, src []byte, env map[string]string) ([]TiltResource, error) {
@@ -10,58 +14,80 @@ func runTiltfile(t *testing.T, src []byte, env map[string]string) ([]TiltResourc
 	if err != nil {
 		return nil, err
 	}
-	return rs, CheckTiltResources(repoRoot(t), rs)
+	offset := 0
+	if v, ok := env["PLINTH_PORT_OFFSET"]; ok {
+		if offset, err = strconv.Atoi(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rs, CheckTiltResources(repoRoot(t), offset, rs)
 }
 
-func TestTiltfileServesExistingCommands(t *testing.T) {
+func resource(t *testing.T, rs []TiltResource, name string) TiltResource {
+	t.Helper()
+	i := slices.IndexFunc(rs, func(r TiltResource) bool { return r.Name == name })
+	if i < 0 {
+		t.Fatalf("no resource %s in %+v", name, rs)
+	}
+	return rs[i]
+}
+
+// TestTiltfileRunsEveryServiceThroughTheLauncher: one resource per binary the launcher finds,
+// each built by its update cmd and served by `plinth-up -run`, after the infra resource.
+func TestTiltfileRunsEveryServiceThroughTheLauncher(t *testing.T) {
 	rs, err := runTiltfile(t, readRepoFile(t, "Tiltfile"), map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var auth *TiltResource
-	for i := range rs {
-		if rs[i].Name == "auth" {
-			auth = &rs[i]
-		}
+	found, err := launcher.Discover(repoRoot(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if auth == nil {
-		t.Fatalf("no auth resource in %+v", rs)
+	if len(rs) != len(found)+1 {
+		t.Errorf("%d resources for %d binaries under services/ (+ infra)", len(rs), len(found))
 	}
-	if auth.ServeCmd != "go run ./services/auth/cmd/auth" {
-		t.Errorf("auth serve_cmd %q", auth.ServeCmd)
+	infra := resource(t, rs, "infra")
+	if infra.ServeCmd != ".plinth/bin/plinth-up -infra-only" || infra.Cmd != "go build -o .plinth/bin/plinth-up ./deploy/cmd/plinth-up" {
+		t.Errorf("infra cmd %q serve_cmd %q", infra.Cmd, infra.ServeCmd)
 	}
-	for k, want := range map[string]string{
-		"PLINTH_GRPC_ADDR":    "127.0.0.1:7001",
-		"PLINTH_ADMIN_ADDR":   "127.0.0.1:7101",
-		"PLINTH_DATABASE_URL": "postgres://postgres@127.0.0.1:5432/plinth?sslmode=disable",
-		"PLINTH_NATS_URL":     "nats://127.0.0.1:4222",
-	} {
-		if got := auth.ServeEnv[k]; got != want {
-			t.Errorf("auth serve_env %s = %q, want %q", k, got, want)
-		}
+	if p := infra.Probe; p == nil || p.Port != launcher.InfraAdminPort {
+		t.Errorf("infra readiness probe %+v, want GET 127.0.0.1:%d/readyz", p, launcher.InfraAdminPort)
+	}
+	auth := resource(t, rs, "auth")
+	if auth.ServeCmd != ".plinth/bin/plinth-up -run auth" || auth.Cmd != "go build -o .plinth/bin/auth ./services/auth/cmd/auth" {
+		t.Errorf("auth cmd %q serve_cmd %q", auth.Cmd, auth.ServeCmd)
 	}
 	if p := auth.Probe; p == nil || p.Port != 7101 || p.Path != "/readyz" {
 		t.Errorf("auth readiness probe %+v, want GET 127.0.0.1:7101/readyz", p)
 	}
-	want := map[string]bool{"services/auth": true, "libs": true}
+	want := map[string]bool{"services/auth": true, "libs": true, "go.work": true}
 	for _, d := range auth.Deps {
 		delete(want, d)
 	}
 	if len(want) > 0 {
 		t.Errorf("auth deps %v miss %v: changes there would not restart it", auth.Deps, want)
 	}
+	if runner := resource(t, rs, "vagrant-runner"); !slices.Contains(runner.ResourceDeps, "vagrant-server") {
+		t.Errorf("vagrant-runner resource_deps %v: it needs vagrant-server's token first", runner.ResourceDeps)
+	}
 }
 
-func TestTiltfileTakesInfrastructureFromEnvironment(t *testing.T) {
-	env := map[string]string{"PLINTH_DATABASE_URL": "postgres://db.example:5433/x", "PLINTH_NATS_URL": "nats://nats.example:4223"}
+// TestTiltfileFollowsHomeAndPortOffset: a second suite (the e2e test) moves every path and
+// port the way the launcher does.
+func TestTiltfileFollowsHomeAndPortOffset(t *testing.T) {
+	env := map[string]string{"PLINTH_HOME": "/tmp/plinth-tilt", "PLINTH_PORT_OFFSET": "500"}
 	rs, err := runTiltfile(t, readRepoFile(t, "Tiltfile"), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range rs {
-		if r.ServeEnv["PLINTH_DATABASE_URL"] != env["PLINTH_DATABASE_URL"] || r.ServeEnv["PLINTH_NATS_URL"] != env["PLINTH_NATS_URL"] {
-			t.Errorf("%s ignores the environment: %v", r.Name, r.ServeEnv)
-		}
+	if got := resource(t, rs, "stats").ServeCmd; got != "/tmp/plinth-tilt/bin/plinth-up -run stats" {
+		t.Errorf("stats serve_cmd %q", got)
+	}
+	if p := resource(t, rs, "stats").Probe; p == nil || p.Port != 7602 {
+		t.Errorf("stats probe %+v, want port 7102+500", p)
+	}
+	if p := resource(t, rs, "infra").Probe; p == nil || p.Port != launcher.InfraAdminPort+500 {
+		t.Errorf("infra probe %+v, want port %d", p, launcher.InfraAdminPort+500)
 	}
 }
 
@@ -69,13 +95,19 @@ func TestTiltfileTakesInfrastructureFromEnvironment(t *testing.T) {
 func TestTiltfileRejects(t *testing.T) {
 	src := readRepoFile(t, "Tiltfile")
 	for _, tc := range []struct{ name, old, new, want string }{
-		{"service that does not exist", "plinth_service('auth', 7001, 7101)", "plinth_service('authz', 7001, 7101)",
-			"services/authz/cmd/authz holds no Go files"},
-		{"misspelt Tilt parameter", "serve_env=serve_env,", "serve_envs=serve_env,", "unexpected keyword argument"},
+		{"service that does not exist", "plinth_service('auth', 7101)", "plinth_service('authz', 7101)",
+			"runs authz, which is not under services/*/cmd"},
+		{"service left out", "plinth_service('cnpgi-plugin', 7106)\n", "",
+			"cnpgi-plugin (services/cnpgi-plugin) has no resource"},
+		{"misspelt Tilt parameter", "serve_cmd=[LAUNCHER, '-run', binary],", "serve_cmds=[LAUNCHER, '-run', binary],", "unexpected keyword argument"},
 		{"probe on the wrong path", "path='/readyz'", "path='/healthz'", "readiness probe asks"},
-		{"probe on the wrong port", "port=admin_port,", "port=grpc_port,", "readiness probe asks"},
-		{"Tilt function without a stand-in", "plinth_service('auth', 7001, 7101)", "docker_build('auth', '.')", "undefined: docker_build"},
-		{"non-string env value", "'PLINTH_LOG_FORMAT': 'text',", "'PLINTH_LOG_FORMAT': 1,", "keys and values must be strings"},
+		{"probe on the wrong port", "plinth_service('stats', 7102,", "plinth_service('stats', 7103,", "readiness probe asks"},
+		{"dependency of the launcher missing", "resource_deps=['auth', 'vagrant-server']", "resource_deps=['auth']", "lack vagrant-server"},
+		{"infra not waited for", "resource_deps=['infra'] + resource_deps", "resource_deps=resource_deps", "lack infra"},
+		{"no infra", "serve_cmd=[LAUNCHER, '-infra-only'],", "serve_cmd=[LAUNCHER],", "no resource serves plinth-up -infra-only"},
+		{"update step builds another binary", "'./services/%s/cmd/%s' % (service, binary)", "'./services/auth/cmd/auth'", "does not build ./services/stats/cmd/stats"},
+		{"Tilt function without a stand-in", "plinth_service('auth', 7101)", "docker_build('auth', '.')", "undefined: docker_build"},
+		{"non-string argv word", "cmd=['go', 'build',", "cmd=['go', 1,", "is not a string"},
 		{"missing dep", "'libs', 'go.work'", "'libz', 'go.work'", "dep libz does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

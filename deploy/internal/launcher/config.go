@@ -37,6 +37,12 @@ type Config struct {
 	Out      io.Writer
 	Terminal bool
 	Color    bool
+	// InfraOnly starts NATS and Postgres, builds the binaries and stays up without starting
+	// any service (infra.go): the services are then run one by one with RunBinary (Tilt).
+	InfraOnly bool
+	// RunBinary, when set, runs only that binary in the foreground with the environment the
+	// launcher would give it, next to a running InfraOnly launcher (runone.go).
+	RunBinary string
 }
 
 // Defaults from ARCHITECTURE.md.
@@ -69,6 +75,8 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	fs.StringVar(&c.NATSURL, "nats-url", getenv("PLINTH_NATS_URL"), "use this NATS instead of the embedded one (env PLINTH_NATS_URL)")
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 90*time.Second, "how long each service may take to become ready")
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 20*time.Second, "how long services may take to exit after SIGTERM")
+	fs.BoolVar(&c.InfraOnly, "infra-only", false, "start NATS and Postgres, build the services and stay up without running them (the Tiltfile's infra)")
+	fs.StringVar(&c.RunBinary, "run", "", "run only this service binary in the foreground, with the environment make up gives it, beside a running -infra-only")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -106,6 +114,9 @@ func (c Config) Validate() error {
 	}
 	if !validDatabaseName(c.DatabaseName) {
 		return fmt.Errorf("database name %q: use lower-case letters, digits and _ (at most 63)", c.DatabaseName)
+	}
+	if c.InfraOnly && c.RunBinary != "" {
+		return errors.New("-infra-only and -run exclude each other: start one launcher with -infra-only, then one -run per service")
 	}
 	if c.ReadyTimeout <= 0 || c.StopTimeout <= 0 {
 		return errors.New("-ready-timeout and -stop-timeout must be positive durations")

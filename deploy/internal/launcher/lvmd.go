@@ -21,6 +21,10 @@ func lvmdDevDir(home string) string { return filepath.Join(home, "lvm") }
 // lvmdOwnConfig is the user's own device class file, when they set one.
 func lvmdOwnConfig() string { return os.Getenv("PLINTH_LVMD_CONFIG") }
 
+// lvmdDevVG names the development volume group: PLINTH_LVMD_VG, else plinth. Volume groups
+// are global to the machine, so a second suite (a test) beside a developer's needs its own.
+func lvmdDevVG() string { return orDefault(os.Getenv("PLINTH_LVMD_VG"), "plinth") }
+
 // lvmdEnv points the agent at the development volume group, unless the user configured
 // their own.
 func lvmdEnv(home string, _ map[string]Placement) map[string]string {
@@ -43,11 +47,11 @@ func ensureLvmdVG(ctx context.Context, home string, _ map[string]Placement, say 
 	if _, err := exec.LookPath("lvm"); err != nil {
 		return fmt.Errorf("%w: lvmd-agent needs lvm2 (apt-get install lvm2)", ErrSkip)
 	}
-	out, err := exec.CommandContext(ctx, filepath.Join(home, "bin", "lvmd-agent"), "dev-vg", "-dir", lvmdDevDir(home)).CombinedOutput()
+	out, err := exec.CommandContext(ctx, filepath.Join(home, "bin", "lvmd-agent"), "dev-vg", "-dir", lvmdDevDir(home), "-vg", lvmdDevVG()).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("lvmd-agent dev-vg: %w: %s", err, out)
 	}
-	say("lvmd-agent: %s (kept across runs; remove with: %s dev-vg -dir %s -remove)",
-		strings.TrimSpace(string(out)), filepath.Join(home, "bin", "lvmd-agent"), lvmdDevDir(home))
+	say("lvmd-agent: %s (kept across runs; remove with: %s dev-vg -dir %s -vg %s -remove)",
+		strings.TrimSpace(string(out)), filepath.Join(home, "bin", "lvmd-agent"), lvmdDevDir(home), lvmdDevVG())
 	return nil
 }
