@@ -50,7 +50,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	home := newHome(t)
 	dbName := fmt.Sprintf("plinth_e2e_console_%d", rand.Uint32())
 	password := fmt.Sprintf("console-%x", rand.Uint64())
-	l := startLauncher(t, bin, root, home, freeOffset(t, 9000), "PLINTH_DATABASE_NAME="+dbName, "PLINTH_ADMIN_PASSWORD="+password)
+	l := startLauncher(t, bin, root, home, freeOffset(t, bandConsole), "PLINTH_DATABASE_NAME="+dbName,
+		"PLINTH_ADMIN_PASSWORD="+password, ownDevVG(t, home))
 	e := l.waitEndpoints(t, readyTimeout)
 	defer dropDatabase(t, e.Database, dbName)
 

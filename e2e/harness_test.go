@@ -87,7 +87,11 @@ func portsFree(ports ...int) bool {
 // 20000: above are pglocal's picks and, from 32768, the kernel's ephemeral ports.
 func freeOffset(t *testing.T, base int) int {
 	t.Helper()
-	for offset := base; offset < base+1000 && offset+7200 < 20000; offset += 250 {
+	// Each test has its own band (bases 1700 apart, see offsetBands): a suite at offset O
+	// takes 4222+O, 7000..7299+O and the gateway's 8080+O and 8180+O, so two bands never
+	// share a port while the tests run in parallel. Within a band only small shifts are
+	// tried, which keep that true.
+	for offset := base; offset <= base+100; offset += 50 {
 		ports := []int{4222 + offset, 8080 + offset, 8180 + offset}
 		for p := 7000; p < 7300; p++ {
 			ports = append(ports, p+offset)
@@ -96,9 +100,21 @@ func freeOffset(t *testing.T, base int) int {
 			return offset
 		}
 	}
-	t.Fatalf("no port offset in %d-%d with free ports", base, base+1000)
+	t.Fatalf("no port offset in %d-%d with free ports", base, base+100)
 	return 0
 }
+
+// Port offset bands of the e2e tests that start a suite (freeOffset): adjacent bands are
+// 1700 apart, so no suite's NATS, service, admin or gateway port falls in another's.
+const (
+	bandJourneys = 2000 + 1700*iota
+	bandTilt
+	bandInfra
+	bandConsole
+	bandMakeUp
+	bandPrivatePostgres
+	bandFixture
+)
 
 // launcher is one running plinth-up.
 type launcher struct {

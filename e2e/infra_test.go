@@ -26,7 +26,7 @@ func TestInfraOnlyAndRun(t *testing.T) {
 	}
 	bin := buildLauncher(t, repoRoot(t))
 	home := newHome(t)
-	offset := freeOffset(t, 8000)
+	offset := freeOffset(t, bandInfra)
 	lvmdYAML := filepath.Join(home, "own-lvmd.yaml")
 	if err := os.WriteFile(lvmdYAML, []byte("device-classes: []\n"), 0o600); err != nil {
 		t.Fatal(err)

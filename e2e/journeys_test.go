@@ -73,7 +73,7 @@ func startJourneySuite(t *testing.T) *journeySuite {
 		s.lvmdVG = vg
 	}
 
-	l := startLauncher(t, bin, root, home, freeOffset(t, 2000), env...)
+	l := startLauncher(t, bin, root, home, freeOffset(t, bandJourneys), env...)
 	s.endpoints = l.waitEndpoints(t, readyTimeout)
 	t.Cleanup(func() {
 		l.interrupt(t, stopTimeout)

@@ -27,7 +27,7 @@ func TestMakeUp(t *testing.T) {
 	bin := buildLauncher(t, root)
 	home := newHome(t)
 	dbName := fmt.Sprintf("plinth_e2e_%d", rand.Uint32())
-	l := startLauncher(t, bin, root, home, freeOffset(t, 10000), "PLINTH_DATABASE_NAME="+dbName, ownDevVG(t, home))
+	l := startLauncher(t, bin, root, home, freeOffset(t, bandMakeUp), "PLINTH_DATABASE_NAME="+dbName, ownDevVG(t, home))
 	e := l.waitEndpoints(t, readyTimeout)
 	defer dropDatabase(t, e.Database, dbName)
 
@@ -66,7 +66,7 @@ func TestMakeUpPrivatePostgresKeepsData(t *testing.T) {
 	root := repoRoot(t)
 	bin := buildLauncher(t, root)
 	home := newHome(t)
-	offset := freeOffset(t, 11000)
+	offset := freeOffset(t, bandPrivatePostgres)
 	vg := ownDevVG(t, home)
 
 	first := startLauncher(t, bin, root, home, offset, "PLINTH_PRIVATE_POSTGRES=1", vg)

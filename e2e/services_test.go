@@ -21,7 +21,7 @@ func TestLauncherRunsServices(t *testing.T) {
 	}
 	bin := buildLauncher(t, repoRoot(t))
 	home := newHome(t)
-	offset := freeOffset(t, 12000)
+	offset := freeOffset(t, bandFixture)
 	// The user's own device classes: the launcher passes them through instead of making its
 	// loop-backed volume group (which needs root and the real agent's dev-vg command).
 	lvmdYAML := filepath.Join(home, "own-lvmd.yaml")

@@ -33,7 +33,7 @@ func TestTiltCI(t *testing.T) {
 		skipOrFail(t, "%s is missing: build it with make tools-tilt", tilt)
 	}
 	home := newHome(t)
-	offset := freeOffset(t, 6000)
+	offset := freeOffset(t, bandTilt)
 	suffix := rand.Uint32()
 	dbName := fmt.Sprintf("plinth_e2e_tilt_%d", suffix)
 	vg := fmt.Sprintf("plinth_e2e_tilt_%d", suffix)
