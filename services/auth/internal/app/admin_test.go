@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	adminpb "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/services/auth/internal/app"
@@ -42,7 +43,8 @@ func (e *env) users(t *testing.T, password string, args ...string) (string, erro
 
 func TestUserAdministrationRevokesTokens(t *testing.T) {
 	e := newEnv(t) // not parallel: swaps os.Stdin/os.Stdout for the CLI
-	c := authpb.NewAuthServiceClient(e.start(t, e.config(t)))
+	conn := e.start(t, e.config(t))
+	c := authpb.NewAuthServiceClient(conn)
 	ctx := ctxT(t)
 	if out, err := e.users(t, "bob-password-1", "add", "Bob"); err != nil || !strings.Contains(out, "created") {
 		t.Fatalf("add: %q %v", out, err)
@@ -90,6 +92,29 @@ func TestUserAdministrationRevokesTokens(t *testing.T) {
 	}
 	if checkToken(t, ctx, c, tok) {
 		t.Fatal("revoke-tokens left the token valid")
+	}
+
+	// grant-admin opens the admin API to bob at his next call (the flag is read on every
+	// call); revoke-admin closes it again.
+	admin := adminpb.NewAdminServiceClient(conn)
+	tok = login(t, ctx, c, "bob", "bob-password-2").GetToken()
+	if _, err := admin.ListUsers(bearer(ctx, tok), &adminpb.ListUsersRequest{}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("bob before grant-admin: %v", err)
+	}
+	if out, err := e.users(t, "", "grant-admin", "bob"); err != nil || !strings.Contains(out, "is an admin") {
+		t.Fatalf("grant-admin: %q %v", out, err)
+	}
+	if _, err := admin.ListUsers(bearer(ctx, tok), &adminpb.ListUsersRequest{}); err != nil {
+		t.Fatalf("bob after grant-admin: %v", err)
+	}
+	if out, err := e.users(t, "", "list"); err != nil || !strings.Contains(out, "ADMIN") {
+		t.Fatalf("list: %q %v", out, err)
+	}
+	if _, err := e.users(t, "", "revoke-admin", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.ListUsers(bearer(ctx, tok), &adminpb.ListUsersRequest{}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("bob after revoke-admin: %v", err)
 	}
 	for _, secret := range []string{"bob-password-1", "bob-password-2", tok, "$argon2id$"} {
 		if strings.Contains(e.logs.String(), secret) {

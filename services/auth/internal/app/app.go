@@ -9,6 +9,7 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 
+	adminpb "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	"github.com/plinth-dev/plinth/libs/platform/events"
@@ -56,6 +57,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (
 		return nil, err
 	}
 	authpb.RegisterAuthServiceServer(srv.GRPC(), authgrpc.NewAuthServer(svc, clients, log))
+	adminpb.RegisterAdminServiceServer(srv.GRPC(), authgrpc.NewAdminServer(svc, log))
 	authv3.RegisterAuthorizationServer(srv.GRPC(), authgrpc.NewExtAuthzServer(svc, cfg.publicPaths(), log))
 
 	s.Every("purge", cfg.PurgeInterval, func(ctx context.Context) error {

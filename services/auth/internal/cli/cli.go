@@ -27,6 +27,8 @@ commands:
   enable <username>         enable a user again
   list                      list users
   revoke-tokens <username>  revoke all the user's tokens
+  grant-admin <username>    let the user call the admin API (plinth.auth.v1.AdminService)
+  revoke-admin <username>   take admin rights back
 
 Passwords are never taken from the command line: they are read from standard input (first
 line) or, on a terminal, prompted for twice without echo.`
@@ -60,7 +62,7 @@ func RunUsers(ctx context.Context, svc *identity.Service, args []string, io IO) 
 		if err != nil {
 			return err
 		}
-		if err := svc.AddUser(ctx, name, pw); err != nil {
+		if _, err := svc.AddUser(ctx, name, pw, false); err != nil {
 			return describe(err, name)
 		}
 		fmt.Fprintf(io.Out, "user %s created\n", name)
@@ -84,6 +86,11 @@ func RunUsers(ctx context.Context, svc *identity.Service, args []string, io IO) 
 			return describe(err, name)
 		}
 		fmt.Fprintf(io.Out, "revoked %d token(s) of %s\n", n, name)
+	case "grant-admin", "revoke-admin":
+		if _, err := svc.SetAdmin(ctx, name, cmd == "grant-admin"); err != nil {
+			return describe(err, name)
+		}
+		fmt.Fprintf(io.Out, "user %s is %s\n", name, map[bool]string{true: "an admin", false: "not an admin"}[cmd == "grant-admin"])
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", cmd, Usage)
 	}
@@ -96,13 +103,17 @@ func list(ctx context.Context, svc *identity.Service, out io.Writer) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "USERNAME\tID\tSTATUS\tCREATED")
+	fmt.Fprintln(tw, "USERNAME\tID\tSTATUS\tADMIN\tCREATED")
 	for _, u := range users {
 		st := "enabled"
 		if u.Disabled {
 			st = "disabled"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.Username, u.ID, st, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+		admin := "no"
+		if u.Admin {
+			admin = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Username, u.ID, st, admin, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
 	}
 	return tw.Flush()
 }

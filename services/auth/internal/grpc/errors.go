@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/grpcerr"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
@@ -28,6 +29,12 @@ const badLoginMessage = "wrong username or password"
 //   - *identity.FieldError → InvalidArgument: fix the request; the message names the field.
 //   - identity.ErrBadLogin → Unauthenticated: the credentials are wrong; retrying the same fails.
 //   - *identity.ErrLocked → ResourceExhausted with RetryInfo and a retry-after header: wait.
+//   - identity.ErrNoToken, identity.ErrBadToken → Unauthenticated with upstream's messages
+//     (the admin API): sign in (again).
+//   - identity.ErrNotAdmin → PermissionDenied: the caller is known but may not do this;
+//     signing in again will not help.
+//   - identity.ErrOwnAccount → FailedPrecondition: the request is valid, but not in this
+//     state (an admin disabling themselves); another admin can do it.
 //   - identity.ErrNotFound → NotFound, identity.ErrExists → AlreadyExists.
 //   - anything else → grpcerr.Unexpected: context errors keep their codes, an unreachable
 //     database is Unavailable, the rest Internal with a fixed message; the cause is logged with
@@ -44,6 +51,14 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		return status.Error(codes.Unauthenticated, badLoginMessage)
 	case errors.As(err, &locked):
 		return lockedStatus(ctx, locked.RetryAfter)
+	case errors.Is(err, identity.ErrNoToken):
+		return status.Error(codes.Unauthenticated, authn.MsgNoToken)
+	case errors.Is(err, identity.ErrBadToken):
+		return status.Error(codes.Unauthenticated, authn.MsgInvalidToken)
+	case errors.Is(err, identity.ErrNotAdmin):
+		return status.Error(codes.PermissionDenied, "admin rights required")
+	case errors.Is(err, identity.ErrOwnAccount):
+		return status.Error(codes.FailedPrecondition, "you cannot disable your own account; another admin can")
 	case errors.Is(err, identity.ErrNotFound):
 		return status.Error(codes.NotFound, "user not found")
 	case errors.Is(err, identity.ErrExists):

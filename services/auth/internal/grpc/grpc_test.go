@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
@@ -29,6 +30,10 @@ func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
 		{&identity.ErrLocked{RetryAfter: 1500 * time.Millisecond}, codes.ResourceExhausted, "too many failed logins; retry after 2s"},
 		{identity.ErrNotFound, codes.NotFound, "user not found"},
 		{identity.ErrExists, codes.AlreadyExists, "user already exists"},
+		{identity.ErrNoToken, codes.Unauthenticated, authn.MsgNoToken},
+		{identity.ErrBadToken, codes.Unauthenticated, authn.MsgInvalidToken},
+		{identity.ErrNotAdmin, codes.PermissionDenied, "admin rights required"},
+		{identity.ErrOwnAccount, codes.FailedPrecondition, "you cannot disable your own account; another admin can"},
 		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded"},
 		{errors.New(`ERROR: relation "users" does not exist (SQLSTATE 42P01)`), codes.Internal, "internal error"},
 	}

@@ -2,27 +2,32 @@ package identity
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
+	"fmt"
 )
 
-// AddUser creates a user after validating the username and password.
-func (s *Service) AddUser(ctx context.Context, username, password string) error {
+// AddUser creates a user (an admin, with admin) after validating the username and password.
+func (s *Service) AddUser(ctx context.Context, username, password string, admin bool) (User, error) {
 	if err := ValidateUsername(username); err != nil {
-		return err
+		return User{}, err
 	}
 	if err := ValidatePassword(password); err != nil {
-		return err
+		return User{}, err
 	}
 	h, err := HashPassword(password, s.opts.Hash)
 	if err != nil {
-		return err
+		return User{}, err
 	}
-	_, err = s.store.CreateUser(ctx, username, h)
-	return err
+	return s.store.CreateUser(ctx, username, h, admin)
 }
 
 // ChangePassword sets a new password and revokes all the user's tokens.
 func (s *Service) ChangePassword(ctx context.Context, username, password string) error {
+	if err := ValidateUsername(username); err != nil {
+		return err
+	}
 	if err := ValidatePassword(password); err != nil {
 		return err
 	}
@@ -42,19 +47,128 @@ func (s *Service) SetDisabled(ctx context.Context, username string, disabled boo
 	if username == "" {
 		return User{}, &FieldError{Field: "username", Reason: "is required"}
 	}
+	if err := ValidateUsername(username); err != nil {
+		return User{}, err
+	}
 	return s.store.SetDisabled(ctx, username, disabled)
+}
+
+// SetDisabledBy is SetDisabled on behalf of the admin actor, who may not disable their own
+// account: the last admin doing so would leave nobody able to undo it but the CLI.
+func (s *Service) SetDisabledBy(ctx context.Context, actor User, username string, disabled bool) (User, error) {
+	if disabled && NormalizeUsername(actor.Username) == NormalizeUsername(username) {
+		return User{}, ErrOwnAccount
+	}
+	return s.SetDisabled(ctx, username, disabled)
+}
+
+// SetAdmin grants (or takes back) the right to call the admin API.
+func (s *Service) SetAdmin(ctx context.Context, username string, admin bool) (User, error) {
+	if err := ValidateUsername(username); err != nil {
+		return User{}, err
+	}
+	return s.store.SetAdmin(ctx, username, admin)
 }
 
 // ListUsers returns every user, ordered by username.
 func (s *Service) ListUsers(ctx context.Context) ([]User, error) { return s.store.ListUsers(ctx) }
 
+// Paging limits of UsersPage.
+const (
+	DefaultPageSize = 50
+	MaxPageSize     = 500
+)
+
+// UsersPage returns a page of users ordered by username and the token of the next page ("" on
+// the last). The token is opaque to clients: the base64url of the page's last lowercase
+// username.
+func (s *Service) UsersPage(ctx context.Context, pageToken string, size int) ([]User, string, error) {
+	switch {
+	case size < 0:
+		return nil, "", &FieldError{Field: "page_size", Reason: "must not be negative"}
+	case size == 0:
+		size = DefaultPageSize
+	case size > MaxPageSize:
+		size = MaxPageSize
+	}
+	after, err := decodePageToken(pageToken)
+	if err != nil {
+		return nil, "", err
+	}
+	users, err := s.store.UsersAfter(ctx, after, size+1) // one more tells whether a next page exists
+	if err != nil {
+		return nil, "", err
+	}
+	if len(users) <= size {
+		return users, "", nil
+	}
+	users = users[:size]
+	last := NormalizeUsername(users[size-1].Username)
+	return users, base64.RawURLEncoding.EncodeToString([]byte(last)), nil
+}
+
+func decodePageToken(token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	bad := &FieldError{Field: "page_token", Reason: "is not a token from a previous ListUsers page"}
+	if len(token) > base64.RawURLEncoding.EncodedLen(UsernameMaxLen) {
+		return "", bad
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || ValidateUsername(string(raw)) != nil {
+		return "", bad
+	}
+	return string(raw), nil
+}
+
 // RevokeTokens revokes every live token of a user and returns how many.
 func (s *Service) RevokeTokens(ctx context.Context, username string) (int, error) {
+	if err := ValidateUsername(username); err != nil {
+		return 0, err
+	}
 	u, err := s.store.UserByName(ctx, username)
 	if err != nil {
 		return 0, err
 	}
 	return s.store.RevokeUserTokens(ctx, u.ID, RevokeAdmin)
+}
+
+// Admin returns the user a bearer token belongs to when that user is an admin: ErrNoToken
+// without a token, ErrBadToken for a token that is not live, ErrNotAdmin for anyone else.
+// It asks the store every time (no cache): admin calls are rare and must see a revocation
+// or a disabled account at once.
+func (s *Service) Admin(ctx context.Context, token string) (User, error) {
+	if token == "" {
+		return User{}, ErrNoToken
+	}
+	userID, ok, err := s.CheckToken(ctx, token)
+	if err != nil {
+		return User{}, err
+	}
+	if !ok {
+		return User{}, ErrBadToken
+	}
+	u, err := s.store.UserByID(ctx, userID)
+	if errors.Is(err, ErrNotFound) {
+		return User{}, ErrBadToken // deleted between the two reads
+	}
+	if err != nil {
+		return User{}, err
+	}
+	if !u.Admin {
+		return User{}, ErrNotAdmin
+	}
+	return u, nil
+}
+
+// GeneratePassword returns a random password of 144 bits (24 base64url characters).
+func GeneratePassword() (string, error) {
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("read random password: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // IsFieldError reports whether err is a validation error and returns it.

@@ -2,8 +2,6 @@ package identity
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -153,7 +151,7 @@ func (s *Service) CheckToken(ctx context.Context, token string) (userID string, 
 	return s.store.ValidToken(ctx, TokenID(token), s.opts.Now())
 }
 
-// Bootstrap creates the first user, `admin`, when there are no users. An empty password means
+// Bootstrap creates the first user, `admin` (an admin), when there are no users. An empty password means
 // "generate one": it is returned so the caller can print it once. created is false when users
 // already exist (or another instance won the race).
 func (s *Service) Bootstrap(ctx context.Context, password string) (generated string, created bool, err error) {
@@ -162,14 +160,12 @@ func (s *Service) Bootstrap(ctx context.Context, password string) (generated str
 		return "", false, err
 	}
 	if password == "" {
-		b := make([]byte, 18)
-		if _, err := rand.Read(b); err != nil {
+		if password, err = GeneratePassword(); err != nil {
 			return "", false, err
 		}
-		password = base64.RawURLEncoding.EncodeToString(b)
 		generated = password
 	}
-	if err := s.AddUser(ctx, "admin", password); err != nil {
+	if _, err := s.AddUser(ctx, "admin", password, true); err != nil {
 		if errors.Is(err, ErrExists) {
 			return "", false, nil
 		}

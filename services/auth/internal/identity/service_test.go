@@ -49,7 +49,7 @@ func TestTokensExpire(t *testing.T) {
 	st, ctx := open(t)
 	clock := time.Now()
 	svc := newService(t, st, cheap(), func() time.Time { return clock })
-	if err := svc.AddUser(ctx, "erin", "erin-password"); err != nil {
+	if _, err := svc.AddUser(ctx, "erin", "erin-password", false); err != nil {
 		t.Fatal(err)
 	}
 	token, tok, err := svc.Login(ctx, "erin", "erin-password", "192.0.2.1")
@@ -73,7 +73,7 @@ func TestLoginRehashesWithRaisedParameters(t *testing.T) {
 	t.Parallel()
 	st, ctx := open(t)
 	old := newService(t, st, cheap(), nil)
-	if err := old.AddUser(ctx, "frank", "frank-password"); err != nil {
+	if _, err := old.AddUser(ctx, "frank", "frank-password", false); err != nil {
 		t.Fatal(err)
 	}
 	raised := cheap()

@@ -12,6 +12,7 @@ type User struct {
 	Username     string
 	PasswordHash string
 	Disabled     bool
+	Admin        bool // may call plinth.auth.v1.AdminService
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 }
@@ -56,6 +57,13 @@ var (
 	ErrExists   = errors.New("already exists")
 	ErrBadLogin = errors.New("wrong username or password")
 	ErrNoToken  = errors.New("no token given")
+	// ErrBadToken: the token presented is not live (unknown, expired, revoked, disabled user).
+	ErrBadToken = errors.New("invalid token")
+	// ErrNotAdmin: the caller's token is valid, but the user is not an admin.
+	ErrNotAdmin = errors.New("admin rights required")
+	// ErrOwnAccount: an admin tried to disable their own account (and lock everyone out if
+	// they are the last admin).
+	ErrOwnAccount = errors.New("you cannot disable your own account")
 )
 
 // LoginFailure says why a login failed, for the login.failed event. It is never sent to the
@@ -81,9 +89,15 @@ type Attempt struct {
 // Store persists users, tokens and failure counters. Every method that changes state writes
 // the events it causes in the same transaction (outbox).
 type Store interface {
-	CreateUser(ctx context.Context, username, passwordHash string) (User, error)
+	CreateUser(ctx context.Context, username, passwordHash string, admin bool) (User, error)
 	UserByName(ctx context.Context, username string) (User, error)
+	UserByID(ctx context.Context, id string) (User, error)
 	ListUsers(ctx context.Context) ([]User, error)
+	// UsersAfter returns at most limit users whose lowercase username sorts after after,
+	// ordered by lowercase username.
+	UsersAfter(ctx context.Context, after string, limit int) ([]User, error)
+	// SetAdmin grants or takes back admin rights.
+	SetAdmin(ctx context.Context, username string, admin bool) (User, error)
 	CountUsers(ctx context.Context) (int, error)
 	// SetPassword stores a new hash; with revoke it also revokes all the user's tokens.
 	SetPassword(ctx context.Context, userID, passwordHash string, revoke bool) error

@@ -42,11 +42,11 @@ func outboxCount(t *testing.T, ctx context.Context, st *store.Store, subject str
 func TestUsersAreCaseInsensitivelyUnique(t *testing.T) {
 	t.Parallel()
 	st, ctx := open(t)
-	u, err := st.CreateUser(ctx, "Alice", "$hash")
+	u, err := st.CreateUser(ctx, "Alice", "$hash", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateUser(ctx, "alice", "$hash"); !errors.Is(err, identity.ErrExists) {
+	if _, err := st.CreateUser(ctx, "alice", "$hash", false); !errors.Is(err, identity.ErrExists) {
 		t.Fatalf("duplicate: %v", err)
 	}
 	got, err := st.UserByName(ctx, "ALICE")
@@ -64,7 +64,7 @@ func TestUsersAreCaseInsensitivelyUnique(t *testing.T) {
 func TestTokensAndRevocationEvents(t *testing.T) {
 	t.Parallel()
 	st, ctx := open(t)
-	u, _ := st.CreateUser(ctx, "carol", "$hash")
+	u, _ := st.CreateUser(ctx, "carol", "$hash", false)
 	now := time.Now()
 	a := identity.Attempt{Username: "carol", ClientAddress: "10.0.0.1", At: now}
 	for _, id := range []string{"t1", "t2", "t3"} {
@@ -148,7 +148,7 @@ func TestLockoutCountsConcurrentAttemptsExactly(t *testing.T) {
 	if err := st.BeginAttempt(ctx, a, p); err != nil {
 		t.Fatalf("after the lock interval: %v", err)
 	}
-	u, _ := st.CreateUser(ctx, "dave", "$h")
+	u, _ := st.CreateUser(ctx, "dave", "$h", false)
 	if err := st.CreateToken(ctx, identity.Token{ID: "x", UserID: u.ID, CreatedAt: later, ExpiresAt: later.Add(time.Hour)}, a); err != nil {
 		t.Fatal(err)
 	}

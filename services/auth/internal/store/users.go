@@ -10,18 +10,18 @@ import (
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
-const userColumns = `id::text, username, password_hash, disabled, created_at, updated_at`
+const userColumns = `id::text, username, password_hash, disabled, admin, created_at, updated_at`
 
 func scanUser(row pgx.Row) (identity.User, error) {
 	var u identity.User
-	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Disabled, &u.CreatedAt, &u.UpdatedAt)
+	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Disabled, &u.Admin, &u.CreatedAt, &u.UpdatedAt)
 	return u, err
 }
 
 // CreateUser inserts a user; a case-insensitively equal username is identity.ErrExists.
-func (s *Store) CreateUser(ctx context.Context, username, passwordHash string) (identity.User, error) {
+func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, admin bool) (identity.User, error) {
 	u, err := scanUser(s.pool.QueryRow(ctx,
-		`INSERT INTO users (username, password_hash) VALUES ($1, $2) RETURNING `+userColumns, username, passwordHash))
+		`INSERT INTO users (username, password_hash, admin) VALUES ($1, $2, $3) RETURNING `+userColumns, username, passwordHash, admin))
 	if isUniqueViolation(err) {
 		return identity.User{}, identity.ErrExists
 	}
@@ -36,6 +36,36 @@ func (s *Store) UserByName(ctx context.Context, username string) (identity.User,
 	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(username) = lower($1)`, username))
 	if err != nil {
 		return identity.User{}, notFound(err, "select user")
+	}
+	return u, nil
+}
+
+// UserByID finds a user by id; an id that is not a UUID is simply not found.
+func (s *Store) UserByID(ctx context.Context, id string) (identity.User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id::text = $1`, id))
+	if err != nil {
+		return identity.User{}, notFound(err, "select user")
+	}
+	return u, nil
+}
+
+// UsersAfter returns at most limit users whose lowercase username sorts after after ("" for
+// the first page), ordered by lowercase username: keyset paging on users_username_lower.
+func (s *Store) UsersAfter(ctx context.Context, after string, limit int) ([]identity.User, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+userColumns+` FROM users WHERE lower(username) > $1
+		ORDER BY lower(username) LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (identity.User, error) { return scanUser(r) })
+}
+
+// SetAdmin grants or takes back admin rights.
+func (s *Store) SetAdmin(ctx context.Context, username string, admin bool) (identity.User, error) {
+	u, err := scanUser(s.pool.QueryRow(ctx, `UPDATE users SET admin = $2, updated_at = now()
+		WHERE lower(username) = lower($1) RETURNING `+userColumns, username, admin))
+	if err != nil {
+		return identity.User{}, notFound(err, "update user")
 	}
 	return u, nil
 }
