@@ -77,6 +77,8 @@ var Table = []Route{
 	{Service: "services.auth.AuthService", Method: "Login", Backend: Auth, Access: Public},
 	{Service: "services.auth.AuthService", Method: "CheckToken", Backend: Auth, Access: Public},
 	{Service: "services.auth.AuthService", Backend: Auth, Access: Token},
+	// Plinth's user administration; auth itself refuses callers who are not admins.
+	{Service: "plinth.auth.v1.AdminService", Backend: Auth, Access: Token},
 
 	// stats: Koor's dashboard API.
 	{Service: "stats.StatsService", Backend: Stats, Access: Token},

@@ -14,6 +14,7 @@ import (
 	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	_ "github.com/plinth-dev/plinth/libs/api/lvmd"
+	_ "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/services/auth"
 	_ "github.com/plinth-dev/plinth/libs/api/stats"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -79,6 +80,7 @@ func TestLookup(t *testing.T) {
 		{"/services.auth.AuthService/Login", routes.Auth, routes.Public, true},
 		{"/services.auth.AuthService/CheckToken", routes.Auth, routes.Public, true},
 		{"/services.auth.AuthService/Logout", routes.Auth, routes.Token, true},
+		{"/plinth.auth.v1.AdminService/ListUsers", routes.Auth, routes.Token, true},
 		{"/hashicorp.vagrant.Vagrant/RunnerJobStream", routes.VagrantServer, routes.Own, true},
 		{"/proto.LVService/CreateLV", routes.LvmdAgent, routes.Token, true},
 		{"/cnpgi.wal.v1.RestoreJobHooks/Restore", routes.CNPGIPlugin, routes.Token, true},
