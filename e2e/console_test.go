@@ -86,7 +86,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("browser test failed (%v); screenshots in %s", err, out)
 	}
-	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "07-signed-out"} {
+	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "07-signed-out", "09-admin", "09-admin-refused"} {
 		if st, err := os.Stat(filepath.Join(out, shot+".png")); err != nil || st.Size() == 0 {
 			t.Errorf("no screenshot %s.png in %s (%v)", shot, out, err)
 		}

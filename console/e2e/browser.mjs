@@ -1,6 +1,7 @@
 // The console's browser test: drives Debian's chromium (never a downloaded browser) through
 // playwright-core against a running suite (make up): signs in, opens every page, does one real
-// thing on each, signs out, and checks the revoked token is refused. Screenshots go to OUT_DIR.
+// thing on each (the admin page creates a user who signs in in a second browser context and is
+// then disabled), signs out, and checks the revoked token is refused. Screenshots go to OUT_DIR.
 //
 //   CONSOLE_URL=http://127.0.0.1:8080 PLINTH_USERNAME=admin PLINTH_PASSWORD=... \
 //   VAGRANT_TOKEN="$(cat .plinth/vagrant-runner/token)" node console/e2e/browser.mjs
@@ -186,6 +187,37 @@ try {
   await vrow.getByRole("button", { name: "Remove" }).click();
   await page.getByText(new RegExp(`^Removed ${volume}`)).waitFor();
   await vrow.waitFor({ state: "detached", timeout: 30_000 });
+
+  step = "admin: create a user, who signs in elsewhere; disable them, which ends that session";
+  await go("Admin");
+  await page.getByRole("heading", { name: "Create a user" }).waitFor();
+  const member = `member-${suffix}`.slice(0, 24);
+  const memberPassword = `pw-${suffix}-member`;
+  await page.getByLabel("Username", { exact: true }).fill(member);
+  await page.getByLabel("Password (empty: generate)").fill(memberPassword);
+  await page.getByRole("button", { name: "Create user" }).click();
+  await page.getByText(`Created ${member}.`).waitFor();
+  const urow = page.locator(`tr[data-user="${member}"]`);
+  await urow.getByText("Enabled").waitFor();
+  log("user created:", await urow.textContent());
+  const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const memberPage = await other.newPage();
+  await memberPage.goto(`${base}/admin`);
+  await memberPage.getByLabel("Username").fill(member);
+  await memberPage.getByLabel("Password").fill(memberPassword);
+  await memberPage.getByLabel("Password").press("Enter");
+  await memberPage.getByRole("heading", { level: 1, name: "Admin" }).waitFor();
+  await memberPage.getByText(/You need admin rights/).waitFor();
+  await memberPage.screenshot({ path: join(outDir, "09-admin-refused.png"), fullPage: true });
+  log("a non-admin on the admin page:", await memberPage.getByRole("status").first().textContent());
+  await shot("09-admin");
+  await urow.getByRole("button", { name: "Disable" }).click();
+  await page.getByText(`Disabled ${member}.`).waitFor();
+  await urow.getByText("Disabled", { exact: true }).waitFor();
+  await memberPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Storage" }).click();
+  await memberPage.getByText(/^You were signed out: /).waitFor({ timeout: 30_000 });
+  log("disabled user's session ended:", await memberPage.getByRole("status").first().textContent());
+  await other.close();
 
   step = "dark mode and a phone screen";
   await page.emulateMedia({ colorScheme: "dark" });

@@ -4,6 +4,7 @@
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { AuthService } from "../gen/services/auth/auth_pb";
+import { AdminService } from "../gen/plinth/auth/v1/admin_pb";
 import { StatsService } from "../gen/stats/stats_pb";
 import { Cluster } from "../gen/cnct/kaas/api/api_pb";
 import { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
@@ -12,6 +13,7 @@ import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
 /** Every client the views use. */
 export interface Clients {
   auth: Client<typeof AuthService>;
+  admin: Client<typeof AdminService>;
   stats: Client<typeof StatsService>;
   kaas: Client<typeof Cluster>;
   lv: Client<typeof LVService>;
@@ -57,6 +59,7 @@ export function makeClients(
   const vagrant = createConnectTransport({ baseUrl: baseUrl(), useBinaryFormat: true, interceptors: [vagrantHeaders], fetch: fetchImpl });
   return {
     auth: createClient(AuthService, plinth),
+    admin: createClient(AdminService, plinth),
     stats: createClient(StatsService, plinth),
     kaas: createClient(Cluster, plinth),
     lv: createClient(LVService, plinth),

@@ -8,6 +8,7 @@ describe("pageFor", () => {
   });
   it("resolves known pages, trailing slashes and unknown paths", () => {
     expect(pageFor("/vagrant", true)).toBe("/vagrant");
+    expect(pageFor("/admin", true)).toBe("/admin");
     expect(pageFor("/clusters/", true)).toBe("/clusters");
     expect(pageFor("/", true)).toBe("/storage");
     expect(pageFor("/signin", true)).toBe("/storage");

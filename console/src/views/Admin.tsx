@@ -1,0 +1,161 @@
+// Admin (auth's plinth.auth.v1.AdminService): the users of the suite, create one, disable or
+// enable, reset a password, sign a user out everywhere. Non-admins get a plain refusal.
+import { useState, type FormEvent } from "react";
+import { Code, type Client } from "@connectrpc/connect";
+import type { AdminService, User } from "../gen/plinth/auth/v1/admin_pb";
+import { appendPage, confirmQuestion, needAdminRights, outcome, pageSize, passwordProblem, userState, usernameProblem } from "../lib/admin";
+import { timestampMs, when } from "../lib/format";
+import { usePoll, useAction } from "../lib/hooks";
+import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
+
+type AdminClient = Client<typeof AdminService>;
+
+/** Loads the first `pages` pages of users; more is true when a further page exists. */
+async function loadUsers(admin: AdminClient, pages: number, signal: AbortSignal): Promise<{ users: User[]; more: boolean }> {
+  let users: User[] = [];
+  let token = "";
+  for (let i = 0; i < pages; i++) {
+    const page = await admin.listUsers({ pageSize, pageToken: token }, { signal });
+    users = appendPage(users, page);
+    token = page.nextPageToken;
+    if (!token) break;
+  }
+  return { users, more: token !== "" };
+}
+
+export function Admin({ admin }: { admin: AdminClient }) {
+  const [pages, setPages] = useState(1);
+  const list = usePoll((signal) => loadUsers(admin, pages, signal), 15000, [admin, pages]);
+  const [resetFor, setResetFor] = useState("");
+  const act = useAction();
+  if (list.code === Code.PermissionDenied) {
+    return (
+      <>
+        <div className="page-head"><h1>Admin</h1></div>
+        <p className="notice" role="status">{needAdminRights}</p>
+      </>
+    );
+  }
+  const change = (action: "disable" | "enable" | "revoke", u: User) => {
+    const q = confirmQuestion(action, u.username);
+    if (q && !window.confirm(q)) return;
+    void act.run(async () => {
+      if (action === "revoke") {
+        const r = await admin.revokeUserTokens({ username: u.username });
+        list.reload();
+        return `Revoked ${r.revokedTokens} token(s) of ${u.username}.`;
+      }
+      await admin.setUserDisabled({ username: u.username, disabled: action === "disable" });
+      list.reload();
+      return `${action === "disable" ? "Disabled" : "Enabled"} ${u.username}.`;
+    });
+  };
+  return (
+    <>
+      <div className="page-head">
+        <h1>Admin</h1>
+        <Refreshed at={list.at} loading={list.loading} onReload={list.reload} />
+      </div>
+      <ErrorLine text={list.error} />
+      <CreateUser admin={admin} onCreated={list.reload} />
+      <Loading loading={list.loading} has={list.data !== undefined} what="users">
+        <Panel title="Users" id="users">
+          {list.data?.users.length === 0 ? <p className="muted">No users.</p> : (
+            <div className="table-wrap">
+              <table>
+                <thead><tr><th scope="col">Username</th><th scope="col">State</th><th scope="col">Admin</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+                <tbody>
+                  {list.data?.users.map((u) => {
+                    const st = userState(u);
+                    return (
+                      <tr key={u.id} data-user={u.username}>
+                        <td>{u.username}</td>
+                        <td><span className={`badge ${st.level}`}>{st.text}</span></td>
+                        <td>{u.admin ? "Admin" : "—"}</td>
+                        <td className="small-text">{when(timestampMs(u.createTime))}</td>
+                        <td className="actions">
+                          {u.disabled
+                            ? <button type="button" className="small" disabled={act.busy} onClick={() => change("enable", u)}>Enable</button>
+                            : <button type="button" className="small danger" disabled={act.busy} onClick={() => change("disable", u)}>Disable</button>}
+                          <button type="button" className="small" aria-expanded={resetFor === u.username} onClick={() => setResetFor(resetFor === u.username ? "" : u.username)}>Reset password</button>
+                          <button type="button" className="small" disabled={act.busy} onClick={() => change("revoke", u)}>Revoke tokens</button>
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {list.data?.more && <button type="button" className="small" onClick={() => setPages(pages + 1)} disabled={list.loading}>Show more users</button>}
+          <ErrorLine text={act.error} />
+          <DoneLine text={act.done} />
+        </Panel>
+      </Loading>
+      {resetFor && <ResetPassword admin={admin} username={resetFor} onClose={() => setResetFor("")} />}
+    </>
+  );
+}
+
+function CreateUser({ admin, onCreated }: { admin: AdminClient; onCreated: () => void }) {
+  const [username, setUsername] = useState("");
+  const [password, setPassword] = useState("");
+  const [isAdmin, setIsAdmin] = useState(false);
+  const [problem, setProblem] = useState("");
+  const act = useAction();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const p = usernameProblem(username) || passwordProblem(password);
+    setProblem(p);
+    if (p) return;
+    const ok = await act.run(async () => {
+      const r = await admin.createUser({ username, password, admin: isAdmin });
+      onCreated();
+      return outcome("created", r.user?.username ?? username, r.generatedPassword);
+    });
+    if (ok) {
+      setUsername("");
+      setPassword("");
+      setIsAdmin(false);
+    }
+  };
+  return (
+    <Panel title="Create a user" id="create-user">
+      <form onSubmit={submit} className="row wrap" noValidate>
+        <label>Username<input name="new-username" autoComplete="off" value={username} onChange={(e) => setUsername(e.target.value)} required /></label>
+        <label>Password (empty: generate)<input name="new-password" type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} /></label>
+        <label className="row"><input name="new-admin" type="checkbox" checked={isAdmin} onChange={(e) => setIsAdmin(e.target.checked)} />Admin</label>
+        <button type="submit" disabled={act.busy}>{act.busy ? "Creating…" : "Create user"}</button>
+      </form>
+      <ErrorLine text={problem || act.error} />
+      <DoneLine text={act.done} />
+    </Panel>
+  );
+}
+
+function ResetPassword({ admin, username, onClose }: { admin: AdminClient; username: string; onClose: () => void }) {
+  const [password, setPassword] = useState("");
+  const [problem, setProblem] = useState("");
+  const act = useAction();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const p = passwordProblem(password);
+    setProblem(p);
+    if (p || !window.confirm(confirmQuestion("reset", username))) return;
+    const ok = await act.run(async () => {
+      const r = await admin.resetPassword({ username, password });
+      return outcome("reset", username, r.generatedPassword);
+    });
+    if (ok) setPassword("");
+  };
+  return (
+    <Panel title={`Reset the password of ${username}`} id="reset-password" actions={<button type="button" className="small" onClick={onClose}>Close</button>}>
+      <form onSubmit={submit} className="row wrap" noValidate>
+        <label>New password (empty: generate)<input name="reset-password" type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} /></label>
+        <button type="submit" disabled={act.busy}>{act.busy ? "Resetting…" : "Reset password"}</button>
+      </form>
+      <ErrorLine text={problem || act.error} />
+      <DoneLine text={act.done} />
+    </Panel>
+  );
+}
