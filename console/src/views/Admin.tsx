@@ -124,7 +124,7 @@ function CreateUser({ admin, onCreated }: { admin: AdminClient; onCreated: () =>
       <form onSubmit={submit} className="row wrap" noValidate>
         <label>Username<input name="new-username" autoComplete="off" value={username} onChange={(e) => setUsername(e.target.value)} required /></label>
         <label>Password (empty: generate)<input name="new-password" type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} /></label>
-        <label className="row"><input name="new-admin" type="checkbox" checked={isAdmin} onChange={(e) => setIsAdmin(e.target.checked)} />Admin</label>
+        <label className="check"><input name="new-admin" type="checkbox" checked={isAdmin} onChange={(e) => setIsAdmin(e.target.checked)} />Admin</label>
         <button type="submit" disabled={act.busy}>{act.busy ? "Creating…" : "Create user"}</button>
       </form>
       <ErrorLine text={problem || act.error} />
