@@ -200,6 +200,9 @@ try {
   const urow = page.locator(`tr[data-user="${member}"]`);
   await urow.getByText("Enabled").waitFor();
   log("user created:", await urow.textContent());
+  if (!(await page.locator(`tr[data-user="${username}"]`).getByRole("button", { name: "Disable" }).isDisabled())) {
+    throw new Error("the signed-in admin is offered to disable their own account");
+  }
   const other = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const memberPage = await other.newPage();
   await memberPage.goto(`${base}/admin`);

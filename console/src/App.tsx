@@ -118,7 +118,7 @@ export function App() {
         {current === "/vagrant" && <VagrantView client={clients.vagrant} onToken={setVToken} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} />}
         {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} />}
-        {current === "/admin" && <Admin admin={clients.admin} />}
+        {current === "/admin" && <Admin admin={clients.admin} me={session.username} />}
       </main>
     </div>
   );

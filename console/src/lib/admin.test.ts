@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ListUsersResponseSchema, UserSchema } from "../gen/plinth/auth/v1/admin_pb";
-import { appendPage, confirmQuestion, isPermissionDenied, outcome, passwordProblem, userState, usernameProblem } from "./admin";
+import { appendPage, confirmQuestion, isMe, isPermissionDenied, outcome, passwordProblem, userState, usernameProblem } from "./admin";
 
 const user = (id: string, username: string, disabled = false) => create(UserSchema, { id, username, disabled });
 
@@ -35,5 +35,7 @@ describe("admin view logic", () => {
     expect(userState(user("1", "a"))).toEqual({ text: "Enabled", level: "ok" });
     expect(confirmQuestion("disable", "bob")).toMatch(/Disable bob\?/);
     expect(confirmQuestion("enable", "bob")).toBe("");
+    expect(isMe(user("1", "Admin"), "admin")).toBe(true);
+    expect(isMe(user("2", "bob"), "admin")).toBe(false);
   });
 });

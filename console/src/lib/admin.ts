@@ -37,6 +37,12 @@ export function appendPage(users: User[], page: ListUsersResponse): User[] {
   return [...byId.values()].sort((a, b) => a.username.toLowerCase().localeCompare(b.username.toLowerCase()));
 }
 
+/** Whether u is the signed-in user (usernames are case-insensitive); auth refuses to let an
+ * admin disable their own account, so the page does not offer it. */
+export function isMe(u: User, me: string): boolean {
+  return u.username.toLowerCase() === me.toLowerCase();
+}
+
 /** A user's state for the table: its words and badge level. */
 export function userState(u: User): { text: string; level: "ok" | "err" } {
   return u.disabled ? { text: "Disabled", level: "err" } : { text: "Enabled", level: "ok" };

@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from "react";
 import { Code, type Client } from "@connectrpc/connect";
 import type { AdminService, User } from "../gen/plinth/auth/v1/admin_pb";
-import { appendPage, confirmQuestion, needAdminRights, outcome, pageSize, passwordProblem, userState, usernameProblem } from "../lib/admin";
+import { appendPage, confirmQuestion, isMe, needAdminRights, outcome, pageSize, passwordProblem, userState, usernameProblem } from "../lib/admin";
 import { timestampMs, when } from "../lib/format";
 import { usePoll, useAction } from "../lib/hooks";
 import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
@@ -23,7 +23,7 @@ async function loadUsers(admin: AdminClient, pages: number, signal: AbortSignal)
   return { users, more: token !== "" };
 }
 
-export function Admin({ admin }: { admin: AdminClient }) {
+export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
   const [pages, setPages] = useState(1);
   const list = usePoll((signal) => loadUsers(admin, pages, signal), 15000, [admin, pages]);
   const [resetFor, setResetFor] = useState("");
@@ -76,7 +76,7 @@ export function Admin({ admin }: { admin: AdminClient }) {
                         <td className="actions">
                           {u.disabled
                             ? <button type="button" className="small" disabled={act.busy} onClick={() => change("enable", u)}>Enable</button>
-                            : <button type="button" className="small danger" disabled={act.busy} onClick={() => change("disable", u)}>Disable</button>}
+                            : <button type="button" className="small danger" disabled={act.busy || isMe(u, me)} title={isMe(u, me) ? "You cannot disable your own account" : undefined} onClick={() => change("disable", u)}>Disable</button>}
                           <button type="button" className="small" aria-expanded={resetFor === u.username} onClick={() => setResetFor(resetFor === u.username ? "" : u.username)}>Reset password</button>
                           <button type="button" className="small" disabled={act.busy} onClick={() => change("revoke", u)}>Revoke tokens</button>
                         </td>
