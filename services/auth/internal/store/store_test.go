@@ -3,8 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
@@ -156,5 +158,48 @@ func TestLockoutCountsConcurrentAttemptsExactly(t *testing.T) {
 		if err := st.BeginAttempt(ctx, identity.Attempt{Username: "dave", At: later}, p); err != nil {
 			t.Fatalf("attempt %d after a success: %v", i, err)
 		}
+	}
+}
+
+// TestUpgradeMakesTheFirstUserAnAdmin opens a database migrated before the admin flag
+// existed (only 001) with every migration: the bootstrap user `admin` becomes an admin,
+// nobody else does.
+func TestUpgradeMakesTheFirstUserAnAdmin(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	db := testenv.DB(t)
+	first, err := fs.ReadFile(store.Migrations, "migrations/001_create_users_and_tokens.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := service.OpenPostgres(ctx, db.URL, store.Schema, fstest.MapFS{
+		"migrations/001_create_users_and_tokens.up.sql": {Data: first},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(ctx, `INSERT INTO users (username, password_hash) VALUES ('Admin', '$h'), ('bob', '$h')`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	pool, err := service.OpenPostgres(ctx, db.URL, store.Schema, store.Migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	st := store.New(pool)
+	for name, want := range map[string]bool{"admin": true, "bob": false} {
+		u, err := st.UserByName(ctx, name)
+		if err != nil || u.Admin != want {
+			t.Fatalf("%s after the upgrade: admin=%v %v", name, u.Admin, err)
+		}
+	}
+	if u, err := st.SetAdmin(ctx, "BOB", true); err != nil || !u.Admin {
+		t.Fatalf("grant: %+v %v", u, err)
+	}
+	if _, err := st.SetAdmin(ctx, "nobody", true); !errors.Is(err, identity.ErrNotFound) {
+		t.Fatalf("grant to nobody: %v", err)
 	}
 }
