@@ -23,6 +23,7 @@ import (
 	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	_ "github.com/plinth-dev/plinth/libs/api/lvmd"
+	_ "github.com/plinth-dev/plinth/libs/api/plinth/cnpgi/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/services/auth"
 	_ "github.com/plinth-dev/plinth/libs/api/stats"
 
