@@ -10,6 +10,7 @@ import { Storage } from "./views/Storage";
 import { VagrantView } from "./views/Vagrant";
 import { Clusters } from "./views/Clusters";
 import { Volumes } from "./views/Volumes";
+import { Backups } from "./views/Backups";
 
 function usePath(): [string, (p: string) => void] {
   const [path, setPath] = useState(window.location.pathname);
@@ -117,6 +118,7 @@ export function App() {
         {current === "/vagrant" && <VagrantView client={clients.vagrant} onToken={setVToken} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} />}
         {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} />}
+        {current === "/backups" && <Backups catalog={clients.catalog} />}
       </main>
     </div>
   );

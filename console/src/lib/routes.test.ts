@@ -9,6 +9,7 @@ describe("pageFor", () => {
   it("resolves known pages, trailing slashes and unknown paths", () => {
     expect(pageFor("/vagrant", true)).toBe("/vagrant");
     expect(pageFor("/clusters/", true)).toBe("/clusters");
+    expect(pageFor("/backups", true)).toBe("/backups");
     expect(pageFor("/", true)).toBe("/storage");
     expect(pageFor("/signin", true)).toBe("/storage");
     expect(pageFor("/nope", true)).toBe("/storage");
