@@ -10,6 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	walpb "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
+	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 )
 
 // chromiumPath is Debian's chromium; the test never downloads a browser.
@@ -50,8 +56,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	home := newHome(t)
 	dbName := fmt.Sprintf("plinth_e2e_console_%d", rand.Uint32())
 	password := fmt.Sprintf("console-%x", rand.Uint64())
+	// A real data directory whose WAL the plugin archives, for the Backups page.
+	pgdata, err := initPGData(t, filepath.Join(home, "pgdata"))
+	if err != nil {
+		skipOrFail(t, "no PostgreSQL data directory for the Backups page: %v", err)
+	}
 	l := startLauncher(t, bin, root, home, freeOffset(t, bandConsole), "PLINTH_DATABASE_NAME="+dbName,
-		"PLINTH_ADMIN_PASSWORD="+password, ownDevVG(t, home))
+		"PLINTH_ADMIN_PASSWORD="+password, ownDevVG(t, home), "PLINTH_CNPGI_PGDATA="+pgdata)
 	e := l.waitEndpoints(t, readyTimeout)
 	defer dropDatabase(t, e.Database, dbName)
 
@@ -69,6 +80,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the launcher kept no vagrant-server token for the runner: %v", err)
 	}
 
+	walServer, segment := archiveForConsole(t, gateway, password, pgdata)
+
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(consoleDir, "e2e", "browser.mjs"))
@@ -80,16 +93,43 @@ func TestConsoleInBrowser(t *testing.T) {
 		"VAGRANT_TOKEN="+strings.TrimSpace(string(vagrantToken)),
 		"OUT_DIR="+out,
 		"CHROMIUM="+chromiumPath,
+		"CNPGI_SERVER="+walServer,
+		"CNPGI_WAL="+segment,
 	)
 	result, err := cmd.CombinedOutput()
 	t.Logf("browser test:\n%s", result)
 	if err != nil {
 		t.Fatalf("browser test failed (%v); screenshots in %s", err, out)
 	}
-	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "07-signed-out", "09-admin", "09-admin-refused"} {
+	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "05-backups", "07-signed-out", "09-admin", "09-admin-refused"} {
 		if st, err := os.Stat(filepath.Join(out, shot+".png")); err != nil || st.Size() == 0 {
 			t.Errorf("no screenshot %s.png in %s (%v)", shot, out, err)
 		}
 	}
 	l.interrupt(t, stopTimeout)
+}
+
+// archiveForConsole archives a real WAL segment (initdb's REDO segment) through the gateway
+// as an operator would, so that the Backups page has a server to show; it returns the server
+// name and the segment's name.
+func archiveForConsole(t *testing.T, gateway, password, pgdata string) (server, segment string) {
+	t.Helper()
+	conn, err := grpc.NewClient(gateway, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("dial gateway %s: %v", gateway, err)
+	}
+	defer conn.Close()
+	login, err := authpb.NewAuthServiceClient(conn).Login(callCtx(t), &authpb.LoginRequest{Username: "admin", Password: password})
+	if err != nil {
+		t.Fatalf("Login through the gateway: %v", err)
+	}
+	segment = redoSegmentOf(t, pgdata)
+	server = "console-" + randomHex(t, 4)
+	cluster := fmt.Appendf(nil, `{"apiVersion":"postgresql.cnpg.io/v1","kind":"Cluster","metadata":{"name":%q,"namespace":"default"},`+
+		`"spec":{"instances":1,"plugins":[{"name":"cnpgi.plinth.dev","isWALArchiver":true}]}}`, server)
+	req := &walpb.WALArchiveRequest{ClusterDefinition: cluster, SourceFileName: filepath.Join(pgdata, "pg_wal", segment)}
+	if _, err := walpb.NewWALClient(conn).Archive(withToken(callCtx(t), login.GetToken()), req); err != nil {
+		t.Fatalf("WAL Archive of %s through the gateway: %v", segment, err)
+	}
+	return server, segment
 }

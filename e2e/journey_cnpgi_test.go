@@ -127,14 +127,20 @@ func waitWALArchived(t *testing.T, natsURL, server string, start time.Time) *eve
 // still carry their old addresses, which the plugin rightly refuses).
 func (s *journeySuite) redoSegment(t *testing.T) string {
 	t.Helper()
+	return redoSegmentOf(t, s.pgdata)
+}
+
+// redoSegmentOf is redoSegment for any data directory.
+func redoSegmentOf(t *testing.T, pgdata string) string {
+	t.Helper()
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_controldata")
 	path := "pg_controldata"
 	if len(bins) > 0 {
 		path = bins[len(bins)-1]
 	}
-	out, err := exec.Command(path, s.pgdata).CombinedOutput()
+	out, err := exec.Command(path, pgdata).CombinedOutput()
 	if err != nil {
-		t.Fatalf("pg_controldata %s: %v\n%s", s.pgdata, err, out)
+		t.Fatalf("pg_controldata %s: %v\n%s", pgdata, err, out)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		if k, v, ok := strings.Cut(line, ":"); ok && k == "Latest checkpoint's REDO WAL file" {

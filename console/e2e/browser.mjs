@@ -22,6 +22,10 @@ const password = env("PLINTH_PASSWORD");
 const vagrantToken = env("VAGRANT_TOKEN");
 const outDir = env("OUT_DIR", "test-output/browser");
 const executablePath = env("CHROMIUM", "/usr/bin/chromium");
+// A server whose WAL segment was archived through the plugin before the test (console_test.go
+// does it); without them the Backups page is only opened.
+const walServer = process.env.CNPGI_SERVER ?? "";
+const walSegment = process.env.CNPGI_WAL ?? "";
 const suffix = Date.now().toString(36);
 mkdirSync(outDir, { recursive: true });
 
@@ -187,6 +191,26 @@ try {
   await vrow.getByRole("button", { name: "Remove" }).click();
   await page.getByText(new RegExp(`^Removed ${volume}`)).waitFor();
   await vrow.waitFor({ state: "detached", timeout: 30_000 });
+
+  step = "backups: the server whose WAL was archived, its range and (keyboard) its base backups";
+  await go("Backups");
+  if (walServer) {
+    const srow = page.locator(`tr[data-server="local/${walServer}"]`);
+    await srow.waitFor({ timeout: 30_000 });
+    const range = await srow.getByTestId("wal-range").textContent();
+    if (!range?.includes(walSegment) || !/1 segment/.test(range)) throw new Error(`WAL range "${range}", want ${walSegment}, 1 segment`);
+    if (!/None: no completed base backup/.test((await srow.textContent()) ?? "")) throw new Error(`recovery window without a backup: ${await srow.textContent()}`);
+    log("backups server:", await srow.textContent());
+    const open = srow.locator("td.actions button"); // "Base backups", then "Hide backups"
+    await open.focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: `Server ${walServer} in local` }).waitFor();
+    await page.getByText(/^No base backup yet\./).waitFor();
+    if ((await open.getAttribute("aria-expanded")) !== "true") throw new Error("the Base backups button does not say it expanded");
+  } else {
+    await page.locator("#backup-servers").waitFor();
+  }
+  await shot("05-backups");
 
   step = "admin: create a user, who signs in elsewhere; disable them, which ends that session";
   await go("Admin");

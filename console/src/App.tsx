@@ -11,6 +11,7 @@ import { VagrantView } from "./views/Vagrant";
 import { Clusters } from "./views/Clusters";
 import { Volumes } from "./views/Volumes";
 import { Admin } from "./views/Admin";
+import { Backups } from "./views/Backups";
 
 function usePath(): [string, (p: string) => void] {
   const [path, setPath] = useState(window.location.pathname);
@@ -119,6 +120,7 @@ export function App() {
         {current === "/clusters" && <Clusters kaas={clients.kaas} />}
         {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} />}
         {current === "/admin" && <Admin admin={clients.admin} me={session.username} />}
+        {current === "/backups" && <Backups catalog={clients.catalog} />}
       </main>
     </div>
   );

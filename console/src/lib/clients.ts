@@ -9,6 +9,7 @@ import { StatsService } from "../gen/stats/stats_pb";
 import { Cluster } from "../gen/cnct/kaas/api/api_pb";
 import { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
 import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
+import { CatalogService } from "../gen/plinth/cnpgi/v1/catalog_pb";
 
 /** Every client the views use. */
 export interface Clients {
@@ -18,6 +19,8 @@ export interface Clients {
   kaas: Client<typeof Cluster>;
   lv: Client<typeof LVService>;
   vg: Client<typeof VGService>;
+  /** cnpgi-plugin's catalog (the Backups page). */
+  catalog: Client<typeof CatalogService>;
   /** vagrant-server with the session's vagrant token (null until the user gives one). */
   vagrant: Client<typeof Vagrant> | null;
 }
@@ -64,6 +67,7 @@ export function makeClients(
     kaas: createClient(Cluster, plinth),
     lv: createClient(LVService, plinth),
     vg: createClient(VGService, plinth),
+    catalog: createClient(CatalogService, plinth),
     vagrant: vagrantToken ? createClient(Vagrant, vagrant) : null,
   };
 }

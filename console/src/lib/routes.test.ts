@@ -10,6 +10,7 @@ describe("pageFor", () => {
     expect(pageFor("/vagrant", true)).toBe("/vagrant");
     expect(pageFor("/admin", true)).toBe("/admin");
     expect(pageFor("/clusters/", true)).toBe("/clusters");
+    expect(pageFor("/backups", true)).toBe("/backups");
     expect(pageFor("/", true)).toBe("/storage");
     expect(pageFor("/signin", true)).toBe("/storage");
     expect(pageFor("/nope", true)).toBe("/storage");

@@ -12,6 +12,7 @@ export const pages: Page[] = [
   { path: "/vagrant", title: "Vagrant" },
   { path: "/clusters", title: "Clusters" },
   { path: "/volumes", title: "Volumes" },
+  { path: "/backups", title: "Backups" },
   { path: "/admin", title: "Admin" },
 ];
 

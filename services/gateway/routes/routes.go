@@ -105,6 +105,8 @@ var Table = []Route{
 	{Service: "cnpgi.reconciler.v1.ReconcilerHooks", Backend: CNPGIPlugin, Access: Token},
 	{Service: "cnpgi.wal.v1.RestoreJobHooks", Backend: CNPGIPlugin, Access: Token},
 	{Service: "cnpgi.identity.v1.Postgres", Backend: CNPGIPlugin, Access: Token},
+	// cnpgi-plugin's own read-only catalog view (the console's Backups page).
+	{Service: "plinth.cnpgi.v1.CatalogService", Backend: CNPGIPlugin, Access: Token},
 }
 
 // Gateway-level services every backend serves: the gateway answers them itself (health of

@@ -4,19 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	_ "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/backup/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/metrics/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator_lifecycle/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/reconciler/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
-	_ "github.com/plinth-dev/plinth/libs/api/lvmd"
-	_ "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/services/auth"
-	_ "github.com/plinth-dev/plinth/libs/api/stats"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
@@ -84,6 +71,7 @@ func TestLookup(t *testing.T) {
 		{"/hashicorp.vagrant.Vagrant/RunnerJobStream", routes.VagrantServer, routes.Own, true},
 		{"/proto.LVService/CreateLV", routes.LvmdAgent, routes.Token, true},
 		{"/cnpgi.wal.v1.RestoreJobHooks/Restore", routes.CNPGIPlugin, routes.Token, true},
+		{"/plinth.cnpgi.v1.CatalogService/GetServer", routes.CNPGIPlugin, routes.Token, true},
 		{"/services.auth.AuthService/", "", 0, false},
 		{"/services.auth.AuthService/Login/x", "", 0, false},
 		{"services.auth.AuthService/Login", "", 0, false},

@@ -16,11 +16,13 @@ import (
 	lifecyclev1 "github.com/plinth-dev/plinth/libs/api/cnpgi/operator_lifecycle/v1"
 	reconcilerv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/reconciler/v1"
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
+	cnpgiv1 "github.com/plinth-dev/plinth/libs/api/plinth/cnpgi/v1"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
 	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/events"
 	cnpgigrpc "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/grpc"
@@ -129,7 +131,20 @@ func (p plugin) register(g *grpc.Server) error {
 		"objectStores": strings.Join(p.stores.Names(), ","), "defaultObjectStore": p.stores.Default(),
 	}}
 	identityv1.RegisterIdentityServer(g, cnpgigrpc.NewIdentityServer(meta, caps, p.catalog.Ping))
+	// Plinth's own read-only view (not a CNPG-I service: no capability to declare).
+	cnpgiv1.RegisterCatalogServiceServer(g, cnpgigrpc.NewCatalogServer(catalogView{history.NewReader(p.pool), p.catalog}, p.stores.Default(), p.failures, p.log))
 	return nil
+}
+
+// catalogView reads summaries through history and base backups through the catalog.
+type catalogView struct {
+	*history.Reader
+	cat *catalog.Catalog
+}
+
+// Backups lists a server's base backups, oldest first.
+func (v catalogView) Backups(ctx context.Context, store, server string) ([]backup.Record, error) {
+	return v.cat.Backups(ctx, store, server)
 }
 
 // registerOperator registers the operator-side services and returns their capabilities.

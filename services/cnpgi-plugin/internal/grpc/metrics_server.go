@@ -9,6 +9,7 @@ import (
 	metricsv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/metrics/v1"
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/metrics"
@@ -100,7 +101,7 @@ func CountArchiveFailures(plugin string, stores *stores.Registry, failures *metr
 		}
 		if t, terr := c.ArchiveTarget(plugin); terr == nil {
 			if st, serr := stores.Get(t.ObjectStore); serr == nil {
-				failures.Add(st.Name, t.ServerName)
+				failures.Add(st.Name, t.ServerName, time.Now(), status.Convert(err).Message())
 			}
 		}
 		return resp, err

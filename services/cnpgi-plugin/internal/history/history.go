@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -73,4 +74,40 @@ func timeOf(t pgtype.Timestamptz) time.Time {
 		return time.Time{}
 	}
 	return t.Time.UTC()
+}
+
+// Server names one server's archive in one store.
+type Server struct {
+	Store, Server string
+}
+
+// Servers lists every server the catalog holds WAL files or base backups of, ordered by
+// store and server name; store "" means every store.
+func (r *Reader) Servers(ctx context.Context, store string) ([]Server, error) {
+	rows, err := r.pool.Query(ctx, `
+		SELECT store, server FROM wal_files WHERE $1 = '' OR store = $1
+		UNION
+		SELECT store, server FROM base_backups WHERE $1 = '' OR store = $1
+		ORDER BY 1, 2`, store)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: list servers: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Server])
+	if err != nil {
+		return nil, fmt.Errorf("catalog: list servers: %w", err)
+	}
+	return out, nil
+}
+
+// Known reports whether the catalog holds anything (WAL files or base backups) of server in
+// store.
+func (r *Reader) Known(ctx context.Context, store, server string) (bool, error) {
+	var ok bool
+	err := r.pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM wal_files WHERE store = $1 AND server = $2)
+			OR EXISTS (SELECT 1 FROM base_backups WHERE store = $1 AND server = $2)`, store, server).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("catalog: look up %s/%s: %w", store, server, err)
+	}
+	return ok, nil
 }

@@ -3,6 +3,7 @@ package history_test
 import (
 	"context"
 	"crypto/sha256"
+	"slices"
 	"testing"
 	"time"
 
@@ -65,6 +66,25 @@ func TestSummary(t *testing.T) {
 		s.LastArchivedAt.IsZero() || s.Backups != 2 || !s.FirstRecoverabilityPoint.Equal(t0) ||
 		!s.LastSuccessfulBackup.Equal(t0.Add(time.Hour)) || !s.LastFailedBackup.Equal(t0.Add(2*time.Hour)) {
 		t.Fatalf("summary %+v", s)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO base_backups (store, server, backup_id, status, begin_time) VALUES ('cold', 'only-backups', 'b', 'FAILED', now())`); err != nil {
+		t.Fatal(err)
+	}
+	all, err := r.Servers(ctx, "")
+	want := []history.Server{{"cold", "only-backups"}, {"main", "other"}, {"main", "pg"}}
+	if err != nil || !slices.Equal(all, want) {
+		t.Fatalf("servers = %v, %v; want %v", all, err, want)
+	}
+	if main, err := r.Servers(ctx, "main"); err != nil || !slices.Equal(main, want[1:]) {
+		t.Fatalf("servers of main = %v, %v", main, err)
+	}
+	for _, c := range []struct {
+		store, server string
+		known         bool
+	}{{"main", "pg", true}, {"cold", "only-backups", true}, {"main", "nobody", false}, {"cold", "pg", false}} {
+		if ok, err := r.Known(ctx, c.store, c.server); err != nil || ok != c.known {
+			t.Errorf("Known(%s, %s) = %v, %v", c.store, c.server, ok, err)
+		}
 	}
 }
 

@@ -82,25 +82,45 @@ func unix(t time.Time) float64 {
 	return float64(t.UnixNano()) / 1e9
 }
 
-// Failures counts failed WAL archive calls per store and server. Archiving runs in the same
-// process that answers Collect (the instance's sidecar), so a count in memory is exact for it.
+// Failures counts failed WAL archive calls per store and server, and remembers the newest.
+// Archiving runs in the same process that answers Collect (the instance's sidecar), so a count
+// in memory is exact for it.
 type Failures struct {
 	mu     sync.Mutex
-	counts map[[2]string]uint64
+	counts map[[2]string]Failure
 }
 
-// Add counts one failure.
-func (f *Failures) Add(store, server string) {
+// Failure is what Failures knows of one server's failed archive calls.
+type Failure struct {
+	// Count is how many failed since the process started.
+	Count uint64
+	// Last is when the newest failed; Message what its caller was told (a gRPC status
+	// message, already safe to show).
+	Last    time.Time
+	Message string
+}
+
+// Add counts one failure at, with the message its caller was told.
+func (f *Failures) Add(store, server string, at time.Time, message string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.counts == nil {
-		f.counts = map[[2]string]uint64{}
+		f.counts = map[[2]string]Failure{}
 	}
-	f.counts[[2]string{store, server}]++
+	k := [2]string{store, server}
+	c := f.counts[k]
+	c.Count++
+	if !at.Before(c.Last) {
+		c.Last, c.Message = at, message
+	}
+	f.counts[k] = c
 }
 
 // Count returns the failures counted for store and server.
-func (f *Failures) Count(store, server string) uint64 {
+func (f *Failures) Count(store, server string) uint64 { return f.Get(store, server).Count }
+
+// Get returns what is known of store and server's failures (zero: none).
+func (f *Failures) Get(store, server string) Failure {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.counts[[2]string{store, server}]

@@ -47,11 +47,19 @@ func TestFailuresCountPerServer(t *testing.T) {
 	var f Failures
 	var wg sync.WaitGroup
 	for range 50 {
-		wg.Go(func() { f.Add("s3", "pg") })
+		wg.Go(func() { f.Add("s3", "pg", time.Unix(100, 0), "older") })
 	}
 	wg.Wait()
-	f.Add("s3", "other")
-	if f.Count("s3", "pg") != 50 || f.Count("s3", "other") != 1 || f.Count("local", "pg") != 0 {
+	f.Add("s3", "pg", time.Unix(200, 0), "newest")
+	f.Add("s3", "pg", time.Unix(150, 0), "late but older")
+	f.Add("s3", "other", time.Unix(100, 0), "x")
+	if f.Count("s3", "pg") != 52 || f.Count("s3", "other") != 1 || f.Count("local", "pg") != 0 {
 		t.Fatalf("counts %d %d %d", f.Count("s3", "pg"), f.Count("s3", "other"), f.Count("local", "pg"))
+	}
+	if got := f.Get("s3", "pg"); !got.Last.Equal(time.Unix(200, 0)) || got.Message != "newest" {
+		t.Fatalf("last failure %+v", got)
+	}
+	if got := f.Get("local", "pg"); got != (Failure{}) {
+		t.Fatalf("no failure: %+v", got)
 	}
 }

@@ -12,21 +12,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	// Every API package the route table names: importing them registers their descriptors.
-	_ "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/backup/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/metrics/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator_lifecycle/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/reconciler/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
-	_ "github.com/plinth-dev/plinth/libs/api/lvmd"
-	_ "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/services/auth"
-	_ "github.com/plinth-dev/plinth/libs/api/stats"
-
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 

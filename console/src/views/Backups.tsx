@@ -1,0 +1,117 @@
+// Backups (cnpgi-plugin's catalog): per PostgreSQL server, the archived WAL range, the last
+// archive and any failure, the recovery window, and on demand its base backups.
+import { useState } from "react";
+import { Code, type Client } from "@connectrpc/connect";
+import type { CatalogService, Server } from "../gen/plinth/cnpgi/v1/catalog_pb";
+import { archiveHealth, backupStatus, backupWAL, lastArchive, newestFirst, recoveryWindow, serverKey, walRange } from "../lib/backups";
+import { formatBytes, timestampMs, when } from "../lib/format";
+import { usePoll } from "../lib/hooks";
+import { ErrorLine, Loading, Panel, Refreshed } from "./ui";
+
+export function Backups({ catalog }: { catalog: Client<typeof CatalogService> }) {
+  const list = usePoll(async (signal) => (await catalog.listServers({}, { signal })).servers, 10000, [catalog]);
+  const [open, setOpen] = useState("");
+  const now = list.at || Date.now();
+  return (
+    <>
+      <div className="page-head">
+        <h1>Backups</h1>
+        <Refreshed at={list.at} loading={list.loading} onReload={list.reload} />
+      </div>
+      <ErrorLine text={list.error} />
+      <Loading loading={list.loading} has={list.data !== undefined} what="the backup catalog">
+        <Panel title="Servers" id="backup-servers">
+          {list.data?.length === 0 ? (
+            <p className="muted">No server has archived WAL or taken a base backup through the plugin yet.</p>
+          ) : (
+            <div className="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Server</th><th scope="col">Store</th><th scope="col">Archived WAL</th><th scope="col">Last archive</th>
+                    <th scope="col">Archiving</th><th scope="col">Recovery window</th><th scope="col">Backups</th><th scope="col"><span className="sr-only">Actions</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.data?.map((s) => {
+                    const key = serverKey(s);
+                    const h = archiveHealth(s.wal, now);
+                    return (
+                      <tr key={key} data-server={key}>
+                        <td>{s.serverName}</td>
+                        <td>{s.objectStore}</td>
+                        <td className="small-text" data-testid="wal-range">{walRange(s.wal)}</td>
+                        <td className="small-text">{lastArchive(s.wal, now)}</td>
+                        <td><span className={`badge ${h.level}`}>{h.text}</span>{h.detail && <div className="muted small-text">{h.detail}</div>}</td>
+                        <td className="small-text">{recoveryWindow(s)}</td>
+                        <td>{s.completedBackups.toString()}</td>
+                        <td className="actions">
+                          <button type="button" className="small" aria-expanded={open === key} aria-controls={open === key ? "backup-detail" : undefined}
+                            onClick={() => setOpen(open === key ? "" : key)}>{open === key ? "Hide backups" : "Base backups"}</button>
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Panel>
+      </Loading>
+      {open && <ServerDetail catalog={catalog} listed={list.data?.find((s) => serverKey(s) === open)} id={open} />}
+    </>
+  );
+}
+
+function ServerDetail({ catalog, listed, id }: { catalog: Client<typeof CatalogService>; listed: Server | undefined; id: string }) {
+  const slash = id.indexOf("/");
+  const store = id.slice(0, slash);
+  const name = id.slice(slash + 1);
+  const got = usePoll(async (signal) => (await catalog.getServer({ objectStore: store, serverName: name }, { signal })).server, 10000, [catalog, store, name]);
+  const s = got.data ?? listed;
+  const now = got.at || Date.now();
+  const gone = got.code === Code.NotFound;
+  return (
+    <Panel title={`Server ${name} in ${store}`} id="backup-detail">
+      {gone ? <p className="muted">The catalog no longer holds anything of this server.</p> : <ErrorLine text={got.error} />}
+      {s && !gone && (
+        <dl className="facts">
+          <dt>Archived WAL</dt><dd>{walRange(s.wal)}</dd>
+          <dt>Last archive</dt><dd>{lastArchive(s.wal, now)}</dd>
+          <dt>Last failed archive</dt><dd>{timestampMs(s.wal?.lastFailedArchiveTime) ? `${when(timestampMs(s.wal?.lastFailedArchiveTime))}: ${s.wal?.lastFailedArchiveMessage || "no reason given"}` : "None since the plugin started"}</dd>
+          <dt>Recovery window</dt><dd data-testid="recovery-window">{recoveryWindow(s)}</dd>
+          <dt>Last successful backup</dt><dd>{when(timestampMs(s.lastSuccessfulBackupTime))}</dd>
+          <dt>Last failed backup</dt><dd>{when(timestampMs(s.lastFailedBackupTime))}</dd>
+        </dl>
+      )}
+      <h3>Base backups</h3>
+      <Loading loading={got.loading} has={got.data !== undefined} what="base backups">
+        {got.data?.baseBackups.length === 0 ? <p className="muted">No base backup yet. Back up the cluster (a CloudNativePG Backup with this plugin) to open a recovery window.</p> : (
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr><th scope="col">Backup</th><th scope="col">Status</th><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">WAL</th><th scope="col">Size</th><th scope="col">Instance</th></tr>
+              </thead>
+              <tbody>
+                {newestFirst(got.data?.baseBackups ?? []).map((b) => {
+                  const st = backupStatus(b.status);
+                  return (
+                    <tr key={b.backupId} data-backup={b.backupId}>
+                      <td>{b.backupId}{b.backupName && <div className="muted small-text">{b.backupName}</div>}</td>
+                      <td><span className={`badge ${st.level}`}>{st.text}</span>{b.error && <div className="muted small-text">{b.error}</div>}</td>
+                      <td className="small-text">{when(timestampMs(b.startTime))}</td>
+                      <td className="small-text">{when(timestampMs(b.endTime))}</td>
+                      <td className="small-text">{backupWAL(b)}</td>
+                      <td>{formatBytes(b.sizeBytes)}{b.storedBytes > 0n && <div className="muted small-text">{formatBytes(b.storedBytes)} stored</div>}</td>
+                      <td>{b.instance || "—"}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Loading>
+    </Panel>
+  );
+}
