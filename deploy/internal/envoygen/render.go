@@ -21,16 +21,6 @@ import (
 // RegenerateCommand is what the header of every generated file tells a reader to run.
 const RegenerateCommand = "make generate-envoy"
 
-// DefaultUnaryTimeout bounds a unary call through the gateway (from the end of the request to
-// the end of the response). Envoy's own default is 15s; kaas and vagrant calls that talk to
-// providers need more.
-const DefaultUnaryTimeout = "60s"
-
-// UnaryTimeouts are the backends whose unary calls legitimately take longer: cnpgi-plugin's
-// WAL archive and restore may take up to PLINTH_CNPGI_WAL_TIMEOUT (10m) each. Durations are
-// written as protobuf JSON wants them (seconds, "900s").
-var UnaryTimeouts = map[string]string{routes.CNPGIPlugin: "900s"}
-
 //go:embed envoy.yaml.tmpl
 var tmplText string
 
@@ -72,10 +62,8 @@ func Render(env Environment, table []routes.Route, gatewayServices []string) ([]
 	for _, r := range rs {
 		t := "0s"
 		if !r.Streaming {
-			t = DefaultUnaryTimeout
-			if u, ok := UnaryTimeouts[r.Backend]; ok {
-				t = u
-			}
+			// Durations as protobuf JSON writes them: whole seconds, "900s".
+			t = fmt.Sprintf("%ds", int(routes.UnaryTimeout(r.Backend).Seconds()))
 		}
 		v.Routes = append(v.Routes, viewRoute{Route: r, Timeout: t})
 	}

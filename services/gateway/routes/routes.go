@@ -7,6 +7,7 @@ package routes
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // Access says who may call a route through the gateway.
@@ -145,3 +146,19 @@ var (
 	}
 	CORSExposeHeaders = []string{"grpc-status", "grpc-message", "grpc-status-details-bin", "retry-after"}
 )
+
+// DefaultUnaryTimeout bounds a unary call through either gateway (streams have none). kaas and
+// vagrant calls that talk to providers need more than Envoy's own 15 s default.
+const DefaultUnaryTimeout = 60 * time.Second
+
+// unaryTimeouts are the backends whose unary calls legitimately take longer: cnpgi-plugin's
+// WAL archive and restore may take up to PLINTH_CNPGI_WAL_TIMEOUT (10m) each.
+var unaryTimeouts = map[string]time.Duration{CNPGIPlugin: 15 * time.Minute}
+
+// UnaryTimeout is the deadline both gateways give a unary call to backend.
+func UnaryTimeout(backend string) time.Duration {
+	if d, ok := unaryTimeouts[backend]; ok {
+		return d
+	}
+	return DefaultUnaryTimeout
+}

@@ -3,6 +3,7 @@ package routes_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -81,6 +82,21 @@ func TestLookup(t *testing.T) {
 		r, ok := routes.Lookup(tt.path)
 		if ok != tt.ok || r.Backend != tt.backend || (ok && r.Access != tt.access) {
 			t.Errorf("Lookup(%q) = %+v %v, want %s %s %v", tt.path, r, ok, tt.backend, tt.access, tt.ok)
+		}
+	}
+}
+
+// TestUnaryTimeouts: a WAL archive may take minutes, so cnpgi-plugin's unary calls get more
+// than the default; every other backend gets the default.
+func TestUnaryTimeouts(t *testing.T) {
+	for _, b := range routes.Backends() {
+		got := routes.UnaryTimeout(b)
+		want := routes.DefaultUnaryTimeout
+		if b == routes.CNPGIPlugin {
+			want = 15 * time.Minute
+		}
+		if got != want {
+			t.Errorf("UnaryTimeout(%s) = %v, want %v", b, got, want)
 		}
 	}
 }

@@ -28,7 +28,7 @@ type Config struct {
 	BackendLvmdAgent     string `env:"PLINTH_GATEWAY_BACKEND_LVMD_AGENT" flag:"backend-lvmd-agent" usage:"lvmd-agent's gRPC address (its unix socket: unix:///path/lvmd.sock)"`
 	BackendCNPGIPlugin   string `env:"PLINTH_GATEWAY_BACKEND_CNPGI_PLUGIN" flag:"backend-cnpgi-plugin" usage:"cnpgi-plugin's gRPC address (its unix socket: unix:///path/plugins/<name>)"`
 
-	UnaryTimeout    time.Duration `env:"PLINTH_GATEWAY_UNARY_TIMEOUT" flag:"unary-timeout" default:"30s" usage:"deadline of a unary call the client sent without a shorter one (streams have none)"`
+	UnaryTimeout    time.Duration `env:"PLINTH_GATEWAY_UNARY_TIMEOUT" flag:"unary-timeout" usage:"deadline of every unary call the client sent without a shorter one (streams have none); unset: the route table's, as in Envoy (60s, cnpgi-plugin 15m)"`
 	TokenCacheTTL   time.Duration `env:"PLINTH_GATEWAY_TOKEN_CACHE_TTL" flag:"token-cache-ttl" default:"10s" usage:"how long auth's yes for a token is reused (at most 30s; revocations drop it at once; 0 asks auth every call; without NATS always 0)"`
 	CORSOrigins     []string      `env:"PLINTH_GATEWAY_CORS_ORIGINS" flag:"cors-origins" default:"*" usage:"origins browsers may call from (comma separated, e.g. https://console.example); * allows all (tokens are never cookies)"`
 	MaxMessageBytes int           `env:"PLINTH_GATEWAY_MAX_MESSAGE_BYTES" flag:"max-message-bytes" default:"16777216" usage:"largest message relayed either way"`
@@ -78,8 +78,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q must be host:port or unix:///abs/path", backendEnv[name], addr))
 		}
 	}
-	if c.UnaryTimeout <= 0 {
-		errs = append(errs, errors.New("PLINTH_GATEWAY_UNARY_TIMEOUT: must be positive (e.g. 30s)"))
+	if c.UnaryTimeout < 0 {
+		errs = append(errs, errors.New("PLINTH_GATEWAY_UNARY_TIMEOUT: must not be negative (e.g. 30s; unset uses the route table's)"))
 	}
 	if c.TokenCacheTTL < 0 || c.TokenCacheTTL > authn.MaxCacheTTL {
 		errs = append(errs, fmt.Errorf("PLINTH_GATEWAY_TOKEN_CACHE_TTL: must be between 0 and %v", authn.MaxCacheTTL))

@@ -12,7 +12,7 @@ func TestConfigValidate(t *testing.T) {
 	cfg := Defaults()
 	err := config.Load(&cfg, nil, []string{
 		"PLINTH_GATEWAY_BACKEND_STATS=stats", "PLINTH_GATEWAY_BACKEND_LVMD_AGENT=unix://relative.sock",
-		"PLINTH_GATEWAY_UNARY_TIMEOUT=0s", "PLINTH_GATEWAY_TOKEN_CACHE_TTL=1m",
+		"PLINTH_GATEWAY_UNARY_TIMEOUT=-1s", "PLINTH_GATEWAY_TOKEN_CACHE_TTL=1m",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,8 @@ type Options struct {
 	Methods  Methods
 	// Auth checks tokens for Token routes; nil refuses them with Unavailable (no auth backend).
 	Auth Authenticator
-	// UnaryTimeout bounds a unary call that the client sent without a shorter deadline.
+	// UnaryTimeout, when set, bounds every unary call the client sent without a shorter
+	// deadline; zero uses the route table's (routes.UnaryTimeout), as Envoy does.
 	UnaryTimeout time.Duration
 	// Lifetime ends when the gateway begins to shut down: streaming calls end with it, so the
 	// graceful stop need not wait for streams that would run for hours.
@@ -128,7 +129,7 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 		ctx, cancel = context.WithCancel(ctx)
 		stop := context.AfterFunc(p.o.Lifetime, cancel)
 		defer stop()
-	} else if d := p.o.UnaryTimeout; d > 0 {
+	} else if d := p.unaryTimeout(r.Backend); d > 0 {
 		ctx, cancel = context.WithTimeout(ctx, d)
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
@@ -238,4 +239,13 @@ func backendToClient(ss grpc.ServerStream, cs grpc.ClientStream) error {
 			return err
 		}
 	}
+}
+
+// unaryTimeout is the deadline of a unary call to backend: the configured one, else the
+// route table's, which the generated Envoy configurations use too.
+func (p *Proxy) unaryTimeout(backend string) time.Duration {
+	if p.o.UnaryTimeout > 0 {
+		return p.o.UnaryTimeout
+	}
+	return routes.UnaryTimeout(backend)
 }
