@@ -16,6 +16,8 @@ import (
 	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
 	_ "github.com/plinth-dev/plinth/libs/api/lvmd"
+	_ "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/plinth/cnpgi/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/protostructure"
 	_ "github.com/plinth-dev/plinth/libs/api/resources/stats"
