@@ -99,6 +99,34 @@ try {
   log("storage:", storageErr.length ? `error shown: ${storageErr.join(" | ")}` : await page.getByTestId("health").textContent());
   await shot("02-storage");
 
+  step = "storage: the capacity plot starts with the history stats recorded";
+  {
+    // What stats has recorded (plinth.stats.v1.HistoryService, asked as the page asks it).
+    const server = await page.evaluate(async ({ token }) => {
+      const r = await fetch("/plinth.stats.v1.HistoryService/GetCapacityHistory", {
+        method: "POST",
+        headers: { "content-type": "application/json", "connect-protocol-version": "1", authorization: `Bearer ${token}` },
+        body: JSON.stringify({ maxPoints: 300 }),
+      });
+      return { status: r.status, body: await r.json() };
+    }, { token });
+    if (server.status !== 200) throw new Error(`GetCapacityHistory: ${server.status} ${JSON.stringify(server.body)}`);
+    const points = server.body.points ?? [];
+    if (points.length === 0) throw new Error("stats recorded no capacity history");
+    const firstMs = Date.parse(points[0].time);
+    const plot = page.getByTestId("capacity-plot");
+    await plot.waitFor();
+    const stored = Number(await plot.getAttribute("data-stored"));
+    const first = Number(await plot.getAttribute("data-first"));
+    // The page asked when it opened; stats may have recorded more since, never less.
+    if (first !== firstMs || stored < 1 || stored > points.length) {
+      throw new Error(`plot: ${stored} stored points from ${first}; stats has ${points.length} from ${firstMs} (${points[0].time})`);
+    }
+    const summary = await page.getByTestId("capacity-history").textContent();
+    if (!/^\d+ readings from /.test(summary ?? "")) throw new Error(`no summary of the plot: ${summary}`);
+    log("capacity history:", `${points.length} points from stats (first ${points[0].time}, used ${points[0].usedBytes ?? 0} of ${points[0].totalBytes ?? 0}); plot:`, summary);
+  }
+
   step = "vagrant: a token vagrant-server does not know is refused in words";
   await go("Vagrant");
   await page.getByLabel("Vagrant login token").fill("not-a-vagrant-token");

@@ -115,7 +115,7 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {current === "/storage" && <Storage stats={clients.stats} />}
+        {current === "/storage" && <Storage stats={clients.stats} history={clients.history} />}
         {current === "/vagrant" && <VagrantView client={clients.vagrant} onToken={setVToken} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} />}
         {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} />}

@@ -33,6 +33,9 @@ describe("makeClients", () => {
     expect(f.seen[0].headers.get("authorization")).toBe("Bearer tok");
     expect(f.seen[0].headers.get("content-type")).toBe("application/proto");
     expect(c.vagrant).toBeNull();
+    await c.history.getCapacityHistory({ maxPoints: 300 });
+    expect(f.seen[1].url).toMatch(/\/plinth\.stats\.v1\.HistoryService\/GetCapacityHistory$/);
+    expect(f.seen[1].headers.get("authorization")).toBe("Bearer tok");
   });
 
   it("ends the session when a Plinth service refuses the token", async () => {

@@ -6,6 +6,7 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { AuthService } from "../gen/services/auth/auth_pb";
 import { AdminService } from "../gen/plinth/auth/v1/admin_pb";
 import { StatsService } from "../gen/stats/stats_pb";
+import { HistoryService } from "../gen/plinth/stats/v1/history_pb";
 import { Cluster } from "../gen/cnct/kaas/api/api_pb";
 import { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
 import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
@@ -16,6 +17,8 @@ export interface Clients {
   auth: Client<typeof AuthService>;
   admin: Client<typeof AdminService>;
   stats: Client<typeof StatsService>;
+  /** stats' usage history (the Storage page's capacity plot). */
+  history: Client<typeof HistoryService>;
   kaas: Client<typeof Cluster>;
   lv: Client<typeof LVService>;
   vg: Client<typeof VGService>;
@@ -64,6 +67,7 @@ export function makeClients(
     auth: createClient(AuthService, plinth),
     admin: createClient(AdminService, plinth),
     stats: createClient(StatsService, plinth),
+    history: createClient(HistoryService, plinth),
     kaas: createClient(Cluster, plinth),
     lv: createClient(LVService, plinth),
     vg: createClient(VGService, plinth),

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { ClusterRadarSchema, ResourceStatus } from "../gen/resources/stats/stats_pb";
-import { addSample, health, polygon, radarFractions, readiness, sparkline } from "./stats";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { CapacityPointSchema, GetCapacityHistoryResponseSchema } from "../gen/plinth/stats/v1/history_pb";
+import { addSample, health, historySummary, mergeHistory, polygon, radarFractions, readiness, sparkline, storedSamples } from "./stats";
 
 describe("stats view logic", () => {
   it("reads Ceph health", () => {
@@ -37,5 +39,38 @@ describe("stats view logic", () => {
   it("plots used/total over time", () => {
     expect(sparkline([{ at: 0, used: 0, total: 1 }], 100, 10)).toBe("");
     expect(sparkline([{ at: 0, used: 0, total: 4 }, { at: 10, used: 4, total: 4 }], 100, 10)).toBe("0.0,10.0 100.0,0.0");
+  });
+  it("reads the stored history's points, oldest first, skipping ones without a time or out of order", () => {
+    const pt = (ms: number | undefined, used: bigint) =>
+      create(CapacityPointSchema, { time: ms === undefined ? undefined : timestampFromMs(ms), usedBytes: used, totalBytes: 100n, availableBytes: 100n - used });
+    const r = create(GetCapacityHistoryResponseSchema, { points: [pt(1000, 10n), pt(undefined, 99n), pt(2000, 20n), pt(1500, 15n), pt(3000, 30n)] });
+    expect(storedSamples(r)).toEqual([
+      { at: 1000, used: 10, total: 100 },
+      { at: 2000, used: 20, total: 100 },
+      { at: 3000, used: 30, total: 100 },
+    ]);
+    expect(storedSamples(undefined)).toEqual([]);
+  });
+  it("extends the stored history with this visit's newer readings, bounded", () => {
+    const stored = [1, 2, 3].map((at) => ({ at, used: at, total: 10 }));
+    const live = [2, 3, 4, 5].map((at) => ({ at, used: at * 2, total: 10 }));
+    expect(mergeHistory(stored, live, 100).map((s) => [s.at, s.used])).toEqual([[1, 1], [2, 2], [3, 3], [4, 8], [5, 10]]);
+    expect(mergeHistory(stored, live, 3).map((s) => s.at)).toEqual([3, 4, 5]);
+    expect(mergeHistory([], live, 100)).toEqual(live); // the history not loaded (yet): the visit alone
+    expect(mergeHistory(stored, [], 100)).toEqual(stored);
+  });
+  it("says in words what the plot shows", () => {
+    const t = (ms: number) => `t${ms}`;
+    expect(historySummary([], t)).toBe("No capacity readings yet.");
+    expect(historySummary([{ at: 1, used: 1024, total: 4096 }], t)).toBe("One reading, at t1: 25.0% (1.0 KiB of 4.0 KiB) used.");
+    const h = [
+      { at: 1, used: 1024, total: 4096 },
+      { at: 2, used: 512, total: 4096 },
+      { at: 3, used: 3072, total: 4096 },
+      { at: 4, used: 2048, total: 4096 },
+    ];
+    expect(historySummary(h, t)).toBe(
+      "4 readings from t1 to t4: 25.0% (1.0 KiB of 4.0 KiB) used at first, 50.0% (2.0 KiB of 4.0 KiB) at last; lowest 12.5%, highest 75.0%.",
+    );
   });
 });

@@ -1,6 +1,8 @@
 // View logic of the storage overview: health levels, the radar's shape, capacity history.
 import type { ClusterRadar } from "../gen/resources/stats/stats_pb";
 import { ResourceStatus } from "../gen/resources/stats/stats_pb";
+import type { GetCapacityHistoryResponse } from "../gen/plinth/stats/v1/history_pb";
+import { formatBytes, percent, timestampMs } from "./format";
 
 /** How a health or status reads at a glance. */
 export type Level = "ok" | "warn" | "err" | "unknown";
@@ -85,4 +87,46 @@ export function sparkline(history: Sample[], w: number, h: number): string {
       return `${x.toFixed(1)},${(h - frac * h).toFixed(1)}`;
     })
     .join(" ");
+}
+
+/** The points stats' history answered (plinth.stats.v1.HistoryService), as readings, oldest first. */
+export function storedSamples(r: GetCapacityHistoryResponse | undefined): Sample[] {
+  if (!r) return [];
+  const out: Sample[] = [];
+  for (const p of r.points) {
+    const at = timestampMs(p.time);
+    if (at > 0 && (out.length === 0 || at > out[out.length - 1].at)) {
+      out.push({ at, used: Number(p.usedBytes), total: Number(p.totalBytes) });
+    }
+  }
+  return out;
+}
+
+/**
+ * The stored history extended by this visit's readings (those newer than its last point), at
+ * most max readings (the oldest dropped).
+ */
+export function mergeHistory(stored: Sample[], live: Sample[], max: number): Sample[] {
+  const last = stored.length ? stored[stored.length - 1].at : -Infinity;
+  const next = [...stored, ...live.filter((s) => s.at > last)];
+  return next.length > max ? next.slice(next.length - max) : next;
+}
+
+const reading = (s: Sample) => `${percent(s.used, s.total).toFixed(1)}% (${formatBytes(s.used)} of ${formatBytes(s.total)})`;
+
+/**
+ * The plot in words, for screen readers and as its caption: the span, where usage started and
+ * ended, and its lowest and highest share. time formats a moment (tests pass a fixed one).
+ */
+export function historySummary(history: Sample[], time: (ms: number) => string = (ms) => new Date(ms).toLocaleString()): string {
+  if (history.length === 0) return "No capacity readings yet.";
+  const first = history[0];
+  const last = history[history.length - 1];
+  if (history.length === 1) return `One reading, at ${time(first.at)}: ${reading(first)} used.`;
+  const shares = history.map((s) => percent(s.used, s.total));
+  return (
+    `${history.length} readings from ${time(first.at)} to ${time(last.at)}: ` +
+    `${reading(first)} used at first, ${reading(last)} at last; ` +
+    `lowest ${Math.min(...shares).toFixed(1)}%, highest ${Math.max(...shares).toFixed(1)}%.`
+  );
 }

@@ -1,16 +1,23 @@
 // Storage overview (stats): health, radar, capacity with its history, I/O, nodes, crashes —
 // refreshed every few seconds.
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import type { Client } from "@connectrpc/connect";
 import type { StatsService } from "../gen/stats/stats_pb";
+import type { HistoryService } from "../gen/plinth/stats/v1/history_pb";
 import { usePoll } from "../lib/hooks";
 import { ago, formatBytes, percent, timestampMs } from "../lib/format";
-import { addSample, health, polygon, radarAxes, radarFractions, readiness, sparkline, type Sample } from "../lib/stats";
+import {
+  addSample, health, historySummary, mergeHistory, polygon, radarAxes, radarFractions, readiness, sparkline, storedSamples, type Sample,
+} from "../lib/stats";
 import { ErrorLine, Loading, Panel, Refreshed } from "./ui";
 
 const refreshMs = 5000;
+/** Points asked of the stored history: one per unit of the plot's width. */
+const historyPoints = 300;
+/** This visit's readings kept after the stored history (an hour at refreshMs). */
+const liveReadings = 720;
 
-export function Storage({ stats }: { stats: Client<typeof StatsService> }) {
+export function Storage({ stats, history: historyApi }: { stats: Client<typeof StatsService>; history: Client<typeof HistoryService> }) {
   const overview = usePoll(async (signal) => {
     const [s, n, r] = await Promise.all([
       stats.getClusterStats({}, { signal }),
@@ -19,13 +26,17 @@ export function Storage({ stats }: { stats: Client<typeof StatsService> }) {
     ]);
     return { stats: s.stats, nodes: n.nodes, radar: r.radar };
   }, refreshMs, [stats]);
-  const [history, setHistory] = useState<Sample[]>([]);
+  // The history stats recorded (its whole retention), loaded at open; the live refresh extends it.
+  const stored = usePoll(async (signal) => historyApi.getCapacityHistory({ maxPoints: historyPoints }, { signal }), 0, [historyApi]);
+  const [live, setLive] = useState<Sample[]>([]);
   const usage = overview.data?.stats?.data?.usage;
   useEffect(() => {
     if (usage && overview.at) {
-      setHistory((h) => addSample(h, { at: overview.at, used: Number(usage.used), total: Number(usage.total) }, 120));
+      setLive((h) => addSample(h, { at: overview.at, used: Number(usage.used), total: Number(usage.total) }, liveReadings));
     }
   }, [usage, overview.at]);
+  const storedPoints = useMemo(() => storedSamples(stored.data), [stored.data]);
+  const history = useMemo(() => mergeHistory(storedPoints, live, historyPoints + liveReadings), [storedPoints, live]);
 
   const s = overview.data?.stats;
   const h = health(s?.status ?? "");
@@ -63,10 +74,13 @@ export function Storage({ stats }: { stats: Client<typeof StatsService> }) {
                   <div style={{ width: `${percent(usage.used, usage.total)}%` }} />
                 </div>
                 {history.length >= 2 ? (
-                  <svg viewBox="0 0 300 60" className="spark" role="img" aria-label="Capacity used over this visit">
+                  <svg viewBox="0 0 300 60" className="spark" role="img" aria-label="Capacity used over time" aria-describedby="capacity-history"
+                    data-testid="capacity-plot" data-stored={storedPoints.length} data-first={history[0].at}>
                     <polyline points={sparkline(history, 300, 60)} />
                   </svg>
                 ) : <p className="muted">The history plot fills in as readings arrive.</p>}
+                <p className="muted" id="capacity-history" data-testid="capacity-history">{historySummary(history)}</p>
+                {stored.error && <p className="muted">The stored history could not be loaded ({stored.error}); showing this visit's readings.</p>}
               </>
             ) : <p className="muted">No capacity reported yet.</p>}
             <dl className="facts">

@@ -83,6 +83,8 @@ var Table = []Route{
 
 	// stats: Koor's dashboard API.
 	{Service: "stats.StatsService", Backend: Stats, Access: Token},
+	// stats' own read API: the usage history (the console's capacity plot).
+	{Service: "plinth.stats.v1.HistoryService", Backend: Stats, Access: Token},
 
 	// kaas: CNCT's KaaS API.
 	{Service: "cnct.kaas.api.Cluster", Backend: Kaas, Access: Token},

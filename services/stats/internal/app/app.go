@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
+	statsv1 "github.com/plinth-dev/plinth/libs/api/plinth/stats/v1"
 	statspb "github.com/plinth-dev/plinth/libs/api/stats"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/server"
@@ -77,6 +78,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		return nil, err
 	}
 	statspb.RegisterStatsServiceServer(srv.GRPC(), statsgrpc.NewStatsServer(col, log))
+	statsv1.RegisterHistoryServiceServer(srv.GRPC(), statsgrpc.NewHistoryServer(history, log))
 	return s, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	statsv1 "github.com/plinth-dev/plinth/libs/api/plinth/stats/v1"
 	rstats "github.com/plinth-dev/plinth/libs/api/resources/stats"
 	statspb "github.com/plinth-dev/plinth/libs/api/stats"
 	"github.com/plinth-dev/plinth/services/stats/internal/cephtest"
@@ -120,6 +121,17 @@ func TestEveryRPCFromARealCephCluster(t *testing.T) {
 	})
 	t.Logf("usage %d → %d bytes, objects %d → %d (%s)", data.GetUsage().GetUsed(), grown.GetData().GetUsage().GetUsed(),
 		data.GetObjects().GetObjectCount(), grown.GetData().GetObjects().GetObjectCount(), grown.GetData().GetObjects().GetSize())
+	// The capacity history has Ceph's figures, from before and after the writes.
+	h := history(t, statsv1.NewHistoryServiceClient(in.conn), &statsv1.GetCapacityHistoryRequest{}, "the growth in the capacity history",
+		func(r *statsv1.GetCapacityHistoryResponse) bool {
+			n := len(r.GetPoints())
+			return n >= 2 && r.GetPoints()[n-1].GetUsedBytes() >= grown.GetData().GetUsage().GetUsed()
+		})
+	inOrder(t, h)
+	if p0, pn := h.GetPoints()[0], h.GetPoints()[len(h.GetPoints())-1]; p0.GetUsedBytes() > grown.GetData().GetUsage().GetUsed()-2<<20 || p0.GetTotalBytes() != want.PGMap.Total ||
+		pn.GetTotalBytes() != want.PGMap.Total || pn.GetAvailableBytes() <= 0 || pn.GetAvailableBytes() >= want.PGMap.Total {
+		t.Errorf("capacity history %s; want Ceph's total %d, from the first report's usage to the grown one", showPoints(h), want.PGMap.Total)
+	}
 
 	// A warning.
 	c.Ceph(t, "osd", "set", "noout")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 )
@@ -13,7 +14,7 @@ type Sample struct {
 	At                     time.Time
 	Health                 string
 	Checks                 int // active, unmuted
-	Used, Total            int64
+	Used, Total, Available int64
 	OSDsUp, OSDsIn         int
 	NodesReady, NodesTotal int
 }
@@ -28,7 +29,8 @@ func (s Sample) sameState(o Sample) bool {
 // sample is the View's state.
 func (v *View) sample() Sample {
 	s := Sample{At: v.At, Health: v.Summary.Health, Used: v.Summary.Usage.Used, Total: v.Summary.Usage.Total,
-		OSDsUp: v.Summary.OSDsUp, OSDsIn: v.Summary.OSDsIn, NodesTotal: len(v.Nodes)}
+		Available: v.Summary.Usage.Available,
+		OSDsUp:    v.Summary.OSDsUp, OSDsIn: v.Summary.OSDsIn, NodesTotal: len(v.Nodes)}
 	for _, c := range v.Summary.Checks {
 		if !c.Muted {
 			s.Checks++
@@ -48,6 +50,8 @@ type HistoryStore interface {
 	// SamplesSince returns the samples taken at or after t, oldest first, preceded by the
 	// newest one taken before t (the state the window started in), if any.
 	SamplesSince(ctx context.Context, t time.Time) ([]Sample, error)
+	// SamplesBetween returns the samples taken from from to to (both included), oldest first.
+	SamplesBetween(ctx context.Context, from, to time.Time) ([]Sample, error)
 	// PruneSamples deletes samples taken before t and all but the newest keep.
 	PruneSamples(ctx context.Context, before time.Time, keep int) (int64, error)
 }
@@ -183,4 +187,69 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	}
 	r.lastPrune = now
 	return nil
+}
+
+// Retention is how long the history is kept.
+func (r *Recorder) Retention() time.Duration { return r.o.Retention }
+
+// Between returns the samples taken from `from` to `to` (both included), oldest first: those
+// stored and those observed but not written yet (kept in memory until the next Flush).
+func (r *Recorder) Between(ctx context.Context, from, to time.Time) ([]Sample, error) {
+	r.mu.Lock()
+	var mem []Sample
+	for _, s := range r.recent { // every pending sample is also in recent (within the window)
+		if !s.At.Before(from) && !s.At.After(to) {
+			mem = append(mem, s)
+		}
+	}
+	r.mu.Unlock()
+	stored, err := r.store.SamplesBetween(ctx, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("read the usage history: %w", err)
+	}
+	// The database keeps microseconds: a sample in both is the same microsecond, and one not
+	// written yet is answered as it will be once written.
+	seen := make(map[int64]bool, len(stored))
+	for _, s := range stored {
+		seen[s.At.UnixMicro()] = true
+	}
+	out := stored
+	for _, s := range mem {
+		if !seen[s.At.UnixMicro()] {
+			s.At = s.At.Truncate(time.Microsecond)
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Sample) int { return a.At.Compare(b.At) })
+	return out, nil
+}
+
+// Thin returns at most max of samples (oldest first), spread over their time span: the first,
+// then the newest of each of max−1 equal stretches of time after it. Fewer than max samples
+// come back as they are.
+func Thin(samples []Sample, max int) []Sample {
+	if len(samples) <= max || max < 1 {
+		return samples
+	}
+	if max == 1 {
+		return samples[len(samples)-1:]
+	}
+	first, last := samples[0].At, samples[len(samples)-1].At
+	span := last.Sub(first)
+	buckets := max - 1
+	out := []Sample{samples[0]}
+	prev := -1
+	for _, s := range samples[1:] {
+		b := buckets - 1
+		if span > 0 {
+			b = min(int(float64(s.At.Sub(first))/float64(span)*float64(buckets)), buckets-1)
+		}
+		if b == prev {
+			out[len(out)-1] = s // the newest of its stretch
+			continue
+		}
+		out = append(out, s)
+		prev = b
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -82,6 +83,16 @@ func (m *memoryHistory) SamplesSince(_ context.Context, t time.Time) ([]Sample, 
 	return out, nil
 }
 
+func (m *memoryHistory) SamplesBetween(_ context.Context, from, to time.Time) ([]Sample, error) {
+	var out []Sample
+	for _, s := range m.samples {
+		if !s.At.Before(from) && !s.At.After(to) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
 func (m *memoryHistory) PruneSamples(context.Context, time.Time, int) (int64, error) { return 0, nil }
 
 func TestRecorderCountsChangesWithinTheWindowAndSurvivesARestart(t *testing.T) {
@@ -136,5 +147,66 @@ func TestRecorderGrowth(t *testing.T) {
 	r.Observe(Sample{At: t0.Add(2 * time.Minute), Health: HealthOK, Used: 13000})
 	if g, ok := r.Growth(); !ok || g != 100 {
 		t.Fatalf("growth %v %v, want 100 B/s", g, ok)
+	}
+}
+
+func TestRecorderBetweenHasTheSamplesNotWrittenYet(t *testing.T) {
+	store := &memoryHistory{}
+	r := NewRecorder(store, RecorderOptions{Window: 10 * time.Minute, Every: time.Minute})
+	for i := range 5 {
+		r.Observe(Sample{At: t0.Add(time.Duration(i) * time.Minute), Health: HealthOK, Used: int64(i)})
+		if i == 2 {
+			if err := r.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(store.samples) != 3 {
+		t.Fatalf("stored %d, want 3 (two still pending)", len(store.samples))
+	}
+	got, err := r.Between(context.Background(), t0.Add(time.Minute), t0.Add(4*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var used []int64
+	for _, s := range got {
+		used = append(used, s.Used)
+	}
+	if fmt.Sprint(used) != "[1 2 3 4]" {
+		t.Fatalf("between 1m and 4m: used %v, want [1 2 3 4] once each, oldest first", used)
+	}
+}
+
+func TestThinKeepsTheFirstAndTheNewestOfEachStretch(t *testing.T) {
+	var samples []Sample
+	for i := range 100 {
+		samples = append(samples, Sample{At: t0.Add(time.Duration(i) * time.Second), Used: int64(i)})
+	}
+	if got := Thin(samples, 100); len(got) != 100 {
+		t.Fatalf("100 of 100: %d", len(got))
+	}
+	for _, max := range []int{2, 3, 7, 10, 99} {
+		got := Thin(samples, max)
+		if len(got) > max || len(got) < max-1 {
+			t.Fatalf("max %d: %d points", max, len(got))
+		}
+		if got[0].Used != 0 || got[len(got)-1].Used != 99 {
+			t.Errorf("max %d: from %d to %d, want the first and the last sample", max, got[0].Used, got[len(got)-1].Used)
+		}
+		for i := 1; i < len(got); i++ {
+			if !got[i].At.After(got[i-1].At) {
+				t.Fatalf("max %d: not in time order at %d", max, i)
+			}
+		}
+	}
+	// A burst (many samples in one second) does not crowd out the rest of the span.
+	burst := append([]Sample{}, samples[:10]...)
+	for i := range 50 {
+		burst = append(burst, Sample{At: t0.Add(10*time.Second + time.Duration(i)*time.Millisecond), Used: 1000 + int64(i)})
+	}
+	burst = append(burst, samples[11:]...)
+	got := Thin(burst, 10)
+	if len(got) > 10 || got[len(got)-1].Used != 99 || got[len(got)-2].Used < 80 {
+		t.Fatalf("burst thinned to %v", got)
 	}
 }

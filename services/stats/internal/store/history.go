@@ -14,10 +14,10 @@ import (
 func (s *Store) AddSamples(ctx context.Context, samples []cluster.Sample) error {
 	rows := make([][]any, len(samples))
 	for i, x := range samples {
-		rows[i] = []any{x.At, x.Health, x.Checks, x.Used, x.Total, x.OSDsUp, x.OSDsIn, x.NodesReady, x.NodesTotal}
+		rows[i] = []any{x.At, x.Health, x.Checks, x.Used, x.Total, x.Available, x.OSDsUp, x.OSDsIn, x.NodesReady, x.NodesTotal}
 	}
 	_, err := s.pool.CopyFrom(ctx, pgx.Identifier{"usage_samples"},
-		[]string{"at", "health", "checks", "used_bytes", "total_bytes", "osds_up", "osds_in", "nodes_ready", "nodes_total"},
+		[]string{"at", "health", "checks", "used_bytes", "total_bytes", "available_bytes", "osds_up", "osds_in", "nodes_ready", "nodes_total"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
 		return fmt.Errorf("add usage samples: %w", err)
@@ -29,7 +29,7 @@ func (s *Store) AddSamples(ctx context.Context, samples []cluster.Sample) error 
 // sample taken before t.
 func (s *Store) SamplesSince(ctx context.Context, t time.Time) ([]cluster.Sample, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT at, health, checks, used_bytes, total_bytes, osds_up, osds_in, nodes_ready, nodes_total FROM (
+		SELECT `+sampleColumns+` FROM (
 			(SELECT * FROM usage_samples WHERE at < $1 ORDER BY at DESC, id DESC LIMIT 1)
 			UNION ALL
 			(SELECT * FROM usage_samples WHERE at >= $1)
@@ -37,11 +37,28 @@ func (s *Store) SamplesSince(ctx context.Context, t time.Time) ([]cluster.Sample
 	if err != nil {
 		return nil, fmt.Errorf("read usage samples: %w", err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (cluster.Sample, error) {
-		var x cluster.Sample
-		err := row.Scan(&x.At, &x.Health, &x.Checks, &x.Used, &x.Total, &x.OSDsUp, &x.OSDsIn, &x.NodesReady, &x.NodesTotal)
-		return x, err
-	})
+	return pgx.CollectRows(rows, scanSample)
+}
+
+// sampleColumns are what scanSample reads; rows from before available_bytes existed read
+// total − used.
+const sampleColumns = `at, health, checks, used_bytes, total_bytes,
+	COALESCE(available_bytes, GREATEST(total_bytes - used_bytes, 0)), osds_up, osds_in, nodes_ready, nodes_total`
+
+func scanSample(row pgx.CollectableRow) (cluster.Sample, error) {
+	var x cluster.Sample
+	err := row.Scan(&x.At, &x.Health, &x.Checks, &x.Used, &x.Total, &x.Available, &x.OSDsUp, &x.OSDsIn, &x.NodesReady, &x.NodesTotal)
+	return x, err
+}
+
+// SamplesBetween returns the samples taken at or after from and at or before to, oldest first.
+func (s *Store) SamplesBetween(ctx context.Context, from, to time.Time) ([]cluster.Sample, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+sampleColumns+` FROM usage_samples
+		WHERE at >= $1 AND at <= $2 ORDER BY at, id`, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("read usage samples: %w", err)
+	}
+	return pgx.CollectRows(rows, scanSample)
 }
 
 // PruneSamples deletes samples taken before `before`, and all but the newest keep.

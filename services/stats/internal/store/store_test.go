@@ -155,3 +155,29 @@ func TestUsageHistory(t *testing.T) {
 		t.Fatalf("after pruning: %+v", got)
 	}
 }
+
+func TestUsageHistoryBetweenAndAvailable(t *testing.T) {
+	t.Parallel()
+	s, _ := open(t)
+	ctx := ctxT(t)
+	var samples []cluster.Sample
+	for i := range 6 {
+		samples = append(samples, cluster.Sample{At: t0.Add(time.Duration(i) * time.Minute), Health: cluster.HealthOK,
+			Used: int64(i), Total: 10, Available: 8 - int64(i)})
+	}
+	if err := s.AddSamples(ctx, samples); err != nil {
+		t.Fatal(err)
+	}
+	// A row from before the available column existed reads as total − used.
+	if _, err := store.PoolOf(s).Exec(ctx, `INSERT INTO usage_samples (at, health, checks, used_bytes, total_bytes, osds_up, osds_in, nodes_ready, nodes_total)
+		VALUES ($1, 'HEALTH_OK', 0, 3, 10, 0, 0, 0, 0)`, t0.Add(150*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SamplesBetween(ctx, t0.Add(2*time.Minute), t0.Add(4*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[0].Used != 2 || got[0].Available != 6 || got[1].Available != 7 || got[3].Used != 4 || !got[3].At.Equal(t0.Add(4*time.Minute)) {
+		t.Fatalf("2m to 4m: %+v; want 2m, the old row at 2m30s (available 7), 3m, 4m", got)
+	}
+}
