@@ -24,7 +24,7 @@ const chromiumPath = "/usr/bin/chromium"
 // TestConsoleInBrowser starts the suite as `make up` does and runs the console's browser test
 // (console/e2e/browser.mjs: playwright-core driving chromium) against the gateway: sign in,
 // every page with one real action (a vagrant job's output streamed live, a cluster created and
-// deleted, a volume created and removed), sign out, the revoked token refused. Screenshots of
+// deleted, a volume created and removed, a real backup's job complete), sign out, the revoked token refused. Screenshots of
 // each page go to console/test-output/browser (PLINTH_CONSOLE_OUTPUT overrides).
 func TestConsoleInBrowser(t *testing.T) {
 	t.Parallel()
@@ -81,6 +81,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	walServer, segment := archiveForConsole(t, gateway, password, pgdata)
+	volumeBackup := backupForConsole(t, root, gateway, password)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -95,6 +96,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		"CHROMIUM="+chromiumPath,
 		"CNPGI_SERVER="+walServer,
 		"CNPGI_WAL="+segment,
+		"LVMD_BACKUP="+volumeBackup,
 	)
 	result, err := cmd.CombinedOutput()
 	t.Logf("browser test:\n%s", result)

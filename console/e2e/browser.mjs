@@ -26,6 +26,8 @@ const executablePath = env("CHROMIUM", "/usr/bin/chromium");
 // does it); without them the Backups page is only opened.
 const walServer = process.env.CNPGI_SERVER ?? "";
 const walSegment = process.env.CNPGI_WAL ?? "";
+// A volume backup console_test.go ran to completion through the gateway (to a versitygw).
+const volumeBackup = process.env.LVMD_BACKUP ?? "";
 const suffix = Date.now().toString(36);
 mkdirSync(outDir, { recursive: true });
 
@@ -215,6 +217,15 @@ try {
   await page.getByText(new RegExp(`^Created ${volume}`)).waitFor({ timeout: 30_000 });
   const vrow = page.locator(`tr[data-volume="${volume}"]`);
   await vrow.waitFor({ timeout: 30_000 });
+  if (volumeBackup) {
+    const jrow = page.locator(`tr[data-job="${volumeBackup}"]`);
+    await jrow.waitFor({ timeout: 30_000 });
+    const bar = jrow.getByRole("progressbar");
+    const now = await bar.getAttribute("aria-valuenow");
+    if (now !== "100") throw new Error(`the complete backup's progress bar says ${now}`);
+    await jrow.getByText("Complete", { exact: true }).waitFor();
+    log("backup job:", await bar.getAttribute("aria-valuetext"));
+  }
   await shot("05-volumes");
   await vrow.getByRole("button", { name: "Remove" }).click();
   await page.getByText(new RegExp(`^Removed ${volume}`)).waitFor();

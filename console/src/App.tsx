@@ -118,7 +118,7 @@ export function App() {
         {current === "/storage" && <Storage stats={clients.stats} history={clients.history} />}
         {current === "/vagrant" && <VagrantView client={clients.vagrant} onToken={setVToken} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} />}
-        {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} />}
+        {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} jobs={clients.lvmdJobs} />}
         {current === "/admin" && <Admin admin={clients.admin} me={session.username} />}
         {current === "/backups" && <Backups catalog={clients.catalog} />}
       </main>

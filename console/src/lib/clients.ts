@@ -11,6 +11,7 @@ import { Cluster } from "../gen/cnct/kaas/api/api_pb";
 import { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
 import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
 import { CatalogService } from "../gen/plinth/cnpgi/v1/catalog_pb";
+import { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 
 /** Every client the views use. */
 export interface Clients {
@@ -22,6 +23,8 @@ export interface Clients {
   kaas: Client<typeof Cluster>;
   lv: Client<typeof LVService>;
   vg: Client<typeof VGService>;
+  /** lvmd-agent's backup and restore jobs (the Volumes page). */
+  lvmdJobs: Client<typeof JobService>;
   /** cnpgi-plugin's catalog (the Backups page). */
   catalog: Client<typeof CatalogService>;
   /** vagrant-server with the session's vagrant token (null until the user gives one). */
@@ -71,6 +74,7 @@ export function makeClients(
     kaas: createClient(Cluster, plinth),
     lv: createClient(LVService, plinth),
     vg: createClient(VGService, plinth),
+    lvmdJobs: createClient(JobService, plinth),
     catalog: createClient(CatalogService, plinth),
     vagrant: vagrantToken ? createClient(Vagrant, vagrant) : null,
   };

@@ -1,13 +1,15 @@
 // Volumes (lvmd-agent): device classes with their free space (live, from the agent's capacity
-// watch), the volumes of each, create and remove a volume.
+// watch), the volumes of each, create and remove a volume; backups and restores with progress.
 import { useEffect, useState, type FormEvent } from "react";
 import type { Client } from "@connectrpc/connect";
 import type { LVService, VGService } from "../gen/lvmd/lvmd_pb";
+import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 import { describeError } from "../lib/errors";
 import { formatBytes } from "../lib/format";
 import { usePoll, useAction } from "../lib/hooks";
 import { className, deviceClasses, volumeProblem, type DeviceClass } from "../lib/volumes";
 import { DoneLine, ErrorLine, Panel } from "./ui";
+import { VolumeJobs } from "./VolumeJobs";
 
 function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | undefined; error: string; at: number } {
   const [classes, setClasses] = useState<DeviceClass[]>();
@@ -38,7 +40,7 @@ function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | u
   return { classes, error, at };
 }
 
-export function Volumes({ lv, vg }: { lv: Client<typeof LVService>; vg: Client<typeof VGService> }) {
+export function Volumes({ lv, vg, jobs }: { lv: Client<typeof LVService>; vg: Client<typeof VGService>; jobs: Client<typeof JobService> }) {
   const cap = useCapacity(vg);
   const [changed, setChanged] = useState(0);
   return (
@@ -54,6 +56,7 @@ export function Volumes({ lv, vg }: { lv: Client<typeof LVService>; vg: Client<t
           {cap.classes.map((c) => <ClassPanel key={c.name} lv={lv} vg={vg} dc={c} changed={changed} onChanged={() => setChanged((n) => n + 1)} />)}
         </>
       )}
+      <VolumeJobs jobs={jobs} />
     </>
   );
 }

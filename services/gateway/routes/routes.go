@@ -96,6 +96,8 @@ var Table = []Route{
 	// gateway it is the console's and an operator's view).
 	{Service: "proto.LVService", Backend: LvmdAgent, Access: Token},
 	{Service: "proto.VGService", Backend: LvmdAgent, Access: Token},
+	// lvmd-agent's own read-only jobs view (the console's Volumes page: backups and restores).
+	{Service: "plinth.lvmd.v1.JobService", Backend: LvmdAgent, Access: Token},
 
 	// cnpgi-plugin: CloudNativePG's plugin API (the operator talks to the plugin directly
 	// over mTLS; through the gateway it is an operator's view).

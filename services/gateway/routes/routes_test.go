@@ -71,6 +71,7 @@ func TestLookup(t *testing.T) {
 		{"/plinth.auth.v1.AdminService/ListUsers", routes.Auth, routes.Token, true},
 		{"/hashicorp.vagrant.Vagrant/RunnerJobStream", routes.VagrantServer, routes.Own, true},
 		{"/proto.LVService/CreateLV", routes.LvmdAgent, routes.Token, true},
+		{"/plinth.lvmd.v1.JobService/ListJobs", routes.LvmdAgent, routes.Token, true},
 		{"/cnpgi.wal.v1.RestoreJobHooks/Restore", routes.CNPGIPlugin, routes.Token, true},
 		{"/plinth.cnpgi.v1.CatalogService/GetServer", routes.CNPGIPlugin, routes.Token, true},
 		{"/plinth.stats.v1.HistoryService/GetCapacityHistory", routes.Stats, routes.Token, true},

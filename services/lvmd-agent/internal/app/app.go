@@ -11,6 +11,7 @@ import (
 
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	jobspb "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/service"
@@ -93,6 +94,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	}
 	lvmdpb.RegisterLVServiceServer(srv.GRPC(), lvmdgrpc.NewLVServer(volumes, jobs, log))
 	lvmdpb.RegisterVGServiceServer(srv.GRPC(), lvmdgrpc.NewVGServer(volumes, cfg.WatchInterval, s.Lifetime(), log))
+	jobspb.RegisterJobServiceServer(srv.GRPC(), lvmdgrpc.NewJobServer(st, cfg.NodeName, log))
 	if tlsLis != nil {
 		s.Go("mutual TLS listener", serveTLS(srv, tlsLis, log))
 	}

@@ -59,6 +59,10 @@ type Job struct {
 	Attempts  int
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// StartedAt is when the latest attempt started; FinishedAt when the job ended (zero while
+	// it runs).
+	StartedAt  time.Time
+	FinishedAt time.Time
 }
 
 // Outcome is how a job ended.
@@ -68,6 +72,13 @@ type Outcome struct {
 	BytesDone uint64
 	// Retryable: the job was cut short by the agent stopping, not by its own failure.
 	Retryable bool
+}
+
+// JobCursor is where a newest-first page of jobs continues: after the job started at
+// StartedAt with ID (both from the previous page's last job).
+type JobCursor struct {
+	StartedAt time.Time
+	ID        int64
 }
 
 // ErrJobNotFound: no job with that key.

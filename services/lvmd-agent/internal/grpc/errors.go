@@ -23,7 +23,7 @@ import (
 // toStatus maps domain errors to gRPC status errors in one place. Each code is chosen for
 // what the caller (TopoLVM's node plugin, the backup controller, an operator with grpcurl)
 // should do next; lvm's and the object store's own words stay in the log:
-//   - unknown device class, volume or backup → NotFound, as lvmd answers: fix the request.
+//   - unknown device class, volume, backup or job → NotFound, as lvmd answers: fix the request.
 //   - not enough space → ResourceExhausted with free and requested bytes (lvmd's message).
 //   - a shrink → OutOfRange: lvmd's answer; lvm itself would shrink an inactive volume.
 //   - a volume that exists with another size, or was not restored → AlreadyExists.
@@ -77,6 +77,8 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	case errors.Is(err, lvm.ErrTimeout):
 		log.WarnContext(ctx, "lvm timed out", append(attrs, "error", err)...)
 		return status.Error(codes.Unavailable, "lvm did not finish in time; retry")
+	case errors.Is(err, backup.ErrJobNotFound):
+		return status.Error(codes.NotFound, "job not found on this node")
 	case errors.Is(err, backup.ErrNoBackup):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, backup.ErrKeyRequired):

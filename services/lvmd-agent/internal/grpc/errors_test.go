@@ -43,6 +43,7 @@ func TestToStatus(t *testing.T) {
 		{lvmErr(lvm.ErrFailed), codes.Internal, "internal error"},
 		{fmt.Errorf("layout: %w", lvm.ErrUnsupportedLayout), codes.FailedPrecondition, "device-mapper"},
 		{backup.ErrNoBackup, codes.NotFound, "no backup at data_source.s3.path"},
+		{fmt.Errorf("get: %w", backup.ErrJobNotFound), codes.NotFound, "job not found"},
 		{backup.ErrKeyRequired, codes.InvalidArgument, "encryption_key"},
 		{&backup.KeyMismatchError{Backup: "aa", Given: "bb"}, codes.InvalidArgument, "encryption_key"},
 		{&encryption.KeyError{KeyID: "aa"}, codes.InvalidArgument, "encryption_key"},

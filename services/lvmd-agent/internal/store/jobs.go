@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,17 +21,22 @@ var _ backup.JobStore = (*Store)(nil)
 const maxMessage = 4 << 10
 
 const jobColumns = `id, node, kind, name, volume_handle, device_class, state, message, retryable, location,
-	encrypted, synchronous, bytes_done, size_bytes, owner, attempts, created_at, updated_at`
+	encrypted, synchronous, bytes_done, size_bytes, owner, attempts, created_at, updated_at, started_at, finished_at`
 
 func scanJob(row pgx.Row) (backup.Job, error) {
 	var j backup.Job
 	var done, size int64
+	var finished *time.Time
 	err := row.Scan(&j.ID, &j.Node, &j.Kind, &j.Name, &j.VolumeHandle, &j.DeviceClass, &j.State, &j.Message, &j.Retryable,
-		&j.Location, &j.Encrypted, &j.Synchronous, &done, &size, &j.Owner, &j.Attempts, &j.CreatedAt, &j.UpdatedAt)
+		&j.Location, &j.Encrypted, &j.Synchronous, &done, &size, &j.Owner, &j.Attempts, &j.CreatedAt, &j.UpdatedAt,
+		&j.StartedAt, &finished)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return backup.Job{}, backup.ErrJobNotFound
 	}
 	j.BytesDone, j.SizeBytes = uint64(done), uint64(size)
+	if finished != nil {
+		j.FinishedAt = *finished
+	}
 	return j, err
 }
 
@@ -59,7 +65,7 @@ func (s *Store) Claim(ctx context.Context, j backup.Job, restart bool) (backup.J
 			// The key exists: restart it if it is retryable, else report it as it is.
 			out, err = scanJob(tx.QueryRow(ctx, `UPDATE jobs SET state = 'in_progress', message = '', retryable = false,
 					device_class = $5, location = $6, encrypted = $7, synchronous = $8, size_bytes = $9, owner = $10,
-					bytes_done = 0, attempts = attempts + 1, updated_at = now(), finished_at = NULL
+					bytes_done = 0, attempts = attempts + 1, updated_at = now(), started_at = now(), finished_at = NULL
 				WHERE node = $1 AND kind = $2 AND name = $3 AND volume_handle = $4
 					AND (state = 'error' AND retryable OR $11 AND state <> 'in_progress')
 				RETURNING `+jobColumns,
@@ -140,4 +146,35 @@ func (s *Store) Interrupt(ctx context.Context, node, owner, message string) (int
 		return nil
 	})
 	return n, err
+}
+
+// JobByID returns node's job id, or backup.ErrJobNotFound (also for another node's job).
+func (s *Store) JobByID(ctx context.Context, node string, id int64) (backup.Job, error) {
+	return scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE node = $1 AND id = $2`, node, id))
+}
+
+// JobsPage returns up to limit jobs of node, newest start first (ties by id), after the
+// cursor when one is given.
+func (s *Store) JobsPage(ctx context.Context, node string, after *backup.JobCursor, limit int) ([]backup.Job, error) {
+	q := `SELECT ` + jobColumns + ` FROM jobs WHERE node = $1 ORDER BY started_at DESC, id DESC LIMIT $2`
+	args := []any{node, limit}
+	if after != nil {
+		q = `SELECT ` + jobColumns + ` FROM jobs WHERE node = $1 AND (started_at, id) < ($3, $4)
+			ORDER BY started_at DESC, id DESC LIMIT $2`
+		args = append(args, after.StartedAt, after.ID)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []backup.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
 }

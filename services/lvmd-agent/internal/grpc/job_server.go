@@ -1,0 +1,146 @@
+package grpc
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	jobspb "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
+	"github.com/plinth-dev/plinth/libs/platform/input"
+
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup"
+)
+
+// Paging limits of ListJobs.
+const (
+	defaultJobPage = 50
+	maxJobPage     = 500
+	maxPageToken   = 64
+)
+
+// JobReader reads this agent's jobs (the store).
+type JobReader interface {
+	// JobByID returns node's job id, or backup.ErrJobNotFound.
+	JobByID(ctx context.Context, node string, id int64) (backup.Job, error)
+	// JobsPage returns up to limit jobs of node, newest start first, after the cursor.
+	JobsPage(ctx context.Context, node string, after *backup.JobCursor, limit int) ([]backup.Job, error)
+}
+
+// JobServer implements plinth.lvmd.v1.JobService: the node's backup and restore jobs as the
+// store records them (progress is recorded by the running job every few seconds).
+type JobServer struct {
+	jobspb.UnimplementedJobServiceServer
+	jobs JobReader
+	node string
+	log  *slog.Logger
+}
+
+// NewJobServer serves the jobs of node.
+func NewJobServer(jobs JobReader, node string, log *slog.Logger) *JobServer {
+	return &JobServer{jobs: jobs, node: node, log: log}
+}
+
+// ListJobs returns a page of the node's jobs, newest first.
+func (s *JobServer) ListJobs(ctx context.Context, req *jobspb.ListJobsRequest) (*jobspb.ListJobsResponse, error) {
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, input.Invalid("page_size", "must not be negative")
+	case size == 0:
+		size = defaultJobPage
+	case size > maxJobPage:
+		size = maxJobPage
+	}
+	after, err := decodeJobToken(req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := s.jobs.JobsPage(ctx, s.node, after, size+1) // one more tells whether a next page exists
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err, "rpc", "ListJobs")
+	}
+	resp := &jobspb.ListJobsResponse{}
+	if len(jobs) > size {
+		jobs = jobs[:size]
+		last := jobs[size-1]
+		resp.NextPageToken = encodeJobToken(backup.JobCursor{StartedAt: last.StartedAt, ID: last.ID})
+	}
+	resp.Jobs = make([]*jobspb.Job, len(jobs))
+	for i, j := range jobs {
+		resp.Jobs[i] = jobPB(j)
+	}
+	return resp, nil
+}
+
+// GetJob returns one job of the node.
+func (s *JobServer) GetJob(ctx context.Context, req *jobspb.GetJobRequest) (*jobspb.GetJobResponse, error) {
+	if req.GetId() <= 0 {
+		return nil, input.Invalid("id", "must be a job id (Job.id, a positive number)")
+	}
+	j, err := s.jobs.JobByID(ctx, s.node, req.GetId())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err, "rpc", "GetJob", "id", req.GetId())
+	}
+	return &jobspb.GetJobResponse{Job: jobPB(j)}, nil
+}
+
+// A page token is the base64url of "<started_at in Unix microseconds>.<id>" of the previous
+// page's last job: Postgres keeps microseconds, so the cursor is exact.
+func encodeJobToken(c backup.JobCursor) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d.%d", c.StartedAt.UnixMicro(), c.ID))
+}
+
+func decodeJobToken(token string) (*backup.JobCursor, error) {
+	if token == "" {
+		return nil, nil
+	}
+	bad := input.Invalid("page_token", "is not a token from a previous ListJobs page")
+	if len(token) > maxPageToken {
+		return nil, bad
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return nil, bad
+	}
+	us, id, ok := strings.Cut(string(raw), ".")
+	if !ok {
+		return nil, bad
+	}
+	micros, err1 := strconv.ParseInt(us, 10, 64)
+	n, err2 := strconv.ParseInt(id, 10, 64)
+	if err1 != nil || err2 != nil || n <= 0 {
+		return nil, bad
+	}
+	return &backup.JobCursor{StartedAt: time.UnixMicro(micros), ID: n}, nil
+}
+
+func jobPB(j backup.Job) *jobspb.Job {
+	out := &jobspb.Job{Id: j.ID, Name: j.Name, VolumeHandle: j.VolumeHandle, DeviceClass: j.DeviceClass, Node: j.Node,
+		BytesDone: j.BytesDone, SizeBytes: j.SizeBytes, Location: j.Location, Encrypted: j.Encrypted, Message: j.Message,
+		Retryable: j.Retryable, Attempts: int32(j.Attempts), CreateTime: timestamppb.New(j.CreatedAt),
+		StartTime: timestamppb.New(j.StartedAt), UpdateTime: timestamppb.New(j.UpdatedAt)}
+	switch j.Kind {
+	case backup.KindBackup:
+		out.Kind = jobspb.JobKind_JOB_KIND_BACKUP
+	case backup.KindRestore:
+		out.Kind = jobspb.JobKind_JOB_KIND_RESTORE
+	}
+	switch j.State {
+	case backup.InProgress:
+		out.State = jobspb.JobState_JOB_STATE_IN_PROGRESS
+	case backup.Complete:
+		out.State = jobspb.JobState_JOB_STATE_COMPLETE
+	case backup.Failed:
+		out.State = jobspb.JobState_JOB_STATE_ERROR
+	}
+	if !j.FinishedAt.IsZero() {
+		out.FinishTime = timestamppb.New(j.FinishedAt)
+	}
+	return out
+}
