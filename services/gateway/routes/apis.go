@@ -16,6 +16,7 @@ import (
 	_ "github.com/plinth-dev/plinth/libs/api/lvmd"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/cnpgi/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/plinth/vagrant/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/services/auth"
 	_ "github.com/plinth-dev/plinth/libs/api/stats"
 )

@@ -72,6 +72,7 @@ func TestLookup(t *testing.T) {
 		{"/proto.LVService/CreateLV", routes.LvmdAgent, routes.Token, true},
 		{"/cnpgi.wal.v1.RestoreJobHooks/Restore", routes.CNPGIPlugin, routes.Token, true},
 		{"/plinth.cnpgi.v1.CatalogService/GetServer", routes.CNPGIPlugin, routes.Token, true},
+		{"/plinth.vagrant.v1.RunnerService/ListRunners", routes.VagrantServer, routes.Token, true},
 		{"/services.auth.AuthService/", "", 0, false},
 		{"/services.auth.AuthService/Login/x", "", 0, false},
 		{"services.auth.AuthService/Login", "", 0, false},
