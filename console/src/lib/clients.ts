@@ -10,6 +10,7 @@ import { Cluster } from "../gen/cnct/kaas/api/api_pb";
 import { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
 import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
 import { CatalogService } from "../gen/plinth/cnpgi/v1/catalog_pb";
+import { RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
 
 /** Every client the views use. */
 export interface Clients {
@@ -21,6 +22,8 @@ export interface Clients {
   vg: Client<typeof VGService>;
   /** cnpgi-plugin's catalog (the Backups page). */
   catalog: Client<typeof CatalogService>;
+  /** vagrant-server's runner list, with the Plinth token (not a vagrant one). */
+  runners: Client<typeof RunnerService>;
   /** vagrant-server with the session's vagrant token (null until the user gives one). */
   vagrant: Client<typeof Vagrant> | null;
 }
@@ -68,6 +71,7 @@ export function makeClients(
     lv: createClient(LVService, plinth),
     vg: createClient(VGService, plinth),
     catalog: createClient(CatalogService, plinth),
+    runners: createClient(RunnerService, plinth),
     vagrant: vagrantToken ? createClient(Vagrant, vagrant) : null,
   };
 }
