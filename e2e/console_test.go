@@ -80,6 +80,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the launcher kept no vagrant-server token for the runner: %v", err)
 	}
 
+	runnerID, err := os.ReadFile(filepath.Join(home, "vagrant-runner", "id"))
+	if err != nil {
+		t.Fatalf("the launcher's runner kept no id: %v", err)
+	}
+
 	walServer, segment := archiveForConsole(t, gateway, password, pgdata)
 	volumeBackup := backupForConsole(t, root, gateway, password)
 
@@ -92,6 +97,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		"PLINTH_USERNAME=admin",
 		"PLINTH_PASSWORD="+password,
 		"VAGRANT_TOKEN="+strings.TrimSpace(string(vagrantToken)),
+		"VAGRANT_RUNNER_ID="+strings.TrimSpace(string(runnerID)),
 		"OUT_DIR="+out,
 		"CHROMIUM="+chromiumPath,
 		"CNPGI_SERVER="+walServer,

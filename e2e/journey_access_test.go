@@ -19,6 +19,7 @@ import (
 	identitypb "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"
 	vagrantpb "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
+	vagrantv1 "github.com/plinth-dev/plinth/libs/api/plinth/vagrant/v1"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	statspb "github.com/plinth-dev/plinth/libs/api/stats"
 )
@@ -34,6 +35,11 @@ func (s *journeySuite) tokenProbes(t *testing.T) []probe {
 		}},
 		{"kaas GetVersionInformation", "kaas", func(ctx context.Context, c grpc.ClientConnInterface) error {
 			_, err := kaaspb.NewClusterClient(c).GetVersionInformation(ctx, &kaaspb.GetVersionMsg{})
+			return err
+		}},
+		// vagrant-server's Plinth runner list takes Plinth tokens (the Vagrant API its own).
+		{"vagrant-server ListRunners", "vagrant-server", func(ctx context.Context, c grpc.ClientConnInterface) error {
+			_, err := vagrantv1.NewRunnerServiceClient(c).ListRunners(ctx, &vagrantv1.ListRunnersRequest{})
 			return err
 		}},
 		{"cnpgi-plugin GetPluginMetadata", "cnpgi-plugin", func(ctx context.Context, c grpc.ClientConnInterface) error {
@@ -96,6 +102,9 @@ func (s *journeySuite) journeyLogin(t *testing.T) {
 		// success=false).
 		_, err := auth.Logout(callCtx(t), &authpb.LogoutRequest{})
 		wantCode(t, "auth Logout without a token", err, codes.Unauthenticated)
+		// A vagrant-server token is not a Plinth token: the runner list refuses it.
+		_, err = vagrantv1.NewRunnerServiceClient(s.gw).ListRunners(withToken(callCtx(t), s.vagrantToken(t)), &vagrantv1.ListRunnersRequest{})
+		wantCode(t, "vagrant-server ListRunners with a vagrant token", err, codes.Unauthenticated)
 		// vagrant-server refuses by itself what lacks its token.
 		_, err = vagrantpb.NewVagrantClient(s.gw).ListBasis(vagrantCtx(callCtx(t), ""), &emptypb.Empty{})
 		wantCode(t, "vagrant-server ListBasis without its token", err, codes.Unauthenticated)

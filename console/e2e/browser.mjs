@@ -4,7 +4,8 @@
 // then disabled), signs out, and checks the revoked token is refused. Screenshots go to OUT_DIR.
 //
 //   CONSOLE_URL=http://127.0.0.1:8080 PLINTH_USERNAME=admin PLINTH_PASSWORD=... \
-//   VAGRANT_TOKEN="$(cat .plinth/vagrant-runner/token)" node console/e2e/browser.mjs
+//   VAGRANT_TOKEN="$(cat .plinth/vagrant-runner/token)" \
+//   VAGRANT_RUNNER_ID="$(cat .plinth/vagrant-runner/id)" node console/e2e/browser.mjs
 //
 // e2e/console_test.go runs it against a suite of its own. Exit status 0 only if every step passed.
 import { chromium } from "playwright-core";
@@ -20,6 +21,8 @@ const base = env("CONSOLE_URL").replace(/\/$/, "");
 const username = env("PLINTH_USERNAME", "admin");
 const password = env("PLINTH_PASSWORD");
 const vagrantToken = env("VAGRANT_TOKEN");
+// The launcher's runner, which the Vagrant page must list online.
+const runnerId = env("VAGRANT_RUNNER_ID");
 const outDir = env("OUT_DIR", "test-output/browser");
 const executablePath = env("CHROMIUM", "/usr/bin/chromium");
 // A server whose WAL segment was archived through the plugin before the test (console_test.go
@@ -129,8 +132,13 @@ try {
     log("capacity history:", `${points.length} points from stats (first ${points[0].time}, used ${points[0].usedBytes ?? 0} of ${points[0].totalBytes ?? 0}); plot:`, summary);
   }
 
-  step = "vagrant: a token vagrant-server does not know is refused in words";
+  step = "vagrant: the launcher's runner is listed online (Plinth session only, no vagrant token yet)";
   await go("Vagrant");
+  const runnerRow = page.locator(`#runners tr[data-runner="${runnerId}"]`);
+  await runnerRow.getByText("Online", { exact: true }).waitFor();
+  log("runner:", await runnerRow.textContent());
+
+  step = "vagrant: a token vagrant-server does not know is refused in words";
   await page.getByLabel("Vagrant login token").fill("not-a-vagrant-token");
   await page.getByRole("button", { name: "Connect" }).click();
   await page.getByText("vagrant-server did not accept the token.").waitFor();
@@ -154,8 +162,11 @@ try {
   if (ended !== "Completed.") throw new Error(`job ${jobId}: ${ended}\n${output}`);
   log(`job ${jobId}: ${ended} ${output.split("\n").length} lines of output`);
   await page.locator(`tr:has-text("${jobId}")`).getByText("Succeeded").waitFor();
+  const ranOn = await page.locator(`tr:has-text("${jobId}") td:nth-child(5)`).textContent();
+  if (ranOn !== runnerId) throw new Error(`job ${jobId} ran on ${ranOn}, not the launcher's runner ${runnerId}`);
   await page.getByRole("heading", { name: "Runners" }).scrollIntoViewIfNeeded();
-  await page.locator("#runners li").first().waitFor();
+  await runnerRow.getByText("Online", { exact: true }).waitFor();
+  if ((await page.locator("#runners tr[data-runner]").count()) < 1) throw new Error("the runner list is empty");
   await shot("03-vagrant");
 
   step = "vagrant: a job for a runner that never comes stays queued; cancel it";

@@ -116,7 +116,7 @@ export function App() {
       </header>
       <main id="main" tabIndex={-1}>
         {current === "/storage" && <Storage stats={clients.stats} history={clients.history} />}
-        {current === "/vagrant" && <VagrantView client={clients.vagrant} onToken={setVToken} />}
+        {current === "/vagrant" && <VagrantView client={clients.vagrant} runners={clients.runners} onToken={setVToken} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} />}
         {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} jobs={clients.lvmdJobs} />}
         {current === "/admin" && <Admin admin={clients.admin} me={session.username} />}

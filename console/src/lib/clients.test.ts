@@ -38,6 +38,15 @@ describe("makeClients", () => {
     expect(f.seen[1].headers.get("authorization")).toBe("Bearer tok");
   });
 
+  it("lists vagrant-server's runners with the Plinth token, not the vagrant one", async () => {
+    const f = fakeFetch({ status: 200 });
+    const c = makeClients("tok", "wp24vagrant", () => {}, f.fetch);
+    await c.runners.listRunners({});
+    expect(f.seen[0].url).toMatch(/\/plinth\.vagrant\.v1\.RunnerService\/ListRunners$/);
+    expect(f.seen[0].headers.get("authorization")).toBe("Bearer tok");
+    expect(f.seen[0].headers.get("client-api-protocol")).toBeNull();
+  });
+
   it("ends the session when a Plinth service refuses the token", async () => {
     const f = fakeFetch({ status: 401, code: "unauthenticated", message: "token revoked" });
     const ended: string[] = [];

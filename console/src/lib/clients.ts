@@ -12,6 +12,7 @@ import { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
 import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
 import { CatalogService } from "../gen/plinth/cnpgi/v1/catalog_pb";
 import { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
+import { RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
 
 /** Every client the views use. */
 export interface Clients {
@@ -27,6 +28,8 @@ export interface Clients {
   lvmdJobs: Client<typeof JobService>;
   /** cnpgi-plugin's catalog (the Backups page). */
   catalog: Client<typeof CatalogService>;
+  /** vagrant-server's runner list, with the Plinth token (not a vagrant one). */
+  runners: Client<typeof RunnerService>;
   /** vagrant-server with the session's vagrant token (null until the user gives one). */
   vagrant: Client<typeof Vagrant> | null;
 }
@@ -76,6 +79,7 @@ export function makeClients(
     vg: createClient(VGService, plinth),
     lvmdJobs: createClient(JobService, plinth),
     catalog: createClient(CatalogService, plinth),
+    runners: createClient(RunnerService, plinth),
     vagrant: vagrantToken ? createClient(Vagrant, vagrant) : null,
   };
 }

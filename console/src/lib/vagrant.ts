@@ -1,5 +1,5 @@
 // View logic of the Vagrant page: job states, what a job does, its terminal output as lines,
-// the runners seen in the job list, and the jobs the console queues.
+// and the jobs the console queues (the runner list is lib/runners.ts).
 import { create } from "@bufbuild/protobuf";
 import {
   Job_State,
@@ -49,40 +49,9 @@ export function jobError(job: Job): string {
   return job.error?.message ?? "";
 }
 
-/** When the job was last touched: completed, acknowledged, assigned or queued (ms). */
-export function lastActivity(job: Job): number {
-  return (
-    timestampMs(job.completeTime) || timestampMs(job.ackTime) || timestampMs(job.assignTime) || timestampMs(job.queueTime)
-  );
-}
-
 /** Jobs newest first (by queue time, then id). */
 export function sortJobs(jobs: Job[]): Job[] {
   return [...jobs].sort((a, b) => timestampMs(b.queueTime) - timestampMs(a.queueTime) || b.id.localeCompare(a.id));
-}
-
-/** A runner as the job list shows it: its id, how many jobs it ran, and when last. */
-export interface SeenRunner {
-  id: string;
-  jobs: number;
-  lastJobAt: number;
-}
-
-/**
- * The runners that took jobs, most recently active first. The Vagrant API has no call that
- * lists runners, so the console knows the runners the jobs name.
- */
-export function runnersOf(jobs: Job[]): SeenRunner[] {
-  const by = new Map<string, SeenRunner>();
-  for (const j of jobs) {
-    const id = j.assignedRunner?.id;
-    if (!id) continue;
-    const r = by.get(id) ?? { id, jobs: 0, lastJobAt: 0 };
-    r.jobs++;
-    r.lastJobAt = Math.max(r.lastJobAt, lastActivity(j));
-    by.set(id, r);
-  }
-  return [...by.values()].sort((a, b) => b.lastJobAt - a.lastJobAt || a.id.localeCompare(b.id));
 }
 
 /** Operations the console can queue without a project: they need nothing but a runner. */

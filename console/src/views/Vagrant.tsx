@@ -1,25 +1,36 @@
-// Vagrant: jobs with their state, the runners that took them, queue a job, cancel one, and a
-// job's output live. vagrant-server checks its own login tokens (not Plinth's), so the page
-// asks for one and keeps it for the session.
+// Vagrant: jobs with their state, queue a job, cancel one, a job's output live, and every
+// registered runner. vagrant-server checks its own login tokens (not Plinth's) on the Vagrant
+// API, so the page asks for one and keeps it for the session; the runner list is Plinth's
+// RunnerService and needs only the Plinth session.
 import { useState, type FormEvent } from "react";
 import type { Client } from "@connectrpc/connect";
 import type { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
+import type { RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
 import { usePoll, useAction } from "../lib/hooks";
 import { ago, timestampMs } from "../lib/format";
 import { Code } from "@connectrpc/connect";
 import { setVagrantToken } from "../lib/session";
-import { isFinished, jobError, jobState, newJob, operationOf, queueableOps, runnersOf, sortJobs, type QueueableOp } from "../lib/vagrant";
+import { isFinished, jobError, jobState, newJob, operationOf, queueableOps, sortJobs, type QueueableOp } from "../lib/vagrant";
 import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
 import { JobOutput } from "./JobOutput";
 import { VagrantRegistry } from "./VagrantRegistry";
+import { VagrantRunners } from "./VagrantRunners";
 
-export function VagrantView({ client, onToken }: { client: Client<typeof Vagrant> | null; onToken: (t: string) => void }) {
+export function VagrantView({ client, runners, onToken }: {
+  client: Client<typeof Vagrant> | null;
+  runners: Client<typeof RunnerService>;
+  onToken: (t: string) => void;
+}) {
   const setToken = (t: string) => {
     setVagrantToken(window.sessionStorage, t);
     onToken(t);
   };
-  if (!client) return <TokenForm onToken={setToken} />;
-  return <Jobs client={client} onForget={() => setToken("")} />;
+  return (
+    <>
+      {client ? <Jobs client={client} onForget={() => setToken("")} /> : <TokenForm onToken={setToken} />}
+      <VagrantRunners client={runners} />
+    </>
+  );
 }
 
 function TokenForm({ onToken }: { onToken: (t: string) => void }) {
@@ -56,7 +67,6 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
   const [runner, setRunner] = useState("");
   const queue = useAction();
   const cancel = useAction();
-  const runners = runnersOf(jobs.data ?? []);
   const now = Date.now();
 
   const submit = async (e: FormEvent) => {
@@ -138,27 +148,7 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
           <DoneLine text={cancel.done} />
         </Panel>
         <VagrantRegistry client={client} />
-        <Panel title="Runners" id="runners">
-          <p className="muted">The runners that took the jobs above (the Vagrant API has no runner list).</p>
-          {runners.length === 0 ? <p className="muted">No runner has taken a job yet.</p> : (
-            <ul className="plain">
-              {runners.map((r) => <RunnerItem key={r.id} client={client} id={r.id} jobs={r.jobs} last={r.lastJobAt} now={now} />)}
-            </ul>
-          )}
-        </Panel>
       </Loading>
     </>
-  );
-}
-
-function RunnerItem({ client, id, jobs, last, now }: { client: Client<typeof Vagrant>; id: string; jobs: number; last: number; now: number }) {
-  const r = usePoll(async (signal) => client.getRunner({ runnerId: id }, { signal }), 0, [client, id]);
-  const comps = r.data?.components.map((c) => c.name).filter(Boolean) ?? [];
-  return (
-    <li>
-      <code>{id}</code> — {jobs} job{jobs === 1 ? "" : "s"}, last {ago(last, now)}
-      {r.data && <div className="muted small-text">{r.data.byIdOnly ? "takes only jobs addressed to it; " : ""}{comps.length ? `components: ${comps.join(", ")}` : "no components declared"}</div>}
-      {r.error && <div className="error small-text">{r.error}</div>}
-    </li>
   );
 }

@@ -55,7 +55,14 @@ func Table() []Spec {
 				return map[string]string{"PLINTH_STATS_AUTH_ADDR": placed["auth"].GRPC}
 			},
 		},
-		{Binary: "vagrant-server", Service: "vagrant-server", GRPCPort: 7004, AdminPort: 7104},
+		{
+			// Vagrant clients carry the server's own tokens; its Plinth RunnerService's tokens are
+			// checked with auth (dialled lazily: no start-order dependency).
+			Binary: "vagrant-server", Service: "vagrant-server", GRPCPort: 7004, AdminPort: 7104,
+			Env: func(_ string, placed map[string]Placement) map[string]string {
+				return map[string]string{"PLINTH_AUTH_ADDR": placed["auth"].GRPC}
+			},
+		},
 		{
 			// Clusters on the local vagrant-server's netns machines; auth checks every call's token.
 			// After vagrant-server (it needs a token from it), before vagrant-runner: its Prepare

@@ -21,6 +21,7 @@ import (
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/stats/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/plinth/vagrant/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/protostructure"
 	_ "github.com/plinth-dev/plinth/libs/api/resources/stats"
 	_ "github.com/plinth-dev/plinth/libs/api/resources/timestamp"

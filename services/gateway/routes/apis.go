@@ -18,6 +18,7 @@ import (
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/cnpgi/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/stats/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/plinth/vagrant/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/services/auth"
 	_ "github.com/plinth-dev/plinth/libs/api/stats"
 )

@@ -91,6 +91,9 @@ var Table = []Route{
 
 	// vagrant-server: Vagrant clients and runners carry the server's own tokens.
 	{Service: "hashicorp.vagrant.Vagrant", Backend: VagrantServer, Access: Own},
+	// vagrant-server's own read view of its runners takes Plinth tokens (the server checks
+	// them with auth too).
+	{Service: "plinth.vagrant.v1.RunnerService", Backend: VagrantServer, Access: Token},
 
 	// lvmd-agent: TopoLVM's lvmd API (the node driver talks to the agent directly; through the
 	// gateway it is the console's and an operator's view).

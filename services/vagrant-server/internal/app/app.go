@@ -9,6 +9,8 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	vagrantv1 "github.com/plinth-dev/plinth/libs/api/plinth/vagrant/v1"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/service"
@@ -47,9 +49,19 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		return nil, fmt.Errorf("listen for job output: %w", err)
 	}
 	s.Defer("job output listener", func(context.Context) error { notices.Close(); return nil })
-	_, err = s.Publisher(ctx, events.PublisherConfig{
+	pub, err := s.Publisher(ctx, events.PublisherConfig{
 		URL: cfg.NATSURL, Service: "vagrant-server", Stream: events.StreamOf(&eventsv1.JobStateChanged{}), Pool: pool,
 	})
+	if err != nil {
+		return nil, err
+	}
+	// Plinth's own RunnerService takes Plinth tokens, checked with auth as every Plinth
+	// service checks them; the Vagrant API keeps vagrant-server's own tokens.
+	authConn, err := s.Dial("auth", cfg.AuthAddr)
+	if err != nil {
+		return nil, err
+	}
+	verifier, err := s.Verifier(authn.NewGRPCChecker(authConn, 0), pub.JetStream, authn.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +76,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		Version:       version(),
 		Lifetime:      s.Lifetime(), // long-lived job and log streams end when shutdown begins
 		JobsKept:      cfg.JobsKept,
+		PlinthAuth:    verifier.Authenticate,
 	})
 	srv, err := s.GRPC(cfg.GRPC, server.Options{Authenticate: api.Authenticate, AuthExempt: vgrpc.AuthExempt(),
 		GRPCOptions: api.EdgeChecks()})
@@ -71,6 +84,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		return nil, err
 	}
 	vagrant.RegisterVagrantServer(srv.GRPC(), api)
+	vagrantv1.RegisterRunnerServiceServer(srv.GRPC(), api.Runners())
 
 	s.Go("job reaper", jobqueue.NewReaper(queue, cfg.JobReapInterval).Run)
 	return s, nil

@@ -25,6 +25,9 @@ type Config struct {
 	// RunnerTimeout is how long a runner stays online when the replica holding its
 	// RunnerConfig stream stops vouching for it (that replica died).
 	RunnerTimeout time.Duration `env:"PLINTH_VAGRANT_RUNNER_TIMEOUT" flag:"runner-timeout" default:"30s" usage:"time after which a runner whose replica stopped refreshing its last-seen time is marked offline"`
+	// AuthAddr is auth's gRPC address, where the Plinth tokens of plinth.vagrant.v1 calls
+	// are checked (the Vagrant API's own tokens are this server's).
+	AuthAddr string `env:"PLINTH_AUTH_ADDR" flag:"auth-addr" default:"127.0.0.1:7001" usage:"auth's gRPC address (host:port or unix:///path): the Plinth tokens of plinth.vagrant.v1 calls are checked there"`
 	// JobsKept is how many finished jobs (and their output) PruneOldJobs keeps, newest first.
 	JobsKept int `env:"PLINTH_VAGRANT_JOBS_KEPT" flag:"jobs-kept" default:"50" usage:"finished jobs PruneOldJobs keeps (the newest)"`
 }
@@ -51,5 +54,6 @@ func (c *Config) Validate() error {
 	positive("PLINTH_VAGRANT_RUNNER_TIMEOUT", "runner-timeout", c.RunnerTimeout <= 0)
 	return errors.Join(append([]error{c.Common.Validate(),
 		config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL),
-		config.Required(config.EnvNATSURL, "nats-url", c.NATSURL)}, errs...)...)
+		config.Required(config.EnvNATSURL, "nats-url", c.NATSURL),
+		config.Required("PLINTH_AUTH_ADDR", "auth-addr", c.AuthAddr)}, errs...)...)
 }

@@ -32,11 +32,15 @@ type env struct {
 	logs           *testenv.SyncBuffer
 	mu             sync.Mutex
 	secrets        []string // tokens issued during the test: none may reach a log line
+	auth           *checkAuth
+	authAddr       string
+	authSrv        *grpc.Server
 }
 
 func newEnv(t testing.TB, settings ...string) *env {
 	t.Helper()
 	e := &env{dbURL: testenv.DB(t).URL, natsURL: testenv.NATS(t), settings: settings, logs: &testenv.SyncBuffer{}}
+	e.startAuth(t)
 	t.Cleanup(func() { e.assertNoSecrets(t) })
 	return e
 }
@@ -87,7 +91,8 @@ func (e *env) serve(t testing.TB) (addr string, stop func()) {
 	t.Helper()
 	cfg := app.Defaults()
 	environ := []string{"PLINTH_DATABASE_URL=" + e.dbURL, "PLINTH_NATS_URL=" + e.natsURL,
-		"PLINTH_GRPC_ADDR=127.0.0.1:0", "PLINTH_ADMIN_ADDR=off", "PLINTH_SHUTDOWN_TIMEOUT=5s"}
+		"PLINTH_GRPC_ADDR=127.0.0.1:0", "PLINTH_ADMIN_ADDR=off", "PLINTH_SHUTDOWN_TIMEOUT=5s",
+		"PLINTH_AUTH_ADDR=" + e.authAddr}
 	environ = append(environ, e.settings...)
 	if err := config.Load(&cfg, nil, environ); err != nil {
 		t.Fatal(err)

@@ -23,7 +23,20 @@ func AuthExempt() []string { return []string{vagrant.Vagrant_GetVersionInfo_Full
 // client-api-protocol (InvalidArgument when missing or out of range), then requires a valid
 // login token in the `authorization` metadata (raw, as Vagrant clients send it, or after
 // "Bearer ") except for BootstrapToken and ConvertInviteToken.
+//
+// Plinth's own services here (plinth.vagrant.v1.RunnerService) are for Plinth users, not
+// Vagrant clients: they need a Plinth bearer token, which PlinthAuth (auth's token check, as
+// every Plinth service verifies) accepts; a vagrant-server token is refused there, and a
+// Plinth token is refused on the Vagrant API. Without PlinthAuth they are not served.
 func (s *Server) Authenticate(ctx context.Context, fullMethod string) (context.Context, error) {
+	if service, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/"); isPlinthService(service) {
+		if s.plinthAuth == nil {
+			return nil, s.fail(ctx, &notServedError{method: fullMethod}, "authenticate the call")
+		}
+		// The verifier's errors are gRPC statuses already (Unauthenticated, or Unavailable
+		// when auth cannot be asked).
+		return s.plinthAuth(ctx, fullMethod)
+	}
 	if err := s.authenticate(ctx, fullMethod); err != nil {
 		return nil, s.fail(ctx, err, "authenticate the call")
 	}

@@ -40,6 +40,8 @@ type Server struct {
 	jobsKept int
 	poll     time.Duration
 	acks     *pendingAcks
+
+	plinthAuth func(ctx context.Context, fullMethod string) (context.Context, error)
 }
 
 // Options configure a Server. Every field but Version, Lifetime, JobsKept and OutputPoll is
@@ -66,6 +68,9 @@ type Options struct {
 	// OutputPoll is how often job and log streams look for new output without a
 	// notification (the fallback should one be lost); 0 means 2s.
 	OutputPoll time.Duration
+	// PlinthAuth authenticates calls to Plinth's own services here with a Plinth bearer
+	// token (authn.Verifier.Authenticate); nil leaves them unserved (PermissionDenied).
+	PlinthAuth func(ctx context.Context, fullMethod string) (context.Context, error)
 }
 
 // DefaultJobsKept is upstream's number of finished jobs PruneOldJobs keeps.
@@ -84,7 +89,7 @@ func NewServer(o Options) *Server {
 	}
 	return &Server{registry: o.Registry, tokens: o.Tokens, jobs: o.Jobs, output: o.Output, notices: o.OutputNotices,
 		log: o.Logger, version: o.Version, lifetime: o.Lifetime, jobsKept: o.JobsKept, poll: o.OutputPoll,
-		acks: newPendingAcks()}
+		acks: newPendingAcks(), plinthAuth: o.PlinthAuth}
 }
 
 // untilStopping returns ctx that also ends when the server starts shutting down.
