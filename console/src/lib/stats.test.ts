@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { ClusterRadarSchema, ResourceStatus } from "../gen/resources/stats/stats_pb";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { CapacityPointSchema, GetCapacityHistoryResponseSchema } from "../gen/plinth/stats/v1/history_pb";
-import { addSample, health, historySummary, mergeHistory, polygon, radarFractions, readiness, sparkline, storedSamples } from "./stats";
+import { addSample, axisTime, capacityPoints, health, historySummary, mergeHistory, plotUpdate, radarData, radarFractions, radarText, readiness, storedSamples } from "./stats";
 
 describe("stats view logic", () => {
   it("reads Ceph health", () => {
@@ -24,10 +24,10 @@ describe("stats view logic", () => {
     const low = create(ClusterRadarSchema, { clusterHealth: 1, nodesHealth: -5 });
     expect(radarFractions(low)).toEqual([0.01, 0, 0, 0, 0]);
   });
-  it("draws the radar's first axis straight up", () => {
-    const pts = polygon([1, 0, 0, 0], 100, 50).split(" ");
-    expect(pts[0]).toBe("100.0,50.0");
-    expect(pts).toHaveLength(4);
+  it("gives the radar's data to the chart and in words", () => {
+    const r = create(ClusterRadarSchema, { clusterHealth: 100, nodesHealth: 50.44, capacityAvailable: 25, stability: -3, reliability: 150 });
+    expect(radarData(r)).toEqual({ labels: ["Health", "Nodes", "Capacity", "Stability", "Reliability"], values: [100, 50.4, 25, 0, 100] });
+    expect(radarText(r)).toBe("Health 100%, Nodes 50%, Capacity 25%, Stability 0%, Reliability 100%");
   });
   it("keeps a bounded capacity history without duplicates", () => {
     let h = addSample([], { at: 1, used: 1, total: 4 }, 3);
@@ -36,9 +36,31 @@ describe("stats view logic", () => {
     for (let i = 2; i <= 5; i++) h = addSample(h, { at: i, used: i, total: 10 }, 3);
     expect(h.map((s) => s.at)).toEqual([3, 4, 5]);
   });
-  it("plots used/total over time", () => {
-    expect(sparkline([{ at: 0, used: 0, total: 1 }], 100, 10)).toBe("");
-    expect(sparkline([{ at: 0, used: 0, total: 4 }, { at: 10, used: 4, total: 4 }], 100, 10)).toBe("0.0,10.0 100.0,0.0");
+  it("plots used/total over time in percent", () => {
+    expect(capacityPoints([])).toEqual([]);
+    expect(capacityPoints([{ at: 0, used: 0, total: 4 }, { at: 10, used: 1, total: 3 }, { at: 20, used: 5, total: 4 }, { at: 30, used: 5, total: 0 }]))
+      .toEqual([{ x: 0, y: 0 }, { x: 10, y: 33.33 }, { x: 20, y: 100 }, { x: 30, y: 0 }]);
+  });
+  it("extends a shown plot in place when the refresh only adds readings", () => {
+    const p = (...xs: number[]) => xs.map((x) => ({ x, y: x * 2 }));
+    expect(plotUpdate([], [])).toEqual({ kind: "same" });
+    expect(plotUpdate([], p(1))).toEqual({ kind: "replace" });
+    expect(plotUpdate(p(1, 2), p(1, 2))).toEqual({ kind: "same" });
+    expect(plotUpdate(p(1, 2), p(1, 2, 3, 4))).toEqual({ kind: "append", drop: 0, add: p(3, 4) });
+    // bounded: the oldest dropped as the newest arrive
+    expect(plotUpdate(p(1, 2, 3), p(2, 3, 4))).toEqual({ kind: "append", drop: 1, add: p(4) });
+    expect(plotUpdate(p(1, 2, 3), p(3, 4, 5, 6))).toEqual({ kind: "append", drop: 2, add: p(4, 5, 6) });
+    // the stored history arrived after this visit's readings: older points in front, redraw
+    expect(plotUpdate(p(5, 6), p(1, 2, 5, 6))).toEqual({ kind: "replace" });
+    // a point changed, or nothing shown is kept
+    expect(plotUpdate(p(1, 2), [{ x: 1, y: 2 }, { x: 2, y: 5 }])).toEqual({ kind: "replace" });
+    expect(plotUpdate(p(1, 2), p(7, 8))).toEqual({ kind: "replace" });
+    expect(plotUpdate(p(1, 2), [])).toEqual({ kind: "replace" });
+  });
+  it("labels the time axis by the plot's span", () => {
+    const t = Date.UTC(2026, 10, 24, 6, 5);
+    expect(axisTime(t, 3600 * 1000, "en-GB")).toMatch(/^\d\d:\d\d$/);
+    expect(axisTime(t, 3 * 24 * 3600 * 1000, "en-GB")).toMatch(/Nov/);
   });
   it("reads the stored history's points, oldest first, skipping ones without a time or out of order", () => {
     const pt = (ms: number | undefined, used: bigint) =>

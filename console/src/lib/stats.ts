@@ -49,15 +49,15 @@ export function radarFractions(r: ClusterRadar): number[] {
   return radarAxes.map((a) => Math.max(0, Math.min(1, (Number(r[a.key]) || 0) / 100)));
 }
 
-/** The points of a polygon for fractions on axes around (c, c) with radius r, first axis up. */
-export function polygon(fractions: number[], c: number, r: number): string {
-  const n = fractions.length;
-  return fractions
-    .map((f, i) => {
-      const a = -Math.PI / 2 + (2 * Math.PI * i) / n;
-      return `${(c + Math.cos(a) * r * f).toFixed(1)},${(c + Math.sin(a) * r * f).toFixed(1)}`;
-    })
-    .join(" ");
+/** The radar in words (its accessible name): each axis with its score, e.g. "Health 100%, Nodes 50%". */
+export function radarText(r: ClusterRadar): string {
+  const f = radarFractions(r);
+  return radarAxes.map((a, i) => `${a.label} ${Math.round(f[i] * 100)}%`).join(", ");
+}
+
+/** The radar's data for the chart: its axis labels and scores in percent (0–100, clamped). */
+export function radarData(r: ClusterRadar): { labels: string[]; values: number[] } {
+  return { labels: radarAxes.map((a) => a.label), values: radarFractions(r).map((f) => Math.round(f * 1000) / 10) };
 }
 
 /** One capacity reading. */
@@ -75,18 +75,46 @@ export function addSample(history: Sample[], s: Sample, max: number): Sample[] {
   return next.length > max ? next.slice(next.length - max) : next;
 }
 
-/** The history as an SVG polyline of used/total, width w and height h (empty for < 2). */
-export function sparkline(history: Sample[], w: number, h: number): string {
-  if (history.length < 2) return "";
-  const t0 = history[0].at;
-  const span = Math.max(1, history[history.length - 1].at - t0);
-  return history
-    .map((s) => {
-      const x = ((s.at - t0) / span) * w;
-      const frac = s.total > 0 ? Math.min(1, s.used / s.total) : 0;
-      return `${x.toFixed(1)},${(h - frac * h).toFixed(1)}`;
-    })
-    .join(" ");
+/** One point of the capacity plot: x the reading's time (ms since the epoch), y the share used (percent, 0–100). */
+export interface PlotPoint {
+  x: number;
+  y: number;
+}
+
+/** The history as the capacity plot's points: used/total in percent over time (a reading without a total is 0). */
+export function capacityPoints(history: Sample[]): PlotPoint[] {
+  return history.map((s) => ({ x: s.at, y: s.total > 0 ? Math.min(100, Math.round((s.used / s.total) * 10000) / 100) : 0 }));
+}
+
+/**
+ * How to bring a plot showing shown up to date with next without redrawing it from scratch:
+ * "same" (nothing to do), "append" with the points to push at the end and how many to drop at
+ * the start (the live refresh extending a bounded series), or "replace" when next is not shown
+ * extended (the stored history arrived after live readings, or an earlier point changed).
+ */
+export function plotUpdate(shown: PlotPoint[], next: PlotPoint[]): { kind: "same" } | { kind: "append"; drop: number; add: PlotPoint[] } | { kind: "replace" } {
+  if (shown.length === 0) return next.length === 0 ? { kind: "same" } : { kind: "replace" };
+  // Where the shown series' first point sits in next: the points dropped from its start.
+  const lastShown = shown[shown.length - 1];
+  let drop = 0;
+  while (drop < shown.length && (next.length === 0 || shown[drop].x < next[0].x)) drop++;
+  const kept = shown.length - drop;
+  if (kept === 0 || kept > next.length) return { kind: "replace" };
+  for (let i = 0; i < kept; i++) {
+    const a = shown[drop + i], b = next[i];
+    if (a.x !== b.x || a.y !== b.y) return { kind: "replace" };
+  }
+  if (next[kept - 1].x !== lastShown.x) return { kind: "replace" };
+  const add = next.slice(kept);
+  return drop === 0 && add.length === 0 ? { kind: "same" } : { kind: "append", drop, add };
+}
+
+/** A time on the plot's axis: hours and minutes within a day of the newest reading, else the date. */
+export function axisTime(ms: number, spanMs: number, locale?: string): string {
+  const d = new Date(ms);
+  return spanMs <= 24 * 3600 * 1000
+    ? d.toLocaleTimeString(locale, { hour: "2-digit", minute: "2-digit" })
+    : d.toLocaleDateString(locale, { month: "short", day: "numeric" });
 }
 
 /** The points stats' history answered (plinth.stats.v1.HistoryService), as readings, oldest first. */

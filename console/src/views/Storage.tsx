@@ -7,8 +7,9 @@ import type { HistoryService } from "../gen/plinth/stats/v1/history_pb";
 import { usePoll } from "../lib/hooks";
 import { ago, formatBytes, percent, timestampMs } from "../lib/format";
 import {
-  addSample, health, historySummary, mergeHistory, polygon, radarAxes, radarFractions, readiness, sparkline, storedSamples, type Sample,
+  addSample, capacityPoints, health, historySummary, mergeHistory, radarData, radarText, readiness, storedSamples, type Sample,
 } from "../lib/stats";
+import { CapacityChart, RadarChart } from "./charts";
 import { ErrorLine, Loading, Panel, Refreshed } from "./ui";
 
 const refreshMs = 5000;
@@ -37,6 +38,10 @@ export function Storage({ stats, history: historyApi }: { stats: Client<typeof S
   }, [usage, overview.at]);
   const storedPoints = useMemo(() => storedSamples(stored.data), [stored.data]);
   const history = useMemo(() => mergeHistory(storedPoints, live, historyPoints + liveReadings), [storedPoints, live]);
+  const plot = useMemo(() => capacityPoints(history), [history]);
+  const radarScores = overview.data?.radar;
+  const radar = useMemo(() => (radarScores ? radarData(radarScores) : undefined), [radarScores]);
+  const radarLabel = radarScores ? radarText(radarScores) : "";
 
   const s = overview.data?.stats;
   const h = health(s?.status ?? "");
@@ -53,18 +58,7 @@ export function Storage({ stats, history: historyApi }: { stats: Client<typeof S
           <Panel title="Health" id="health">
             <p className={`badge ${h.level}`} data-testid="health">{h.text}</p>
             <p className="muted">Cluster {s?.id || "—"}</p>
-            {overview.data?.radar && (
-              <svg viewBox="-30 0 260 200" className="radar" role="img" aria-label={radarAxes.map((a, i) => `${a.label} ${Math.round(radarFractions(overview.data!.radar!)[i] * 100)}%`).join(", ")}>
-                {[0.25, 0.5, 0.75, 1].map((f) => (
-                  <polygon key={f} points={polygon(radarAxes.map(() => f), 100, 70)} className="radar-grid" />
-                ))}
-                <polygon points={polygon(radarFractions(overview.data.radar), 100, 70)} className="radar-shape" />
-                {radarAxes.map((a, i) => {
-                  const ang = -Math.PI / 2 + (2 * Math.PI * i) / radarAxes.length;
-                  return <text key={a.key} x={100 + Math.cos(ang) * 88} y={104 + Math.sin(ang) * 88} textAnchor="middle" className="radar-label">{a.label}</text>;
-                })}
-              </svg>
-            )}
+            {radar && <RadarChart labels={radar.labels} values={radar.values} label={`Radar: ${radarLabel}`} />}
           </Panel>
           <Panel title="Capacity" id="capacity">
             {usage && Number(usage.total) > 0 ? (
@@ -74,10 +68,8 @@ export function Storage({ stats, history: historyApi }: { stats: Client<typeof S
                   <div style={{ width: `${percent(usage.used, usage.total)}%` }} />
                 </div>
                 {history.length >= 2 ? (
-                  <svg viewBox="0 0 300 60" className="spark" role="img" aria-label="Capacity used over time" aria-describedby="capacity-history"
-                    data-testid="capacity-plot" data-stored={storedPoints.length} data-first={history[0].at}>
-                    <polyline points={sparkline(history, 300, 60)} />
-                  </svg>
+                  <CapacityChart points={plot} aria-label="Capacity used over time" aria-describedby="capacity-history"
+                    data-testid="capacity-plot" data-stored={storedPoints.length} data-first={history[0].at} />
                 ) : <p className="muted">The history plot fills in as readings arrive.</p>}
                 <p className="muted" id="capacity-history" data-testid="capacity-history">{historySummary(history)}</p>
                 {stored.error && <p className="muted">The stored history could not be loaded ({stored.error}); showing this visit's readings.</p>}
