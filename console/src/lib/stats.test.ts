@@ -59,6 +59,7 @@ describe("stats view logic", () => {
   });
   it("labels the time axis by the plot's span", () => {
     const t = Date.UTC(2026, 10, 24, 6, 5);
+    expect(axisTime(t, 60 * 1000, "en-GB")).toMatch(/^\d\d:\d\d:\d\d$/);
     expect(axisTime(t, 3600 * 1000, "en-GB")).toMatch(/^\d\d:\d\d$/);
     expect(axisTime(t, 3 * 24 * 3600 * 1000, "en-GB")).toMatch(/Nov/);
   });

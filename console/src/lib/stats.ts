@@ -109,12 +109,12 @@ export function plotUpdate(shown: PlotPoint[], next: PlotPoint[]): { kind: "same
   return drop === 0 && add.length === 0 ? { kind: "same" } : { kind: "append", drop, add };
 }
 
-/** A time on the plot's axis: hours and minutes within a day of the newest reading, else the date. */
+/** A time on the plot's axis for a plot spanning spanMs: with seconds up to 15 minutes, hours and minutes up to a day, else the date. */
 export function axisTime(ms: number, spanMs: number, locale?: string): string {
   const d = new Date(ms);
-  return spanMs <= 24 * 3600 * 1000
-    ? d.toLocaleTimeString(locale, { hour: "2-digit", minute: "2-digit" })
-    : d.toLocaleDateString(locale, { month: "short", day: "numeric" });
+  if (spanMs <= 15 * 60 * 1000) return d.toLocaleTimeString(locale, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  if (spanMs <= 24 * 3600 * 1000) return d.toLocaleTimeString(locale, { hour: "2-digit", minute: "2-digit" });
+  return d.toLocaleDateString(locale, { month: "short", day: "numeric" });
 }
 
 /** The points stats' history answered (plinth.stats.v1.HistoryService), as readings, oldest first. */

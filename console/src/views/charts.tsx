@@ -160,6 +160,10 @@ export function CapacityChart({ points, ...attrs }: { points: PlotPoint[] } & Re
     } else {
       c.data.datasets[0].data = points.slice();
     }
+    // The time axis spans exactly the readings (Chart.js would round it out to whole ticks).
+    const x = c.options.scales!.x!;
+    x.min = points.length ? points[0].x : undefined;
+    x.max = points.length ? points[points.length - 1].x : undefined;
     c.update("none");
   }, [chart, points]);
   return (
