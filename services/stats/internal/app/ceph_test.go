@@ -60,7 +60,13 @@ func TestEveryRPCFromARealCephCluster(t *testing.T) {
 	cl := in.client
 	want := c.Status(t) // the oracle: what the mon says, independently of the mgr stats reads
 
-	st := stats(t, cl, "the first report", func(s *rstats.ClusterStats) bool { return s.GetId() != "" })
+	// radosgw registers with the mgr a moment after the cluster is up, and the dashboard
+	// learns its host and zone after that: wait for a report that has them (a collector that
+	// never reports them fails here with the last report).
+	st := stats(t, cl, "a report with the gateway's host and zone", func(s *rstats.ClusterStats) bool {
+		r := s.GetServices().GetRgw()
+		return s.GetId() != "" && r.GetHostCount() > 0 && r.GetZoneCount() > 0
+	})
 	svc, data := st.GetServices(), st.GetData()
 	if st.GetId() != c.FSID || st.GetId() != want.FSID || st.GetStatus() != "HEALTH_OK" || len(st.GetCrashes()) != 0 {
 		t.Errorf("id %q status %q crashes %v; want %s HEALTH_OK", st.GetId(), st.GetStatus(), st.GetCrashes(), c.FSID)
