@@ -37,7 +37,7 @@ import (
 //	recovery  – again, innermost, so a panicking handler is logged and counted as Internal
 //	            by the layers above instead of vanishing from logs and metrics
 func (s *Server) serverOptions(exempt map[string]bool) []grpc.ServerOption {
-	rec := recovery.WithRecoveryHandlerContext(s.recoverPanic)
+	rec := recovery.WithRecoveryHandlerContext(RecoverPanic(s.log))
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		s.log.Log(ctx, s.callLevel(lvl, fields), msg, fields...)
 	})
@@ -82,13 +82,19 @@ func (s *Server) serverOptions(exempt map[string]bool) []grpc.ServerOption {
 	}
 }
 
-// codeLevel is the level of a finished call's line by its code: successful calls at DEBUG
-// (unless LogCalls is "all"), client errors at INFO, server errors at WARN or ERROR.
+// codeLevel is CallLevel as the logging interceptor wants it.
 func (s *Server) codeLevel(code codes.Code) logging.Level {
-	if code == codes.OK && s.opts.LogCalls != LogAllCalls {
-		return logging.LevelDebug
+	return logging.Level(CallLevel(code, s.opts.LogCalls == LogAllCalls))
+}
+
+// CallLevel is the level of a finished call's log line by its code: successful calls at DEBUG
+// (unless logAll), client errors at INFO, server errors at WARN or ERROR. The gateway's access
+// log uses it too, so both log a call alike.
+func CallLevel(code codes.Code, logAll bool) slog.Level {
+	if code == codes.OK && !logAll {
+		return slog.LevelDebug
 	}
-	return logging.DefaultServerCodeToLevel(code)
+	return slog.Level(logging.DefaultServerCodeToLevel(code))
 }
 
 // callLevel raises a successful call that took SlowCall or longer from DEBUG to INFO, so
@@ -109,13 +115,16 @@ func (s *Server) callLevel(lvl logging.Level, fields []any) slog.Level {
 	return slog.LevelDebug
 }
 
-// recoverPanic logs the panic with its stack and the trace id, and gives the client only a
-// generic Internal: the panic value may hold internal state or data of another caller.
-func (s *Server) recoverPanic(ctx context.Context, p any) error {
-	method, _ := grpc.Method(ctx)
-	s.log.ErrorContext(ctx, "panic in gRPC handler",
-		"grpc.method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-	return status.Error(codes.Internal, "internal error")
+// RecoverPanic is the recovery handler of every gRPC server of the suite (the gateway's too):
+// it logs the panic with its stack and the trace id, and gives the client only a generic
+// Internal: the panic value may hold internal state or data of another caller.
+func RecoverPanic(log *slog.Logger) recovery.RecoveryHandlerFuncContext {
+	return func(ctx context.Context, p any) error {
+		method, _ := grpc.Method(ctx)
+		log.ErrorContext(ctx, "panic in gRPC handler",
+			"grpc.method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return status.Error(codes.Internal, "internal error")
+	}
 }
 
 // traceExemplar links histogram samples to the trace that produced them.

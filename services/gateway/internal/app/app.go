@@ -7,18 +7,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"sync"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
-	"google.golang.org/grpc/status"
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/config"
@@ -169,11 +166,7 @@ func openVerifier(s *service.Service, cfg Config, authConn grpc.ClientConnInterf
 // newGRPCServer builds the gateway's gRPC server: the proxy for every routed call, the
 // gateway's own health, and reflection over every routed service's descriptors.
 func newGRPCServer(px *proxy.Proxy, cat *catalog.Catalog, cfg Config, log *slog.Logger) (*grpc.Server, *health.Server) {
-	rec := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
-		method, _ := grpc.Method(ctx)
-		log.ErrorContext(ctx, "panic in gateway handler", "grpc.method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-		return status.Error(codes.Internal, "internal error")
-	})
+	rec := recovery.WithRecoveryHandlerContext(server.RecoverPanic(log))
 	opts := append(px.ServerOptions(),
 		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(rec)),
 		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(rec)),

@@ -24,8 +24,8 @@ type Call struct {
 
 // Log writes one access-log line and the metrics of every proxied call. Successful calls are
 // logged at DEBUG unless they took SlowCall (unary calls only: a stream's length says nothing
-// about the gateway), client errors at INFO, server errors at WARN — the levels
-// libs/platform/server uses, so a busy gateway does not write a line per call.
+// about the gateway), errors at libs/platform/server's levels (server.CallLevel), so a busy
+// gateway does not write a line per call.
 type Log struct {
 	log      *slog.Logger
 	slow     time.Duration
@@ -95,19 +95,13 @@ func (l *Log) Finish(ctx context.Context, c Call, err error, d time.Duration) {
 	l.log.Log(ctx, level, "finished call", attrs...)
 }
 
+// level is libs/platform/server's level of a call, a slow unary success raised to INFO.
 func (l *Log) level(code codes.Code, d time.Duration, streaming bool) slog.Level {
-	switch code {
-	case codes.OK:
-		if l.all || (!streaming && d >= l.slow) {
-			return slog.LevelInfo
-		}
-		return slog.LevelDebug
-	case codes.Canceled, codes.InvalidArgument, codes.NotFound, codes.AlreadyExists,
-		codes.PermissionDenied, codes.Unauthenticated, codes.ResourceExhausted,
-		codes.FailedPrecondition, codes.Aborted, codes.OutOfRange, codes.Unimplemented:
+	lvl := server.CallLevel(code, l.all)
+	if lvl == slog.LevelDebug && !streaming && d >= l.slow {
 		return slog.LevelInfo
 	}
-	return slog.LevelWarn
+	return lvl
 }
 
 type protocolKey struct{}
