@@ -31,12 +31,6 @@ type Route struct {
 	Streaming bool
 }
 
-// Descriptors finds a gRPC service's descriptor by full name; protoregistry.GlobalFiles with
-// the libs/api packages linked in is the one the generator uses.
-type Descriptors interface {
-	FindDescriptorByName(protoreflect.FullName) (protoreflect.Descriptor, error)
-}
-
 // Plan turns the route table and the gateway-level services into Envoy routes:
 //   - the table's method routes first (an exception before its service's route), then for
 //     each service route its streaming methods as exact routes (no timeout) followed by the
@@ -44,18 +38,18 @@ type Descriptors interface {
 //     route without a timeout;
 //   - gateway-level services (health, reflection) go to auth, public, the same way.
 //
-// Every service must be in descs: a route to a service that does not exist is an error, not a
+// Every service must be linked into the route table (routes.ServiceDescriptor): a route to a service that does not exist is an error, not a
 // silently dead route.
-func Plan(table []routes.Route, gatewayServices []string, descs Descriptors) ([]Route, error) {
+func Plan(table []routes.Route, gatewayServices []string) ([]Route, error) {
 	var out []Route
 	exact := map[string]bool{}
 	for _, r := range table {
 		if r.Method == "" {
 			continue
 		}
-		sd, err := service(descs, r.Service)
+		sd, err := routes.ServiceDescriptor(r.Service)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("route %s: %w", r.Path(), err)
 		}
 		md := sd.Methods().ByName(protoreflect.Name(r.Method))
 		if md == nil {
@@ -65,9 +59,9 @@ func Plan(table []routes.Route, gatewayServices []string, descs Descriptors) ([]
 		exact[r.Path()] = true
 	}
 	add := func(name, backend string, access routes.Access) error {
-		sd, err := service(descs, name)
+		sd, err := routes.ServiceDescriptor(name)
 		if err != nil {
-			return err
+			return fmt.Errorf("route to %s: %w", name, err)
 		}
 		prefix := "/" + name + "/"
 		var streaming []Route
@@ -106,18 +100,6 @@ func Plan(table []routes.Route, gatewayServices []string, descs Descriptors) ([]
 		seen[r.Path] = true
 	}
 	return out, nil
-}
-
-func service(descs Descriptors, name string) (protoreflect.ServiceDescriptor, error) {
-	d, err := descs.FindDescriptorByName(protoreflect.FullName(name))
-	if err != nil {
-		return nil, fmt.Errorf("route to %s: no such gRPC service is linked into the generator (%v): add its libs/api package to envoygen's imports", name, err)
-	}
-	sd, ok := d.(protoreflect.ServiceDescriptor)
-	if !ok {
-		return nil, fmt.Errorf("route to %s: %s is a %T, not a gRPC service", name, name, d)
-	}
-	return sd, nil
 }
 
 func streams(md protoreflect.MethodDescriptor) bool {

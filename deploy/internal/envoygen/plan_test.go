@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/reflect/protoregistry"
-
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 
@@ -16,7 +14,7 @@ func TestPlanOrder(t *testing.T) {
 		{Service: "hashicorp.vagrant.Vagrant", Method: "GetJobStream", Backend: routes.VagrantServer, Access: routes.Own},
 		{Service: "hashicorp.vagrant.Vagrant", Backend: routes.VagrantServer, Access: routes.Own},
 	}
-	rs, err := Plan(table, []string{"grpc.reflection.v1.ServerReflection"}, protoregistry.GlobalFiles)
+	rs, err := Plan(table, []string{"grpc.reflection.v1.ServerReflection"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +86,7 @@ func TestPlanRejects(t *testing.T) {
 		{"twice", []routes.Route{{Service: "stats.StatsService", Backend: routes.Stats}, {Service: "stats.StatsService", Backend: routes.Stats}}, "appears twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Plan(tc.table, nil, protoregistry.GlobalFiles)
+			_, err := Plan(tc.table, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
 			}

@@ -11,7 +11,6 @@ import (
 	_ "google.golang.org/grpc/health/grpc_health_v1"
 	_ "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	_ "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
@@ -48,7 +47,7 @@ type viewRoute struct {
 
 // Render writes the Envoy bootstrap of env for the route table and gateway-level services.
 func Render(env Environment, table []routes.Route, gatewayServices []string) ([]byte, error) {
-	rs, err := Plan(table, gatewayServices, protoregistry.GlobalFiles)
+	rs, err := Plan(table, gatewayServices)
 	if err != nil {
 		return nil, err
 	}

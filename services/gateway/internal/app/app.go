@@ -37,8 +37,9 @@ type Options struct {
 
 // Gateway is an assembled gateway: Service runs it, Addr is where it listens.
 type Gateway struct {
-	Service *service.Service
-	lis     net.Listener
+	Service  *service.Service
+	lis      net.Listener
+	backends *proxy.Backends
 }
 
 // Addr is the bound address of the gateway's port ("127.0.0.1:8080").
@@ -53,19 +54,9 @@ func Main(ctx context.Context, args, environ []string, o Options) error {
 			if err != nil {
 				return nil, err
 			}
-			log.Info("gateway listening", "addr", g.Addr(), "backends", g.backendNames(cfg))
+			log.Info("gateway listening", "addr", g.Addr(), "backends", g.backends.Names())
 			return g.Service, nil
 		}}, args, environ)
-}
-
-func (g *Gateway) backendNames(cfg Config) []string {
-	var names []string
-	for _, b := range routes.Backends() {
-		if _, ok := cfg.Backends()[b]; ok {
-			names = append(names, b)
-		}
-	}
-	return names
 }
 
 // Open assembles the gateway: backend connections, the token verifier (auth's CheckToken,
@@ -99,8 +90,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 	if err != nil {
 		return nil, fmt.Errorf("register gateway metrics: %w", err)
 	}
+	backends := proxy.NewBackends(conns, BackendEnv)
 	px := proxy.New(proxy.Options{
-		Backends: proxy.NewBackends(conns, BackendEnv), Methods: cat, Auth: verifier,
+		Backends: backends, Methods: cat, Auth: verifier,
 		UnaryTimeout: cfg.UnaryTimeout, Lifetime: s.Lifetime(), Log: calls,
 		Propagator: telemetry.Propagator(),
 	})
@@ -140,7 +132,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 		defer stop()
 		return front.Serve(serveCtx, lis, h, gs, cfg.ShutdownTimeout)
 	})
-	return &Gateway{Service: s, lis: lis}, nil
+	return &Gateway{Service: s, lis: lis, backends: backends}, nil
 }
 
 // openVerifier checks tokens with auth. With NATS it follows auth's revocations and may cache

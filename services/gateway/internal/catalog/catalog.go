@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
@@ -34,13 +33,9 @@ func Load() (*Catalog, error) {
 		if _, done := c.services[r.Service]; done {
 			continue
 		}
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(r.Service))
+		sd, err := routes.ServiceDescriptor(r.Service)
 		if err != nil {
 			return nil, fmt.Errorf("catalog: route %s: %w", r.Path(), err)
-		}
-		sd, ok := d.(protoreflect.ServiceDescriptor)
-		if !ok {
-			return nil, fmt.Errorf("catalog: route %s names a %T, not a service", r.Path(), d)
 		}
 		c.services[r.Service] = sd
 		for i := range sd.Methods().Len() {
@@ -59,12 +54,6 @@ func (c *Catalog) Services() []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// Descriptor returns a routed service's descriptor.
-func (c *Catalog) Descriptor(service string) (protoreflect.ServiceDescriptor, bool) {
-	d, ok := c.services[service]
-	return d, ok
 }
 
 // Shape returns which sides of a routed method stream; ok is false for a method the
