@@ -1,8 +1,9 @@
 // The clients of the suite's services, all through the gateway that served the page (same
 // origin, Connect protocol in binary). Plinth services take the auth token as a bearer token;
 // vagrant-server takes its own login token and Vagrant's protocol header.
-import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
+import { isUnauthenticated } from "./errors";
 import { AuthService } from "../gen/services/auth/auth_pb";
 import { AdminService } from "../gen/plinth/auth/v1/admin_pb";
 import { StatsService } from "../gen/stats/stats_pb";
@@ -56,7 +57,7 @@ export function makeClients(
     try {
       return await next(req);
     } catch (err) {
-      if (token && err instanceof ConnectError && err.code === Code.Unauthenticated) {
+      if (token && isUnauthenticated(err)) {
         onUnauthenticated(err.rawMessage);
       }
       throw err;

@@ -26,7 +26,7 @@ export function describeError(err: unknown): string {
 }
 
 /** Whether the failure means the token is not (or no longer) accepted. */
-export function isUnauthenticated(err: unknown): boolean {
+export function isUnauthenticated(err: unknown): err is ConnectError {
   return err instanceof ConnectError && err.code === Code.Unauthenticated;
 }
 

@@ -1,5 +1,5 @@
 // React hooks shared by the views: periodic loading with error and loading states.
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { ConnectError, type Code } from "@connectrpc/connect";
 import { describeError } from "./errors";
 
@@ -18,7 +18,7 @@ export interface Loaded<T> {
 
 /**
  * Calls load at once and then every intervalMs (0: only on reload), keeping the last good
- * data while a later load fails. A load still running when the next is due is not doubled.
+ * data while a later load fails. The next load is scheduled when one ends, so loads never overlap.
  */
 export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs: number, deps: unknown[]): Loaded<T> {
   const [data, setData] = useState<T>();
@@ -27,7 +27,6 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
   const [loading, setLoading] = useState(true);
   const [at, setAt] = useState(0);
   const [tick, setTick] = useState(0);
-  const busy = useRef(false);
   // The caller lists what load depends on, as with useEffect.
   const run = useCallback(load, deps);
 
@@ -35,8 +34,6 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
     const ctl = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const once = async () => {
-      if (busy.current) return;
-      busy.current = true;
       setLoading(true);
       try {
         const v = await run(ctl.signal);
@@ -51,7 +48,6 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
           setCode(ConnectError.from(err).code);
         }
       } finally {
-        busy.current = false;
         if (!ctl.signal.aborted) {
           setLoading(false);
           if (intervalMs > 0) timer = setTimeout(once, intervalMs);
@@ -61,7 +57,6 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
     void once();
     return () => {
       ctl.abort();
-      busy.current = false;
       if (timer) clearTimeout(timer);
     };
   }, [run, intervalMs, tick]);
