@@ -5,12 +5,11 @@ import (
 	"log/slog"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	statsv1 "github.com/plinth-dev/plinth/libs/api/plinth/stats/v1"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/stats/internal/cluster"
 )
 
@@ -47,13 +46,13 @@ func (s *HistoryServer) GetCapacityHistory(ctx context.Context, req *statsv1.Get
 	window := retention
 	if w := req.GetWindow(); w != nil {
 		if err := w.CheckValid(); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "window: %v", err)
+			return nil, input.Invalid("window", "%v", err)
 		}
 		switch d := w.AsDuration(); {
 		case d < 0:
-			return nil, status.Errorf(codes.InvalidArgument, "window: %s is negative", d)
+			return nil, input.Invalid("window", "%s is negative", d)
 		case d > retention:
-			return nil, status.Errorf(codes.InvalidArgument, "window: %s is longer than the history's retention (%s)", d, retention)
+			return nil, input.Invalid("window", "%s is longer than the history's retention (%s)", d, retention)
 		case d > 0:
 			window = d
 		}
@@ -63,7 +62,7 @@ func (s *HistoryServer) GetCapacityHistory(ctx context.Context, req *statsv1.Get
 	case maxPoints == 0:
 		maxPoints = DefaultMaxPoints
 	case maxPoints < 2 || maxPoints > MaxMaxPoints:
-		return nil, status.Errorf(codes.InvalidArgument, "max_points: %d is out of range (2 to %d, or 0 for %d)", maxPoints, MaxMaxPoints, DefaultMaxPoints)
+		return nil, input.Invalid("max_points", "%d is out of range (2 to %d, or 0 for %d)", maxPoints, MaxMaxPoints, DefaultMaxPoints)
 	}
 	end := s.now()
 	start := end.Add(-window)
