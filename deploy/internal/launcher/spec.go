@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
+	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 
 // Spec says how the launcher runs one service binary: where it listens and what else it needs.
@@ -113,8 +114,8 @@ func Table() []Spec {
 		{
 			// The gateway (services/gateway): gRPC, gRPC-Web and Connect on one port, routed by
 			// services/gateway/routes to the binaries above; last, so its backends are ready.
-			Binary: "gateway", Service: "gateway", GRPCPort: 8080, AdminPort: 8180,
-			DependsOn: []string{"auth", "stats", "vagrant-server", "kaas", "lvmd-agent", "cnpgi-plugin"},
+			Binary: GatewayBinary, Service: "gateway", GRPCPort: 8080, AdminPort: 8180,
+			DependsOn: routes.Backends(),
 			Env:       gatewayEnv,
 		},
 	}

@@ -169,3 +169,9 @@ func UnaryTimeout(backend string) time.Duration {
 	}
 	return DefaultUnaryTimeout
 }
+
+// BackendEnv is the gateway's variable for a backend's address, the one the launcher sets:
+// PLINTH_GATEWAY_BACKEND_<NAME>, the name upper-cased with dashes as underscores.
+func BackendEnv(backend string) string {
+	return "PLINTH_GATEWAY_BACKEND_" + strings.ToUpper(strings.ReplaceAll(backend, "-", "_"))
+}

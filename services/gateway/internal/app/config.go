@@ -41,18 +41,8 @@ func Defaults() Config {
 	return c
 }
 
-// backendEnv is the variable that configures each backend, for messages.
-var backendEnv = map[string]string{
-	routes.Auth:          "PLINTH_GATEWAY_BACKEND_AUTH",
-	routes.Stats:         "PLINTH_GATEWAY_BACKEND_STATS",
-	routes.Kaas:          "PLINTH_GATEWAY_BACKEND_KAAS",
-	routes.VagrantServer: "PLINTH_GATEWAY_BACKEND_VAGRANT_SERVER",
-	routes.LvmdAgent:     "PLINTH_GATEWAY_BACKEND_LVMD_AGENT",
-	routes.CNPGIPlugin:   "PLINTH_GATEWAY_BACKEND_CNPGI_PLUGIN",
-}
-
 // BackendEnv names the variable that configures a backend of the route table.
-func BackendEnv(backend string) string { return backendEnv[backend] }
+var BackendEnv = routes.BackendEnv
 
 // Backends maps each configured backend to its address.
 func (c *Config) Backends() map[string]string {
@@ -75,7 +65,7 @@ func (c *Config) Validate() error {
 	errs := []error{c.GRPC.Validate(), c.Admin.Validate(), c.NATS.Validate(), c.Telemetry.Validate()}
 	for name, addr := range c.Backends() {
 		if _, _, err := config.ParseListenAddr(addr); err != nil || strings.HasSuffix(addr, ":0") {
-			errs = append(errs, fmt.Errorf("%s: %q must be host:port or unix:///abs/path", backendEnv[name], addr))
+			errs = append(errs, fmt.Errorf("%s: %q must be host:port or unix:///abs/path", BackendEnv(name), addr))
 		}
 	}
 	if c.UnaryTimeout < 0 {
