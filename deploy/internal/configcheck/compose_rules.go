@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/compose-spec/compose-go/v2/loader"
 	"github.com/compose-spec/compose-go/v2/types"
+
+	"github.com/plinth-dev/plinth/deploy/internal/launcher"
 )
 
 // CheckStartOrder checks that a compose stack starts by health, not by luck: a service others
@@ -119,22 +119,18 @@ func CheckCommandsCovered(p *types.Project, root string) error {
 		}
 		built[svc+"/"+bin] = true
 	}
-	cmds, err := filepath.Glob(filepath.Join(root, "services", "*", "cmd", "*"))
+	// The binaries `make up` would run, by Go's rules (launcher.Discover).
+	bins, err := launcher.Discover(root)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, dir := range cmds {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			continue
-		}
-		bin := filepath.Base(dir)
-		svc := filepath.Base(filepath.Dir(filepath.Dir(dir)))
-		if !built[svc+"/"+bin] {
-			errs = append(errs, fmt.Errorf("services/%s/cmd/%s has no compose service (build args SERVICE=%s BINARY=%s)", svc, bin, svc, bin))
+	for _, b := range bins {
+		if !built[b.Service+"/"+b.Name] {
+			errs = append(errs, fmt.Errorf("services/%s/cmd/%s has no compose service (build args SERVICE=%s BINARY=%s)", b.Service, b.Name, b.Service, b.Name))
 		}
 	}
-	if len(cmds) == 0 {
+	if len(bins) == 0 {
 		errs = append(errs, fmt.Errorf("no commands under %s/services/*/cmd", root))
 	}
 	return errors.Join(errs...)

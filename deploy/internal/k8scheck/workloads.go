@@ -21,8 +21,6 @@ type Set struct {
 	Workloads []Workload
 	Services  []Service
 	Budgets   []Budget
-	// Typed holds the decoded built-in objects, by Object.String().
-	Typed map[string]any
 }
 
 // Budget is a PodDisruptionBudget of the build.
@@ -40,7 +38,7 @@ type Service struct {
 // Decode types every built-in object strictly (see Typed) and sorts out workloads and
 // Services. Custom resources are kept as they are; errors name each object that failed.
 func Decode(objs []Object) (*Set, []error) {
-	s := &Set{Objects: objs, Typed: map[string]any{}}
+	s := &Set{Objects: objs}
 	var errs []error
 	for _, o := range objs {
 		t, err := Typed(o)
@@ -50,7 +48,6 @@ func Decode(objs []Object) (*Set, []error) {
 			}
 			continue
 		}
-		s.Typed[o.String()] = t
 		switch v := t.(type) {
 		case *appsv1.Deployment:
 			s.Workloads = append(s.Workloads, Workload{o, v.Spec.Template})

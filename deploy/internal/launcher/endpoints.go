@@ -44,21 +44,27 @@ func writeEndpoints(home string, e Endpoints) error {
 		e.Services = []ServiceEndpoint{}
 	}
 	e.NATS, e.Database = redact(e.NATS), redact(e.Database)
-	data, err := json.MarshalIndent(e, "", "  ")
+	return writeHomeJSON(home, EndpointsFile, e)
+}
+
+// writeHomeJSON replaces HOME/name with v as indented JSON, atomically (a reader never sees
+// half a file) and readable by the owner only (CreateTemp makes the file 0600).
+func writeHomeJSON(home, name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(home, EndpointsFile+".*")
+	tmp, err := os.CreateTemp(home, name+".*")
 	if err != nil {
-		return fmt.Errorf("write endpoints: %w", err)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	_, werr := tmp.Write(append(data, '\n'))
 	cerr := tmp.Close()
 	if werr != nil || cerr != nil {
 		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("write endpoints: %v %v", werr, cerr)
+		return fmt.Errorf("write %s: %v %v", name, werr, cerr)
 	}
-	return os.Rename(tmp.Name(), filepath.Join(home, EndpointsFile))
+	return os.Rename(tmp.Name(), filepath.Join(home, name))
 }
 
 // printEndpoints writes the human summary shown once the suite is up.

@@ -130,21 +130,7 @@ func infraAdmin() http.Handler {
 
 // writeInfra replaces HOME/infra.json atomically, readable by the owner only.
 func writeInfra(home string, r infraRecord) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(home, InfraFile+".*") // CreateTemp makes it 0600
-	if err != nil {
-		return fmt.Errorf("write %s: %w", InfraFile, err)
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %v %v", InfraFile, werr, cerr)
-	}
-	return os.Rename(tmp.Name(), filepath.Join(home, InfraFile))
+	return writeHomeJSON(home, InfraFile, r)
 }
 
 // readInfra reads what a running -infra-only wrote.
