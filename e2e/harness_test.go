@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,16 +57,43 @@ func newHome(t *testing.T) string {
 	return home
 }
 
-// buildLauncher compiles plinth-up the way `make up` does.
+// buildLauncher compiles plinth-up the way `make up` does, once for the whole test binary
+// (the tests that start a suite run in parallel; one build serves them all).
 func buildLauncher(t *testing.T, root string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "plinth-up")
-	cmd := exec.Command("go", "build", "-o", bin, "./deploy/cmd/plinth-up")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build launcher: %v\n%s", err, out)
+	launcherBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "plinth-e2e-launcher-")
+		if err != nil {
+			launcherBuild.err = err
+			return
+		}
+		launcherBuild.dir = dir
+		launcherBuild.bin = filepath.Join(dir, "plinth-up")
+		cmd := exec.Command("go", "build", "-o", launcherBuild.bin, "./deploy/cmd/plinth-up")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			launcherBuild.err = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if launcherBuild.err != nil {
+		t.Fatalf("build launcher: %v", launcherBuild.err)
 	}
-	return bin
+	return launcherBuild.bin
+}
+
+// launcherBuild is buildLauncher's one build; TestMain removes its directory.
+var launcherBuild struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if launcherBuild.dir != "" {
+		_ = os.RemoveAll(launcherBuild.dir)
+	}
+	os.Exit(code)
 }
 
 // portsFree reports whether every port in ports can be bound on 127.0.0.1 now.
@@ -125,21 +153,27 @@ type launcher struct {
 	err  error
 }
 
+// withoutSuiteEnv drops variables that would point the suite at other infrastructure.
+func withoutSuiteEnv(env []string) []string {
+	var kept []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PLINTH_DATABASE_URL", "PLINTH_NATS_URL", "PLINTH_HOME", "PLINTH_PORT_OFFSET",
+			"PLINTH_DATABASE_NAME", "PLINTH_PRIVATE_POSTGRES", "PLINTH_LVMD_CONFIG", "PLINTH_LVMD_VG",
+			"TILT_PORT", "TILT_HOST":
+			continue
+		}
+		kept = append(kept, kv)
+	}
+	return kept
+}
+
 // startLauncher runs bin with its runtime home and port offset; extra is added to the
 // environment. Variables that would point it at other infrastructure are removed.
 func startLauncher(t *testing.T, bin, root, home string, offset int, extra ...string) *launcher {
 	t.Helper()
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "PLINTH_DATABASE_URL", "PLINTH_NATS_URL", "PLINTH_HOME", "PLINTH_PORT_OFFSET",
-			"PLINTH_DATABASE_NAME", "PLINTH_PRIVATE_POSTGRES":
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "PLINTH_HOME="+home, "PLINTH_PORT_OFFSET="+strconv.Itoa(offset))
+	env := append(withoutSuiteEnv(os.Environ()), "PLINTH_HOME="+home, "PLINTH_PORT_OFFSET="+strconv.Itoa(offset))
 	l := &launcher{home: home, log: &lockedBuffer{}, done: make(chan struct{})}
 	l.cmd = exec.Command(bin, "-root", root)
 	l.cmd.Env = append(env, extra...)

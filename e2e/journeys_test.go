@@ -3,6 +3,7 @@ package e2e
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -184,7 +185,8 @@ func eventually(timeout, every time.Duration, f func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := f()
-		if err == nil || time.Now().After(deadline) {
+		var stop retryStop
+		if err == nil || errors.As(err, &stop) || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(every)

@@ -109,22 +109,6 @@ func TestTiltCI(t *testing.T) {
 	}
 }
 
-// withoutSuiteEnv drops variables that would point the suite at other infrastructure.
-func withoutSuiteEnv(env []string) []string {
-	var kept []string
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "PLINTH_DATABASE_URL", "PLINTH_NATS_URL", "PLINTH_HOME", "PLINTH_PORT_OFFSET",
-			"PLINTH_DATABASE_NAME", "PLINTH_PRIVATE_POSTGRES", "PLINTH_LVMD_CONFIG", "PLINTH_LVMD_VG",
-			"TILT_PORT", "TILT_HOST":
-			continue
-		}
-		kept = append(kept, kv)
-	}
-	return kept
-}
-
 // readySnapshot reads the runtime status of every resource from Tilt's exit snapshot.
 func readySnapshot(t *testing.T, path string) map[string]string {
 	t.Helper()
