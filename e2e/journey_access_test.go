@@ -54,7 +54,7 @@ func (s *journeySuite) tokenProbes(t *testing.T) []probe {
 		ps = append(ps, probe{"lvmd-agent GetFreeBytes", "lvmd-agent", func(ctx context.Context, c grpc.ClientConnInterface) error {
 			resp, err := lvmdpb.NewVGServiceClient(c).GetFreeBytes(ctx, &lvmdpb.GetFreeBytesRequest{})
 			if err == nil && resp.GetFreeBytes() == 0 {
-				t.Errorf("lvmd-agent reports 0 free bytes on a fresh 4 GiB volume group")
+				t.Errorf("lvmd-agent reports 0 free bytes on a fresh volume group")
 			}
 			return err
 		}})

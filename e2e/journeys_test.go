@@ -31,8 +31,6 @@ type journeySuite struct {
 	// archive (PLINTH_CNPGI_PGDATA); pgdataErr says why there is none.
 	pgdata    string
 	pgdataErr error
-	// lvmdVG is the volume group the journeys gave lvmd-agent ("" when it does not run).
-	lvmdVG string
 }
 
 // TestJourneys runs the user journeys of issue #13 through the gateway, on one suite.
@@ -69,10 +67,9 @@ func startJourneySuite(t *testing.T) *journeySuite {
 	if s.pgdataErr == nil {
 		env = append(env, "PLINTH_CNPGI_PGDATA="+s.pgdata)
 	}
-	if cfg, vg := ownVolumeGroup(t, root, home); cfg != "" {
-		env = append(env, "PLINTH_LVMD_CONFIG="+cfg)
-		s.lvmdVG = vg
-	}
+	// The launcher makes lvmd-agent's loop-backed volume group (as root with lvm2) under a
+	// name of the suite's own, removed after the launcher stopped.
+	env = append(env, ownDevVG(t, home))
 
 	l := startLauncher(t, bin, root, home, freeOffset(t, bandJourneys), env...)
 	s.endpoints = l.waitEndpoints(t, readyTimeout)
@@ -138,37 +135,6 @@ func initPGData(t *testing.T, dir string) (string, error) {
 		return "", fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	return dir, nil
-}
-
-// ownVolumeGroup gives lvmd-agent a loop-backed volume group with a name of its own (the
-// launcher's default, "plinth", would be shared with any other suite on the machine), made
-// and removed with the agent's dev-vg command. Without root or lvm2 there is none.
-func ownVolumeGroup(t *testing.T, root, home string) (config, vg string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		return "", ""
-	}
-	if _, err := exec.LookPath("lvm"); err != nil {
-		return "", ""
-	}
-	agent := filepath.Join(t.TempDir(), "lvmd-agent")
-	build := exec.Command("go", "build", "-o", agent, "./services/lvmd-agent/cmd/lvmd-agent")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build lvmd-agent: %v\n%s", err, out)
-	}
-	dir := filepath.Join(home, "journeys-lvm")
-	vg = "plinth_e2e_" + randomHex(t, 4)
-	out, err := exec.Command(agent, "dev-vg", "-dir", dir, "-vg", vg, "-size", "4G").CombinedOutput()
-	if err != nil {
-		t.Fatalf("lvmd-agent dev-vg: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { // after the launcher stopped (cleanups run last-registered first)
-		if out, err := exec.Command(agent, "dev-vg", "-dir", dir, "-vg", vg, "-remove").CombinedOutput(); err != nil {
-			t.Errorf("remove volume group %s: %v\n%s", vg, err, out)
-		}
-	})
-	return filepath.Join(dir, "lvmd.yaml"), vg
 }
 
 func randomHex(t *testing.T, n int) string {
