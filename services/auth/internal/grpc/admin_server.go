@@ -50,7 +50,7 @@ func (s *AdminServer) ListUsers(ctx context.Context, req *adminpb.ListUsersReque
 	if _, err := s.admin(ctx); err != nil {
 		return nil, err
 	}
-	users, next, err := s.svc.UsersPage(ctx, req.GetPageToken(), int(req.GetPageSize()))
+	users, next, err := s.svc.UsersPage(ctx, req.GetPageToken(), req.GetPageSize())
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err, "page_token", input.Quote(req.GetPageToken()))
 	}

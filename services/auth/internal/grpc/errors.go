@@ -26,7 +26,8 @@ const badLoginMessage = "wrong username or password"
 
 // toStatus maps domain errors to gRPC status errors in one place. Each code is chosen for what
 // the client should do next:
-//   - *identity.FieldError → InvalidArgument: fix the request; the message names the field.
+//   - *identity.FieldError (an *input.Error) → InvalidArgument: fix the request; the message
+//     names the field.
 //   - identity.ErrBadLogin → Unauthenticated: the credentials are wrong; retrying the same fails.
 //   - *identity.ErrLocked → ResourceExhausted with RetryInfo and a retry-after header: wait.
 //   - identity.ErrNoToken, identity.ErrBadToken → Unauthenticated with upstream's messages

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+
+	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
 // AddUser creates a user (an admin, with admin) after validating the username and password.
@@ -73,53 +75,27 @@ func (s *Service) SetAdmin(ctx context.Context, username string, admin bool) (Us
 // ListUsers returns every user, ordered by username.
 func (s *Service) ListUsers(ctx context.Context) ([]User, error) { return s.store.ListUsers(ctx) }
 
-// Paging limits of UsersPage.
-const (
-	DefaultPageSize = 50
-	MaxPageSize     = 500
-)
+// usersPaging is UsersPage's paging: 50 users by default, at most 500; the token is the
+// page's last lowercase username.
+var usersPaging = input.Paging{Default: 50, Max: 500, MaxKey: UsernameMaxLen, Call: "ListUsers"}
 
 // UsersPage returns a page of users ordered by username and the token of the next page ("" on
-// the last). The token is opaque to clients: the base64url of the page's last lowercase
-// username.
-func (s *Service) UsersPage(ctx context.Context, pageToken string, size int) ([]User, string, error) {
-	switch {
-	case size < 0:
-		return nil, "", &FieldError{Field: "page_size", Reason: "must not be negative"}
-	case size == 0:
-		size = DefaultPageSize
-	case size > MaxPageSize:
-		size = MaxPageSize
-	}
-	after, err := decodePageToken(pageToken)
+// the last).
+func (s *Service) UsersPage(ctx context.Context, pageToken string, pageSize int32) ([]User, string, error) {
+	size, err := usersPaging.Size(pageSize)
 	if err != nil {
 		return nil, "", err
 	}
-	users, err := s.store.UsersAfter(ctx, after, size+1) // one more tells whether a next page exists
+	after, err := usersPaging.Key(pageToken, func(k string) bool { return ValidateUsername(k) == nil })
 	if err != nil {
 		return nil, "", err
 	}
-	if len(users) <= size {
-		return users, "", nil
+	users, err := s.store.UsersAfter(ctx, after, size+1)
+	if err != nil {
+		return nil, "", err
 	}
-	users = users[:size]
-	last := NormalizeUsername(users[size-1].Username)
-	return users, base64.RawURLEncoding.EncodeToString([]byte(last)), nil
-}
-
-func decodePageToken(token string) (string, error) {
-	if token == "" {
-		return "", nil
-	}
-	bad := &FieldError{Field: "page_token", Reason: "is not a token from a previous ListUsers page"}
-	if len(token) > base64.RawURLEncoding.EncodedLen(UsernameMaxLen) {
-		return "", bad
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || ValidateUsername(string(raw)) != nil {
-		return "", bad
-	}
-	return string(raw), nil
+	page, next := input.Page(users, size, func(u User) string { return NormalizeUsername(u.Username) })
+	return page, next, nil
 }
 
 // RevokeTokens revokes every live token of a user and returns how many.

@@ -2,7 +2,6 @@ package grpc
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -17,12 +16,9 @@ import (
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup"
 )
 
-// Paging limits of ListJobs.
-const (
-	defaultJobPage = 50
-	maxJobPage     = 500
-	maxPageToken   = 64
-)
+// jobsPaging is ListJobs' paging; the token is "<started_at in Unix microseconds>.<id>" of
+// the previous page's last job: Postgres keeps microseconds, so the cursor is exact.
+var jobsPaging = input.Paging{Default: 50, Max: 500, MaxKey: 40, Call: "ListJobs"}
 
 // JobReader reads this agent's jobs (the store).
 type JobReader interface {
@@ -48,29 +44,21 @@ func NewJobServer(jobs JobReader, node string, log *slog.Logger) *JobServer {
 
 // ListJobs returns a page of the node's jobs, newest first.
 func (s *JobServer) ListJobs(ctx context.Context, req *jobspb.ListJobsRequest) (*jobspb.ListJobsResponse, error) {
-	size := int(req.GetPageSize())
-	switch {
-	case size < 0:
-		return nil, input.Invalid("page_size", "must not be negative")
-	case size == 0:
-		size = defaultJobPage
-	case size > maxJobPage:
-		size = maxJobPage
-	}
-	after, err := decodeJobToken(req.GetPageToken())
+	size, err := jobsPaging.Size(req.GetPageSize())
 	if err != nil {
 		return nil, err
 	}
-	jobs, err := s.jobs.JobsPage(ctx, s.node, after, size+1) // one more tells whether a next page exists
+	key, err := jobsPaging.Key(req.GetPageToken(), func(k string) bool { _, ok := parseJobKey(k); return ok })
+	if err != nil {
+		return nil, err
+	}
+	after, _ := parseJobKey(key)
+	jobs, err := s.jobs.JobsPage(ctx, s.node, after, size+1)
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err, "rpc", "ListJobs")
 	}
-	resp := &jobspb.ListJobsResponse{}
-	if len(jobs) > size {
-		jobs = jobs[:size]
-		last := jobs[size-1]
-		resp.NextPageToken = encodeJobToken(backup.JobCursor{StartedAt: last.StartedAt, ID: last.ID})
-	}
+	jobs, next := input.Page(jobs, size, jobKey)
+	resp := &jobspb.ListJobsResponse{NextPageToken: next}
 	resp.Jobs = make([]*jobspb.Job, len(jobs))
 	for i, j := range jobs {
 		resp.Jobs[i] = jobPB(j)
@@ -90,34 +78,24 @@ func (s *JobServer) GetJob(ctx context.Context, req *jobspb.GetJobRequest) (*job
 	return &jobspb.GetJobResponse{Job: jobPB(j)}, nil
 }
 
-// A page token is the base64url of "<started_at in Unix microseconds>.<id>" of the previous
-// page's last job: Postgres keeps microseconds, so the cursor is exact.
-func encodeJobToken(c backup.JobCursor) string {
-	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d.%d", c.StartedAt.UnixMicro(), c.ID))
-}
+// jobKey is the page key of a job (see jobsPaging).
+func jobKey(j backup.Job) string { return fmt.Sprintf("%d.%d", j.StartedAt.UnixMicro(), j.ID) }
 
-func decodeJobToken(token string) (*backup.JobCursor, error) {
-	if token == "" {
-		return nil, nil
+// parseJobKey reads a jobKey; nil for "" (the first page).
+func parseJobKey(key string) (*backup.JobCursor, bool) {
+	if key == "" {
+		return nil, true
 	}
-	bad := input.Invalid("page_token", "is not a token from a previous ListJobs page")
-	if len(token) > maxPageToken {
-		return nil, bad
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return nil, bad
-	}
-	us, id, ok := strings.Cut(string(raw), ".")
+	us, id, ok := strings.Cut(key, ".")
 	if !ok {
-		return nil, bad
+		return nil, false
 	}
 	micros, err1 := strconv.ParseInt(us, 10, 64)
 	n, err2 := strconv.ParseInt(id, 10, 64)
 	if err1 != nil || err2 != nil || n <= 0 {
-		return nil, bad
+		return nil, false
 	}
-	return &backup.JobCursor{StartedAt: time.UnixMicro(micros), ID: n}, nil
+	return &backup.JobCursor{StartedAt: time.UnixMicro(micros), ID: n}, true
 }
 
 func jobPB(j backup.Job) *jobspb.Job {

@@ -2,7 +2,6 @@ package grpc
 
 import (
 	"context"
-	"encoding/base64"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -11,13 +10,9 @@ import (
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
 
-// Page sizes of ListRunners: a page costs one indexed query whatever its place in the list.
-const (
-	defaultRunnersPage = 100
-	maxRunnersPage     = 500
-	// A page token is an encoded runner id (at most 128 bytes).
-	maxRunnersPageToken = 256
-)
+// runnersPaging is ListRunners' paging: a page costs one indexed query whatever its place in
+// the list; the token is the page's last runner id (at most 128 bytes).
+var runnersPaging = input.Paging{Default: 100, Max: 500, MaxKey: 128, Call: "ListRunners"}
 
 // RunnersServer serves plinth.vagrant.v1.RunnerService, Plinth's read view of the runners.
 // Its calls are authenticated with Plinth tokens (Server.Authenticate), not vagrant ones.
@@ -31,46 +26,24 @@ func (s *Server) Runners() *RunnersServer { return &RunnersServer{s: s} }
 
 // ListRunners lists registered runners by id, a page at a time.
 func (r *RunnersServer) ListRunners(ctx context.Context, req *vagrantv1.ListRunnersRequest) (*vagrantv1.ListRunnersResponse, error) {
-	size := int(req.GetPageSize())
-	switch {
-	case size < 0 || size > maxRunnersPage:
-		return nil, r.s.fail(ctx, &input.Error{Field: "page_size", Reason: "must be between 0 (the default, 100) and 500"}, "list runners")
-	case size == 0:
-		size = defaultRunnersPage
-	}
-	after, err := decodeRunnersPageToken(req.GetPageToken())
+	size, err := runnersPaging.Size(req.GetPageSize())
 	if err != nil {
 		return nil, r.s.fail(ctx, err, "list runners")
 	}
-	// One more than the page tells whether another page follows.
+	after, err := runnersPaging.Key(req.GetPageToken(), nil)
+	if err != nil {
+		return nil, r.s.fail(ctx, err, "list runners")
+	}
 	listed, err := r.s.jobs.ListRunners(ctx, after, size+1)
 	if err != nil {
 		return nil, r.s.fail(ctx, err, "list runners")
 	}
-	resp := &vagrantv1.ListRunnersResponse{}
-	if len(listed) > size {
-		listed = listed[:size]
-		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(listed[size-1].Runner.GetId()))
-	}
+	listed, next := input.Page(listed, size, func(lr jobqueue.ListedRunner) string { return lr.Runner.GetId() })
+	resp := &vagrantv1.ListRunnersResponse{NextPageToken: next}
 	for _, lr := range listed {
 		resp.Runners = append(resp.Runners, runnerView(lr))
 	}
 	return resp, nil
-}
-
-func decodeRunnersPageToken(tok string) (string, error) {
-	if tok == "" {
-		return "", nil
-	}
-	bad := &input.Error{Field: "page_token", Reason: "not a token this server returned; pass next_page_token as it was"}
-	if len(tok) > maxRunnersPageToken {
-		return "", bad
-	}
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil || len(b) == 0 {
-		return "", bad
-	}
-	return string(b), nil
 }
 
 func runnerView(lr jobqueue.ListedRunner) *vagrantv1.Runner {

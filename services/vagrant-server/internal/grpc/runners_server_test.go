@@ -34,18 +34,3 @@ func TestPlinthServicesNeedPlinthAuth(t *testing.T) {
 		t.Fatalf("PlinthAuth asked about %v; want [%s]", asked, method)
 	}
 }
-
-func TestListRunnersPageToken(t *testing.T) {
-	for _, tok := range []string{"%%", "", string(make([]byte, maxRunnersPageToken+1))} {
-		after, err := decodeRunnersPageToken(tok)
-		if tok == "" {
-			if err != nil || after != "" {
-				t.Errorf("empty token: %q, %v", after, err)
-			}
-			continue
-		}
-		if status.Code((&Server{}).fail(context.Background(), err, "test")) != codes.InvalidArgument {
-			t.Errorf("token %.8q: %v; want InvalidArgument", tok, err)
-		}
-	}
-}
