@@ -23,8 +23,7 @@ import (
 // status report (package history) and the base backups' records (package catalog).
 type CatalogReader interface {
 	Servers(ctx context.Context, store string) ([]history.Server, error)
-	Known(ctx context.Context, store, server string) (bool, error)
-	Summary(ctx context.Context, store, server string) (history.Summary, error)
+	Find(ctx context.Context, store, server string) (history.Summary, bool, error)
 	Backups(ctx context.Context, store, server string) ([]backup.Record, error)
 }
 
@@ -62,17 +61,13 @@ func (s *CatalogServer) ListServers(ctx context.Context, req *cnpgiv1.ListServer
 	if err := checkStoreName("object_store", req.GetObjectStore()); err != nil {
 		return nil, err
 	}
-	keys, err := s.catalog.Servers(ctx, req.GetObjectStore())
+	servers, err := s.catalog.Servers(ctx, req.GetObjectStore())
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err, "rpc", "ListServers")
 	}
-	resp := &cnpgiv1.ListServersResponse{Servers: make([]*cnpgiv1.Server, 0, len(keys))}
-	for _, k := range keys {
-		sum, err := s.catalog.Summary(ctx, k.Store, k.Server)
-		if err != nil {
-			return nil, toStatus(ctx, s.log, err, "rpc", "ListServers", "store", k.Store, "server", k.Server)
-		}
-		resp.Servers = append(resp.Servers, s.server(k.Store, k.Server, sum))
+	resp := &cnpgiv1.ListServersResponse{Servers: make([]*cnpgiv1.Server, 0, len(servers))}
+	for _, sv := range servers {
+		resp.Servers = append(resp.Servers, s.server(sv.Store, sv.Server, sv.Summary))
 	}
 	return resp, nil
 }
@@ -97,7 +92,7 @@ func (s *CatalogServer) GetServer(ctx context.Context, req *cnpgiv1.GetServerReq
 	}
 	server := req.GetServerName()
 	attrs := []any{"rpc", "GetServer", "store", store, "server", server}
-	known, err := s.catalog.Known(ctx, store, server)
+	sum, known, err := s.catalog.Find(ctx, store, server)
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err, attrs...)
 	}
@@ -106,10 +101,6 @@ func (s *CatalogServer) GetServer(ctx context.Context, req *cnpgiv1.GetServerReq
 		// archived WAL, no backup); retrying the same call cannot help until it archives.
 		return nil, status.Errorf(codes.NotFound, "the catalog holds no WAL or base backup of server %s in object store %s",
 			input.Quote(server), input.Quote(store))
-	}
-	sum, err := s.catalog.Summary(ctx, store, server)
-	if err != nil {
-		return nil, toStatus(ctx, s.log, err, attrs...)
 	}
 	records, err := s.catalog.Backups(ctx, store, server)
 	if err != nil {

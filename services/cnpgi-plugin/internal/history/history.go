@@ -40,33 +40,85 @@ type Reader struct {
 // NewReader reads through pool, whose search_path is the cnpgi schema.
 func NewReader(pool *pgxpool.Pool) *Reader { return &Reader{pool: pool} }
 
-// Summary summarises the archive of server in store, in one round trip.
+// summarySQL summarises, in one round trip, the archive of every (store, server) pair its
+// WHERE clause (%[1]s, over columns store and server of both tables) selects.
+const summarySQL = `
+	WITH w AS (
+		SELECT store, server,
+			count(*) FILTER (WHERE kind = 'segment') AS segments,
+			coalesce(sum(stored_size), 0)::bigint AS stored_bytes,
+			min(name) FILTER (WHERE kind = 'segment') AS first_wal,
+			max(name) FILTER (WHERE kind = 'segment') AS last_wal,
+			max(archived_at) AS last_archived
+		FROM wal_files WHERE %[1]s GROUP BY store, server
+	), b AS (
+		SELECT store, server,
+			count(*) FILTER (WHERE status = 'DONE') AS backups,
+			min(end_time) FILTER (WHERE status = 'DONE') AS first_point,
+			max(end_time) FILTER (WHERE status = 'DONE') AS last_done,
+			max(coalesce(end_time, updated_at)) FILTER (WHERE status = 'FAILED') AS last_failed
+		FROM base_backups WHERE %[1]s GROUP BY store, server
+	)
+	SELECT store, server, coalesce(w.segments, 0), coalesce(w.stored_bytes, 0), w.first_wal, w.last_wal,
+		w.last_archived, coalesce(b.backups, 0), b.first_point, b.last_done, b.last_failed
+	FROM w FULL JOIN b USING (store, server)
+	ORDER BY store, server`
+
+// Server is one server's archive in one store, summarised.
+type Server struct {
+	Store, Server string
+	Summary
+}
+
+// Servers summarises every server the catalog holds WAL files or base backups of, ordered by
+// store and server name; store "" means every store. One query, however many servers.
+func (r *Reader) Servers(ctx context.Context, store string) ([]Server, error) {
+	if store == "" {
+		return r.summaries(ctx, "true")
+	}
+	return r.summaries(ctx, "store = $1", store)
+}
+
+// Find summarises the archive of server in store; ok is false when the catalog holds
+// nothing of it (no WAL file, no base backup).
+func (r *Reader) Find(ctx context.Context, store, server string) (s Summary, ok bool, err error) {
+	// Equality on both columns (not "$1 = '' OR ..."): the primary keys' indexes serve it.
+	found, err := r.summaries(ctx, "store = $1 AND server = $2", store, server)
+	if err != nil || len(found) == 0 {
+		return Summary{}, false, err
+	}
+	return found[0].Summary, true, nil
+}
+
+// Summary summarises the archive of server in store (the zero Summary when it holds nothing).
 func (r *Reader) Summary(ctx context.Context, store, server string) (Summary, error) {
+	s, _, err := r.Find(ctx, store, server)
+	return s, err
+}
+
+func (r *Reader) summaries(ctx context.Context, where string, args ...any) ([]Server, error) {
+	rows, err := r.pool.Query(ctx, fmt.Sprintf(summarySQL, where), args...)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: summarise servers: %w", err)
+	}
 	var (
-		s                                         Summary
+		out                                       []Server
+		sv                                        Server
 		first, last                               pgtype.Text
 		archived, firstPoint, lastDone, lastFails pgtype.Timestamptz
 	)
-	err := r.pool.QueryRow(ctx, `
-		SELECT
-			(SELECT count(*) FROM wal_files w WHERE w.store = $1 AND w.server = $2 AND w.kind = 'segment'),
-			(SELECT coalesce(sum(stored_size), 0)::bigint FROM wal_files w WHERE w.store = $1 AND w.server = $2),
-			(SELECT min(name) FROM wal_files w WHERE w.store = $1 AND w.server = $2 AND w.kind = 'segment'),
-			(SELECT max(name) FROM wal_files w WHERE w.store = $1 AND w.server = $2 AND w.kind = 'segment'),
-			(SELECT max(archived_at) FROM wal_files w WHERE w.store = $1 AND w.server = $2),
-			count(*) FILTER (WHERE b.status = 'DONE'),
-			min(b.end_time) FILTER (WHERE b.status = 'DONE'),
-			max(b.end_time) FILTER (WHERE b.status = 'DONE'),
-			max(coalesce(b.end_time, b.updated_at)) FILTER (WHERE b.status = 'FAILED')
-		FROM base_backups b WHERE b.store = $1 AND b.server = $2`, store, server).
-		Scan(&s.Segments, &s.StoredBytes, &first, &last, &archived, &s.Backups, &firstPoint, &lastDone, &lastFails)
+	_, err = pgx.ForEachRow(rows, []any{&sv.Store, &sv.Server, &sv.Segments, &sv.StoredBytes, &first, &last, &archived,
+		&sv.Backups, &firstPoint, &lastDone, &lastFails}, func() error {
+		sv.FirstWAL, sv.LastWAL = first.String, last.String
+		sv.LastArchivedAt = timeOf(archived)
+		sv.FirstRecoverabilityPoint, sv.LastSuccessfulBackup, sv.LastFailedBackup = timeOf(firstPoint), timeOf(lastDone), timeOf(lastFails)
+		out = append(out, sv)
+		return nil
+	})
 	if err != nil {
-		return Summary{}, fmt.Errorf("catalog: summary of %s/%s: %w", store, server, err)
+		return nil, fmt.Errorf("catalog: summarise servers: %w", err)
 	}
-	s.FirstWAL, s.LastWAL = first.String, last.String
-	s.LastArchivedAt = timeOf(archived)
-	s.FirstRecoverabilityPoint, s.LastSuccessfulBackup, s.LastFailedBackup = timeOf(firstPoint), timeOf(lastDone), timeOf(lastFails)
-	return s, nil
+	return out, nil
 }
 
 func timeOf(t pgtype.Timestamptz) time.Time {
@@ -74,40 +126,4 @@ func timeOf(t pgtype.Timestamptz) time.Time {
 		return time.Time{}
 	}
 	return t.Time.UTC()
-}
-
-// Server names one server's archive in one store.
-type Server struct {
-	Store, Server string
-}
-
-// Servers lists every server the catalog holds WAL files or base backups of, ordered by
-// store and server name; store "" means every store.
-func (r *Reader) Servers(ctx context.Context, store string) ([]Server, error) {
-	rows, err := r.pool.Query(ctx, `
-		SELECT store, server FROM wal_files WHERE $1 = '' OR store = $1
-		UNION
-		SELECT store, server FROM base_backups WHERE $1 = '' OR store = $1
-		ORDER BY 1, 2`, store)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: list servers: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Server])
-	if err != nil {
-		return nil, fmt.Errorf("catalog: list servers: %w", err)
-	}
-	return out, nil
-}
-
-// Known reports whether the catalog holds anything (WAL files or base backups) of server in
-// store.
-func (r *Reader) Known(ctx context.Context, store, server string) (bool, error) {
-	var ok bool
-	err := r.pool.QueryRow(ctx, `
-		SELECT EXISTS (SELECT 1 FROM wal_files WHERE store = $1 AND server = $2)
-			OR EXISTS (SELECT 1 FROM base_backups WHERE store = $1 AND server = $2)`, store, server).Scan(&ok)
-	if err != nil {
-		return false, fmt.Errorf("catalog: look up %s/%s: %w", store, server, err)
-	}
-	return ok, nil
 }

@@ -70,20 +70,29 @@ func TestSummary(t *testing.T) {
 	if _, err := pool.Exec(ctx, `INSERT INTO base_backups (store, server, backup_id, status, begin_time) VALUES ('cold', 'only-backups', 'b', 'FAILED', now())`); err != nil {
 		t.Fatal(err)
 	}
+	coldFailed, err := r.Summary(ctx, "cold", "only-backups")
+	if err != nil || coldFailed.LastFailedBackup.IsZero() || coldFailed.Segments != 0 {
+		t.Fatalf("summary of a server with only a failed backup: %+v %v", coldFailed, err)
+	}
+	otherSum, err := r.Summary(ctx, "main", "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Servers gives, in one query, each server's Summary as Summary gives it alone.
 	all, err := r.Servers(ctx, "")
-	want := []history.Server{{"cold", "only-backups"}, {"main", "other"}, {"main", "pg"}}
+	want := []history.Server{{"cold", "only-backups", coldFailed}, {"main", "other", otherSum}, {"main", "pg", s}}
 	if err != nil || !slices.Equal(all, want) {
-		t.Fatalf("servers = %v, %v; want %v", all, err, want)
+		t.Fatalf("servers = %+v, %v; want %+v", all, err, want)
 	}
 	if main, err := r.Servers(ctx, "main"); err != nil || !slices.Equal(main, want[1:]) {
-		t.Fatalf("servers of main = %v, %v", main, err)
+		t.Fatalf("servers of main = %+v, %v", main, err)
 	}
 	for _, c := range []struct {
 		store, server string
 		known         bool
 	}{{"main", "pg", true}, {"cold", "only-backups", true}, {"main", "nobody", false}, {"cold", "pg", false}} {
-		if ok, err := r.Known(ctx, c.store, c.server); err != nil || ok != c.known {
-			t.Errorf("Known(%s, %s) = %v, %v", c.store, c.server, ok, err)
+		if _, ok, err := r.Find(ctx, c.store, c.server); err != nil || ok != c.known {
+			t.Errorf("Find(%s, %s) = %v, %v", c.store, c.server, ok, err)
 		}
 	}
 }

@@ -6,6 +6,13 @@
 //
 //	walbench ceiling -endpoint URL -bucket B -prefix P -op put|get -dir DIR [-parallel N] NAME...
 //	walbench plugin -socket PATH -server S -store ST -op archive|restore -dir DIR [-parallel N] NAME...
+//	walbench floor -op compress|decompress -dir DIR [-out DIR] NAME...
+//
+// floor is the work any gzip archiver adds to the ceiling: the segment (already in memory)
+// gzipped the way the plugin does it (level 1, on every core); a .gz segment (already in
+// memory) gunzipped into nothing, or with -out into the segment's file there, written as the
+// plugin writes it (1 MiB writes, no fsync) — a restore must leave 16 MiB on disk where the
+// ceiling's GET writes the 0.5 MiB it fetched.
 package main
 
 import (
@@ -18,6 +25,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -25,6 +33,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
+	"github.com/plinth-dev/plinth/libs/storage/compression"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 )
 
@@ -49,6 +58,7 @@ func run(args []string) error {
 		store    = fs.String("store", "", "object store (plugin)")
 		op       = fs.String("op", "", "put|get (ceiling), archive|restore (plugin)")
 		dir      = fs.String("dir", "", "where the segments are read from or written to")
+		out      = fs.String("out", "", "where floor -op decompress writes the segments (none: nowhere)")
 		parallel = fs.Int("parallel", 1, "operations in flight")
 	)
 	if err := fs.Parse(args[1:]); err != nil {
@@ -73,6 +83,8 @@ func run(args []string) error {
 			"spec": map[string]any{"plugins": []any{map[string]any{"name": "cnpgi.plinth.dev",
 				"parameters": map[string]string{"serverName": *server, "objectStore": *store}}}}})
 		do = plugin(walv1.NewWALClient(conn), def, *op, *dir)
+	case "floor":
+		do = floor(*op, *dir, *out)
 	default:
 		return fmt.Errorf("unknown mode %q", args[0])
 	}
@@ -101,6 +113,38 @@ func ceiling(st objectstore.Store, op, dir string) func(context.Context, string)
 			return err
 		}
 		if _, err := io.Copy(f, r); err != nil {
+			_ = f.Close()
+			return err
+		}
+		return f.Close()
+	}
+}
+
+func floor(op, dir, out string) func(context.Context, string) error {
+	return func(_ context.Context, name string) error {
+		// The file is in the page cache: reading it is a memcpy next to the (de)compression.
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		if op == "compress" {
+			_, err := compression.Compress(compression.Gzip, data, runtime.GOMAXPROCS(0))
+			return err
+		}
+		r, err := compression.Reader(compression.Gzip, bytes.NewReader(data), 1)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		if out == "" {
+			_, err = io.Copy(io.Discard, r)
+			return err
+		}
+		f, err := os.Create(filepath.Join(out, name))
+		if err != nil {
+			return err
+		}
+		if _, err := io.CopyBuffer(f, r, make([]byte, 1<<20)); err != nil {
 			_ = f.Close()
 			return err
 		}
