@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Gateway overhead: the same unary call (hashicorp.vagrant.Vagrant/GetVersionInfo, answered
 # from memory by services/gateway/internal/benchtarget) made with ghz directly against the
-# backend and through the gateway, in one run, on the same machine. Prints p50/p99 latency and
-# calls/s for both and the p99 ratio (goal: gateway p99 <= 1.5 x direct). vagrant-server's
-# route is "Own" (no Plinth token), so no auth, Postgres or NATS is needed; a token route adds
-# one cached token lookup (a hash and a map read) per call.
+# backend and through the gateway, in one run, on the same machine, two ways:
+#   saturated  as many calls as the workers can make (closed loop): the most calls/s either
+#              way, and latency when the CPUs are the bottleneck — there ghz, the gateway and
+#              the backend share the cores, so the p99 ratio is mostly the ratio of CPU spent;
+#   at RATE    the same offered load both ways (ghz --rps, default 3000 calls/s, about a
+#              tenth of what the backend alone serves here): the latency a client sees from
+#              the extra hop when the machine is not the bottleneck.
+# Prints p50/p99 latency and calls/s for each and the p99 ratios (goal: gateway p99 <= 1.5 x
+# direct). vagrant-server's route is "Own" (no Plinth token), so no auth, Postgres or NATS is
+# needed; a token route adds one cached token lookup (a hash and a map read) per call.
 # Needs bin/ghz (`make tools-ghz`). Knobs: TOTAL (default 20000), CONCURRENCY (default 16),
-# CONNECTIONS (default 4).
+# CONNECTIONS (default 4), RATE (default 3000; 0 skips the fixed-rate runs).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 total="${TOTAL:-20000}"
 concurrency="${CONCURRENCY:-16}"
 connections="${CONNECTIONS:-4}"
+rate="${RATE:-3000}"
 die() { printf 'bench/gateway.sh: %s\n' "$*" >&2; exit 1; }
 ghz="${PLINTH_GHZ:-$root/bin/ghz}"
 [ -x "$ghz" ] || die "ghz not found: run \`make tools-ghz\`"
@@ -45,18 +52,30 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 
-run() { # name target
+run() { # name target [ghz flags...]
+	local name="$1" target="$2"
+	shift 2
 	"$ghz" --insecure --call hashicorp.vagrant.Vagrant/GetVersionInfo -d '{}' \
-		-n "$total" -c "$concurrency" --connections "$connections" --skipFirst 500 \
-		--format json "$2" >"$work/$1.json" || die "ghz against $1 failed: $(cat "$work/gateway.log")"
-	jq -r --arg name "$1" '
+		-n "$total" -c "$concurrency" --connections "$connections" --skipFirst 500 "$@" \
+		--format json "$target" >"$work/$name.json" || die "ghz against $name failed: $(cat "$work/gateway.log")"
+	jq -r --arg name "$name" '
 		def pct(p): (.latencyDistribution[] | select(.percentage == p) | .latency / 1000);
 		"\($name)\tp50 \(pct(50) | floor) µs\tp99 \(pct(99) | floor) µs\t\(.rps | floor) calls/s\terrors \((.statusCodeDistribution // {}) | to_entries | map(select(.key != "OK") | .value) | add // 0)"
-	' "$work/$1.json"
+	' "$work/$name.json"
 }
-echo "GetVersionInfo, $total calls, $concurrency workers on $connections connections:"
+ratio() { # direct gateway label
+	jq -rn --slurpfile d "$work/$1.json" --slurpfile g "$work/$2.json" --arg what "$3" '
+		def p99(x): (x.latencyDistribution[] | select(.percentage == 99) | .latency);
+		"\($what): p99 gateway / direct = \((p99($g[0]) / p99($d[0]) * 100 | floor) / 100) (goal <= 1.5); calls/s \(($g[0].rps / $d[0].rps * 100 | floor))% of direct"'
+}
+echo "GetVersionInfo, $total calls, $concurrency workers on $connections connections, saturated:"
 run direct "$backend"
 run gateway "$gateway"
-jq -rn --slurpfile d "$work/direct.json" --slurpfile g "$work/gateway.json" '
-	def p99(x): (x.latencyDistribution[] | select(.percentage == 99) | .latency);
-	"p99 gateway / direct = \((p99($g[0]) / p99($d[0]) * 100 | floor) / 100) (goal <= 1.5)"'
+if [ "$rate" -gt 0 ]; then
+	echo "the same at $rate calls/s:"
+	run direct-rate "$backend" --rps "$rate"
+	run gateway-rate "$gateway" --rps "$rate"
+fi
+ratio direct gateway saturated
+[ "$rate" -gt 0 ] && ratio direct-rate gateway-rate "at $rate calls/s"
+exit 0

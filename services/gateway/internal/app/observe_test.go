@@ -66,8 +66,8 @@ func testHealthAndReflection(t *testing.T, g *gateway) {
 	}
 }
 
-// testTraceContext: the backend sees the client's trace id in traceparent (the gateway's span
-// in between), never the client's traceparent header copied verbatim next to it.
+// testTraceContext: the backend sees the client's trace in one traceparent (this gateway
+// exports no traces, so it passes the client's on; internal/proxy tests the tracing one).
 func testTraceContext(t *testing.T, s *suite, g *gateway, token string) {
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	ctx := metadata.AppendToOutgoingContext(bearer(ctxT(t), token), "traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")

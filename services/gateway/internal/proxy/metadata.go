@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net"
+	"net/netip"
 	"strings"
 
 	"google.golang.org/grpc/metadata"
@@ -11,24 +12,26 @@ import (
 )
 
 // dropped are request headers that describe the client's connection to the gateway, not the
-// call: the transport sets its own, the browser's belong to the browser, the trace context is
-// injected afresh by the client tracing handler (as a child of the gateway's span), and the
-// account header is the gateway's to set.
+// call: the transport sets its own, the browser's belong to the browser, and the account
+// header is the gateway's to set.
 var dropped = map[string]bool{
 	"content-type": true, "user-agent": true, "te": true, "connection": true, "host": true,
 	"content-length": true, "accept-encoding": true, "keep-alive": true, "upgrade": true,
 	"proxy-connection": true, "transfer-encoding": true, "origin": true, "referer": true,
-	"x-grpc-web": true, "x-user-agent": true, "traceparent": true, "tracestate": true,
-	"baggage": true, "cookie": true, authn.AccountHeader: true,
+	"x-grpc-web": true, "x-user-agent": true, "cookie": true, authn.AccountHeader: true,
 }
+
+// traceHeaders carry the W3C trace context. A tracing gateway injects its own (its span as
+// the parent); one that does not trace passes the client's on untouched.
+var traceHeaders = map[string]bool{"traceparent": true, "tracestate": true, "baggage": true}
 
 // droppedResponse are response headers the gateway's own transport writes.
 var droppedResponse = map[string]bool{"content-type": true, "te": true, "connection": true, "trailer": true, "date": true}
 
 // forwardable reports whether a request header is passed to the backend.
-func forwardable(key string) bool {
+func forwardable(key string, tracing bool) bool {
 	switch {
-	case dropped[key], strings.HasPrefix(key, ":"), strings.HasPrefix(key, "grpc-"),
+	case dropped[key], tracing && traceHeaders[key], strings.HasPrefix(key, ":"), strings.HasPrefix(key, "grpc-"),
 		strings.HasPrefix(key, "connect-"), strings.HasPrefix(key, "sec-"),
 		strings.HasPrefix(key, "access-control-"):
 		return false
@@ -36,44 +39,54 @@ func forwardable(key string) bool {
 	return true
 }
 
-// outgoing builds the backend call's metadata from the client's: everything that describes
-// the call, minus any plinth-account-id the client sent (only a verified token names an
-// account), plus account when the gateway verified a token, plus the client's address
-// appended to x-forwarded-for as a proxy does.
-func outgoing(in metadata.MD, p *peer.Peer, account string) metadata.MD {
-	out := metadata.MD{}
-	for k, vs := range in {
-		if forwardable(k) {
-			out[k] = vs
+// outgoing turns the client's metadata into the backend call's, in place (md is the
+// caller's own copy): everything that describes the call, minus any plinth-account-id the
+// client sent (only a verified token names an account), plus account when the gateway
+// verified a token, plus the client's address appended to x-forwarded-for as a proxy does.
+// A tracing gateway drops the client's trace context, to inject its own.
+func outgoing(md metadata.MD, p *peer.Peer, account string, tracing bool) metadata.MD {
+	for k := range md {
+		if !forwardable(k, tracing) {
+			delete(md, k)
 		}
 	}
 	if account != "" {
-		out.Set(authn.AccountHeader, account)
+		md.Set(authn.AccountHeader, account)
 	}
 	if ip := peerIP(p); ip != "" {
-		xff := strings.Join(in.Get("x-forwarded-for"), ", ")
+		xff := strings.Join(md.Get("x-forwarded-for"), ", ")
 		if xff != "" {
 			xff += ", "
 		}
-		out.Set("x-forwarded-for", xff+ip)
+		md.Set("x-forwarded-for", xff+ip)
 	}
-	return out
+	return md
 }
 
-// responseHeaders filters a backend's header or trailer metadata before it reaches the client.
+// responseHeaders filters, in place, a backend's header or trailer metadata (grpc-go hands
+// out copies) before it reaches the client.
 func responseHeaders(md metadata.MD) metadata.MD {
-	out := metadata.MD{}
-	for k, vs := range md {
-		if !droppedResponse[k] && !strings.HasPrefix(k, ":") && !strings.HasPrefix(k, "grpc-") {
-			out[k] = vs
+	for k := range md {
+		if droppedResponse[k] || strings.HasPrefix(k, ":") || strings.HasPrefix(k, "grpc-") {
+			delete(md, k)
 		}
 	}
-	return out
+	return md
 }
 
 // peerIP is the client's IP without port, "" for a unix socket or an unknown peer.
 func peerIP(p *peer.Peer) string {
-	if p == nil || p.Addr == nil {
+	if p == nil {
+		return ""
+	}
+	switch a := p.Addr.(type) {
+	case *net.TCPAddr:
+		// Unmap: an IPv4 client on a dual-stack listener is ::ffff:a.b.c.d to the kernel.
+		if ip, ok := netip.AddrFromSlice(a.IP); ok {
+			return ip.Unmap().String()
+		}
+		return ""
+	case nil:
 		return ""
 	}
 	host, _, err := net.SplitHostPort(p.Addr.String())

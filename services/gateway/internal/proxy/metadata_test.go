@@ -17,7 +17,7 @@ func TestOutgoingMetadata(t *testing.T) {
 		"sec-fetch-mode", "cors", "x-request-id", "r1", "vagrant-token", "v",
 	)
 	tcp := &peer.Peer{Addr: &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 5000}}
-	out := outgoing(in, tcp, "")
+	out := outgoing(in.Copy(), tcp, "", true)
 	want := metadata.Pairs("authorization", "Bearer plt_x", "x-forwarded-for", "203.0.113.9, 127.0.0.1",
 		"x-request-id", "r1", "vagrant-token", "v")
 	if len(out) != len(want) {
@@ -28,15 +28,23 @@ func TestOutgoingMetadata(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
 	}
-	out = outgoing(in, tcp, "account-7")
+	out = outgoing(in.Copy(), tcp, "account-7", true)
 	if got := out.Get("plinth-account-id"); len(got) != 1 || got[0] != "account-7" {
 		t.Errorf("verified account: %q", got)
 	}
+	// A gateway that does not trace passes the client's trace context on as it came.
+	out = outgoing(in.Copy(), tcp, "", false)
+	if got := out.Get("traceparent"); len(got) != 1 || got[0] != "00-abc" {
+		t.Errorf("untraced: traceparent %q, want the client's", got)
+	}
+	if got := out.Get("plinth-account-id"); len(got) != 0 {
+		t.Errorf("untraced: the forged account passed: %q", got)
+	}
 	unix := &peer.Peer{Addr: &net.UnixAddr{Name: "@", Net: "unix"}}
-	if got := outgoing(metadata.MD{}, unix, "").Get("x-forwarded-for"); len(got) != 0 {
+	if got := outgoing(metadata.MD{}, unix, "", true).Get("x-forwarded-for"); len(got) != 0 {
 		t.Errorf("a unix-socket peer has no address to forward: %q", got)
 	}
-	if got := outgoing(metadata.MD{}, nil, "").Get("x-forwarded-for"); len(got) != 0 {
+	if got := outgoing(metadata.MD{}, nil, "", true).Get("x-forwarded-for"); len(got) != 0 {
 		t.Errorf("no peer: %q", got)
 	}
 }
@@ -46,5 +54,23 @@ func TestResponseHeaders(t *testing.T) {
 		"plinth-account-id", "u1", "x-custom", "1"))
 	if len(got) != 2 || got.Get("x-custom")[0] != "1" || got.Get("plinth-account-id")[0] != "u1" {
 		t.Fatalf("got %v", got)
+	}
+}
+
+func TestPeerIP(t *testing.T) {
+	for addr, want := range map[net.Addr]string{
+		&net.TCPAddr{IP: net.ParseIP("10.0.0.1"), Port: 1}:        "10.0.0.1",
+		&net.TCPAddr{IP: net.ParseIP("::ffff:10.0.0.2"), Port: 1}: "10.0.0.2", // IPv4 on a dual-stack listener
+		&net.TCPAddr{IP: net.ParseIP("2001:db8::7"), Port: 1}:     "2001:db8::7",
+		&net.TCPAddr{IP: nil, Port: 1}:                            "",
+		&net.UnixAddr{Name: "/run/x.sock", Net: "unix"}:           "",
+		&net.UDPAddr{IP: net.ParseIP("192.0.2.1"), Port: 53}:      "192.0.2.1",
+	} {
+		if got := peerIP(&peer.Peer{Addr: addr}); got != want {
+			t.Errorf("peerIP(%v) = %q, want %q", addr, got, want)
+		}
+	}
+	if got := peerIP(&peer.Peer{}); got != "" {
+		t.Errorf("no address: %q", got)
 	}
 }

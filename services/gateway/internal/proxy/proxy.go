@@ -11,6 +11,7 @@ import (
 	"io"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
@@ -48,16 +49,21 @@ type Options struct {
 	// graceful stop need not wait for streams that would run for hours.
 	Lifetime context.Context
 	Log      *Log
-	// Propagator and TracerProvider trace each call (nil: the OpenTelemetry globals, which
-	// telemetry.Setup installs).
-	Propagator     propagation.TextMapPropagator
+	// TracerProvider, when set, traces each call with a span of the gateway's own, a child
+	// of the client's trace context and the parent of the backend's. Without one, as when no
+	// collector is configured, the gateway makes no spans and passes the client's trace
+	// context on as it came: spans nobody exports would cost every call and tell nobody
+	// anything. Propagator reads (and, tracing, writes) the trace context; nil: the
+	// OpenTelemetry global.
 	TracerProvider trace.TracerProvider
+	Propagator     propagation.TextMapPropagator
 }
 
 // Proxy forwards calls to backends.
 type Proxy struct {
-	o     Options
-	codec codec
+	o      Options
+	codec  codec
+	tracer trace.Tracer // nil: no spans
 }
 
 // New returns a Proxy; register its Handler as the gRPC server's unknown-service handler.
@@ -65,14 +71,14 @@ func New(o Options) *Proxy {
 	if o.Lifetime == nil {
 		o.Lifetime = context.Background()
 	}
-	prop, tp := globalTracing()
 	if o.Propagator == nil {
-		o.Propagator = prop
+		o.Propagator = otel.GetTextMapPropagator()
 	}
-	if o.TracerProvider == nil {
-		o.TracerProvider = tp
+	p := &Proxy{o: o, codec: newCodec()}
+	if o.TracerProvider != nil {
+		p.tracer = o.TracerProvider.Tracer(tracerName)
 	}
-	return &Proxy{o: o, codec: newCodec()}
+	return p
 }
 
 // ServerOptions are the options the gateway's gRPC server needs for the proxy: the raw-frame
@@ -85,8 +91,8 @@ func (p *Proxy) ServerOptions() []grpc.ServerOption {
 func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	start := time.Now()
 	method, _ := grpc.MethodFromServerStream(ss)
-	in, _ := metadata.FromIncomingContext(ss.Context())
-	ctx, span := startSpan(ss.Context(), p.o.Propagator, p.o.TracerProvider, in, method)
+	md, _ := metadata.FromIncomingContext(ss.Context()) // a copy: outgoing edits it
+	ctx, span := p.startSpan(ss.Context(), md, method)
 	call := Call{Method: method}
 	defer func() {
 		endSpan(span, call.Backend, err)
@@ -129,7 +135,7 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 		ctx, cancel = context.WithCancel(ctx)
 		stop := context.AfterFunc(p.o.Lifetime, cancel)
 		defer stop()
-	} else if d := p.unaryTimeout(r.Backend); d > 0 {
+	} else if d := p.unaryTimeout(r.Backend); d > 0 && !deadlineWithin(ctx, d) {
 		ctx, cancel = context.WithTimeout(ctx, d)
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
@@ -137,8 +143,10 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	defer cancel()
 
 	pr, _ := peer.FromContext(ctx)
-	out := outgoing(in, pr, account)
-	p.o.Propagator.Inject(ctx, mdCarrier(out))
+	out := outgoing(md, pr, account, p.tracer != nil)
+	if p.tracer != nil {
+		p.o.Propagator.Inject(ctx, mdCarrier(out))
+	}
 	ctx = metadata.NewOutgoingContext(ctx, out)
 	cs, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method, grpc.ForceCodecV2(p.codec))
 	if err != nil {
@@ -239,6 +247,13 @@ func backendToClient(ss grpc.ServerStream, cs grpc.ClientStream) error {
 			return err
 		}
 	}
+}
+
+// deadlineWithin reports whether ctx already ends within d (most clients set a deadline of
+// their own), so that a timer of the gateway's would never fire.
+func deadlineWithin(ctx context.Context, d time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) <= d
 }
 
 // unaryTimeout is the deadline of a unary call to backend: the configured one, else the

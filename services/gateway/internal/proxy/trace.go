@@ -4,11 +4,10 @@ import (
 	"context"
 	"strings"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -40,26 +39,32 @@ func (c mdCarrier) Keys() []string {
 	return keys
 }
 
-// startSpan continues the trace of the incoming metadata.
-func startSpan(ctx context.Context, prop propagation.TextMapPropagator, tp trace.TracerProvider, in metadata.MD, method string) (context.Context, trace.Span) {
-	ctx = prop.Extract(ctx, mdCarrier(in))
+// startSpan continues the trace of the incoming metadata with the gateway's span. Without a
+// tracer it only reads the client's trace context into ctx (the access log names its trace)
+// and returns a span that records nothing.
+func (p *Proxy) startSpan(ctx context.Context, in metadata.MD, method string) (context.Context, trace.Span) {
+	ctx = p.o.Propagator.Extract(ctx, mdCarrier(in))
+	if p.tracer == nil {
+		return ctx, noopSpan
+	}
 	service, name, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/")
-	return tp.Tracer(tracerName).Start(ctx, strings.TrimPrefix(method, "/"),
+	return p.tracer.Start(ctx, strings.TrimPrefix(method, "/"),
 		trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service),
 			attribute.String("rpc.method", name)))
 }
 
+var noopSpan = noop.Span{}
+
 // endSpan records the call's code and ends the span.
 func endSpan(span trace.Span, backend string, err error) {
+	if !span.IsRecording() {
+		return
+	}
 	code := status.Code(err)
 	span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(code)), attribute.String("plinth.backend", backend))
 	if code != codes.OK {
 		span.SetStatus(otelcodes.Error, code.String())
 	}
 	span.End()
-}
-
-func globalTracing() (propagation.TextMapPropagator, trace.TracerProvider) {
-	return otel.GetTextMapPropagator(), otel.GetTracerProvider()
 }
