@@ -1,12 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +10,7 @@ import (
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
 	jobspb "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
+	"github.com/plinth-dev/plinth/libs/storage/s3test"
 )
 
 // backupForConsole runs a real lvmd-agent backup for the Volumes page: it starts versitygw (an
@@ -23,9 +18,10 @@ import (
 // up through the gateway as an operator would, and waits through plinth.lvmd.v1.JobService
 // (also through the gateway) until the job is complete with every byte copied. It returns the
 // backup's name.
-func backupForConsole(t *testing.T, root, gateway, password string) string {
+func backupForConsole(t *testing.T, gateway, password string) string {
 	t.Helper()
-	endpoint := startVersityGW(t, root, "console-backups")
+	srv := s3test.Start(t)
+	bucket := srv.Bucket(t)
 	conn, err := grpc.NewClient(gateway, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatalf("dial gateway %s: %v", gateway, err)
@@ -42,7 +38,7 @@ func backupForConsole(t *testing.T, root, gateway, password string) string {
 		t.Fatalf("CreateLV %s through the gateway: %v", volume, err)
 	}
 	name := "backup-" + volume
-	s3 := &lvmdpb.DataSource_S3{Endpoint: endpoint, Path: "console-backups/" + name, AccessKeyId: versityKeyID, SecretAccessKey: versitySecret}
+	s3 := &lvmdpb.DataSource_S3{Endpoint: srv.Endpoint, Path: bucket + "/" + name, AccessKeyId: srv.AccessKeyID, SecretAccessKey: srv.SecretAccessKey}
 	if _, err := lv.CreateBackup(withToken(callCtx(t), token), &lvmdpb.CreateBackupRequest{Backup: &lvmdpb.Backup{
 		Name: name, VolumeHandle: volume, DataSource: &lvmdpb.DataSource{Type: &lvmdpb.DataSource_S3_{S3: s3}}}}); err != nil {
 		t.Fatalf("CreateBackup through the gateway: %v", err)
@@ -72,63 +68,5 @@ func backupForConsole(t *testing.T, root, gateway, password string) string {
 			t.Fatalf("the backup %s did not complete: %v", name, res.GetJobs())
 		}
 		time.Sleep(500 * time.Millisecond)
-	}
-}
-
-// The root account of the test's versitygw.
-const (
-	versityKeyID  = "plinth-e2e-key"
-	versitySecret = "plinth-e2e-secret"
-)
-
-// startVersityGW runs bin/versitygw over a temporary directory holding bucket until the test
-// ends and returns its endpoint.
-func startVersityGW(t *testing.T, root, bucket string) string {
-	t.Helper()
-	bin := filepath.Join(root, "bin", "versitygw")
-	if _, err := os.Stat(bin); err != nil {
-		skipOrFail(t, "no %s (make tools-s3): %v", bin, err)
-	}
-	dir := t.TempDir()
-	// The posix backend's buckets are the directories of its root.
-	if err := os.Mkdir(filepath.Join(dir, bucket), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	cmd := exec.Command(bin, "--port", addr, "posix", dir)
-	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+versityKeyID, "ROOT_SECRET_ACCESS_KEY="+versitySecret)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start versitygw: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	for {
-		if c, err := (&net.Dialer{Timeout: 200 * time.Millisecond}).DialContext(ctx, "tcp", addr); err == nil {
-			_ = c.Close()
-			return "http://" + addr
-		}
-		select {
-		case <-exited:
-			t.Fatal("versitygw exited at start")
-		case <-ctx.Done():
-			t.Fatalf("versitygw did not listen on %s", addr)
-		case <-time.After(50 * time.Millisecond):
-		}
 	}
 }

@@ -86,7 +86,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	walServer, segment := archiveForConsole(t, gateway, password, pgdata)
-	volumeBackup := backupForConsole(t, root, gateway, password)
+	volumeBackup := backupForConsole(t, gateway, password)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

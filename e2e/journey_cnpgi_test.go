@@ -18,6 +18,8 @@ import (
 
 	walpb "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+
+	"github.com/plinth-dev/plinth/libs/platform/pglocal"
 )
 
 // walArchivedSubject is the cnpgi-plugin's event for archived WAL (ARCHITECTURE.md).
@@ -133,12 +135,11 @@ func (s *journeySuite) redoSegment(t *testing.T) string {
 // redoSegmentOf is redoSegment for any data directory.
 func redoSegmentOf(t *testing.T, pgdata string) string {
 	t.Helper()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_controldata")
-	path := "pg_controldata"
-	if len(bins) > 0 {
-		path = bins[len(bins)-1]
+	bins, err := pglocal.FindBinaries()
+	if err != nil {
+		t.Fatal(err)
 	}
-	out, err := exec.Command(path, pgdata).CombinedOutput()
+	out, err := exec.Command(filepath.Join(bins, "pg_controldata"), pgdata).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pg_controldata %s: %v\n%s", pgdata, err, out)
 	}

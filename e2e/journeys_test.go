@@ -13,6 +13,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/plinth-dev/plinth/libs/platform/pglocal"
 )
 
 // journeySuite is one `make up` shared by every user journey: starting the suite is the
@@ -111,14 +113,11 @@ func (s *journeySuite) requireService(t *testing.T, name string) {
 // the postgres user when the tests run as root, as the launcher's private cluster does).
 func initPGData(t *testing.T, dir string) (string, error) {
 	t.Helper()
-	if !havePostgresBinaries() {
-		return "", fmt.Errorf("PostgreSQL server binaries not installed (apt-get install postgresql)")
+	bins, err := pglocal.FindBinaries()
+	if err != nil {
+		return "", err
 	}
-	initdb, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	path := "/usr/bin/initdb"
-	if len(initdb) > 0 {
-		path = initdb[len(initdb)-1]
-	}
+	path := filepath.Join(bins, "initdb")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}

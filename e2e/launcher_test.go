@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/plinth-dev/plinth/libs/platform/pglocal"
 )
 
 // Budgets for a cold machine: the first run builds every service.
@@ -60,8 +61,8 @@ func TestMakeUp(t *testing.T) {
 // that a restart keeps both the database and the JetStream data.
 func TestMakeUpPrivatePostgresKeepsData(t *testing.T) {
 	t.Parallel()
-	if !havePostgresBinaries() {
-		skipOrFail(t, "PostgreSQL server binaries not installed (apt-get install postgresql)")
+	if _, err := pglocal.FindBinaries(); err != nil {
+		skipOrFail(t, "%v", err)
 	}
 	root := repoRoot(t)
 	bin := buildLauncher(t, root)
@@ -132,14 +133,4 @@ func checkKept(ctx context.Context, t *testing.T, natsURL string) {
 	if err != nil || string(msg.Data) != "kept" {
 		t.Errorf("message after restart: %v %v; want the one published before", msg, err)
 	}
-}
-
-// havePostgresBinaries looks where the launcher's pglocal looks: Debian's versioned directory.
-func havePostgresBinaries() bool {
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(matches) > 0 {
-		return true
-	}
-	_, err := os.Stat("/usr/bin/initdb")
-	return err == nil
 }

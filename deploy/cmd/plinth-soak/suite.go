@@ -68,9 +68,13 @@ func (s *suite) waitReady(ctx context.Context, timeout time.Duration) error {
 	return fmt.Errorf("the suite was not ready within %s", timeout)
 }
 
+// readyClient bounds each readiness probe: a service that accepts the connection and never
+// answers must not stall the wait past its own timeout.
+var readyClient = &http.Client{Timeout: 2 * time.Second}
+
 func (s *suite) allReady() bool {
 	for _, e := range s.endpoints.Services {
-		resp, err := http.Get("http://" + e.Admin + "/readyz")
+		resp, err := readyClient.Get("http://" + e.Admin + "/readyz")
 		if err != nil {
 			return false
 		}
