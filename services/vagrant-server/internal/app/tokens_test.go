@@ -10,7 +10,10 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/mr-tron/base58"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
@@ -91,20 +94,25 @@ func TestForgedTokensAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The real token with one character changed, which breaks the transport or signature.
-	flip := map[byte]byte{'2': '3', '3': '2'}
-	tampered := []byte(boot)
-	for i := len(tampered) / 2; i < len(tampered); i++ {
-		if r, ok := flip[tampered[i]]; ok {
-			tampered[i] = r
-			break
+	// The real token with one byte of its signed body, or of its signature, changed.
+	tamper := func(field func(*vagrant.TokenTransport) []byte) string {
+		tt, err := tokens.Parse(boot)
+		if err != nil {
+			t.Fatal(err)
 		}
+		b := field(tt)
+		b[len(b)/2] ^= 0x01
+		raw, err := proto.Marshal(tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base58.Encode(append([]byte(tokens.Magic), raw...))
 	}
-	if string(tampered) == boot {
-		tampered = append([]byte(boot[:len(boot)-1]), 'z')
-	}
+	tamperedBody := tamper((*vagrant.TokenTransport).GetBody)
+	tamperedSig := tamper((*vagrant.TokenTransport).GetSignature)
 	for name, tok := range map[string]string{
-		"another server's token": foreign, "forged signature": forged, "tampered": string(tampered),
+		"another server's token": foreign, "forged signature": forged,
+		"tampered body": tamperedBody, "tampered signature": tamperedSig,
 		"garbage": "not-a-token", "truncated": boot[:len(boot)/2],
 	} {
 		_, err := c.ListBasis(call(t, tok), &emptypb.Empty{})
