@@ -48,11 +48,10 @@ func (s *JobServer) ListJobs(ctx context.Context, req *jobspb.ListJobsRequest) (
 	if err != nil {
 		return nil, err
 	}
-	key, err := jobsPaging.Key(req.GetPageToken(), func(k string) bool { _, ok := parseJobKey(k); return ok })
-	if err != nil {
+	var after *backup.JobCursor // nil: the first page
+	if _, err := jobsPaging.Key(req.GetPageToken(), func(k string) (ok bool) { after, ok = parseJobKey(k); return ok }); err != nil {
 		return nil, err
 	}
-	after, _ := parseJobKey(key)
 	jobs, err := s.jobs.JobsPage(ctx, s.node, after, size+1)
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err, "rpc", "ListJobs")
