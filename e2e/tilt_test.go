@@ -70,9 +70,19 @@ func TestTiltCI(t *testing.T) {
 
 	ready := readySnapshot(t, snapshot)
 	want := append([]string{"infra"}, serviceBinaries(t, root)...)
+	lvmdLine := "lvmd-agent: volume group " + vg
+	if _, err := exec.LookPath("lvm"); os.Geteuid() != 0 || err != nil {
+		// The Tiltfile leaves lvmd-agent out where the launcher cannot make its volume group,
+		// and the gateway does not wait for it.
+		want = slices.DeleteFunc(want, func(b string) bool { return b == "lvmd-agent" })
+		lvmdLine = "lvmd-agent left out"
+	}
 	for _, name := range want {
-		if status, ok := ready[name]; !ok || status != "ok" {
-			t.Errorf("resource %s: runtime status %q in Tilt's snapshot, want ok", name, status)
+		// The snapshot can be written before the last resource's status catches up with its
+		// probe (Tilt updates its UI resources asynchronously): its probe's success in the log
+		// is the same fact.
+		if status, ok := ready[name]; (!ok || status != "ok") && !probedReady(log, name) {
+			t.Errorf("resource %s: runtime status %q in Tilt's snapshot and no readiness success in its log, want ok", name, status)
 		}
 		delete(ready, name)
 	}
@@ -88,7 +98,7 @@ func TestTiltCI(t *testing.T) {
 		"infrastructure ready", "SUCCESS. All workloads are healthy.",
 		"registered with vagrant-server", // the runner got its token from vagrant-server
 		"generated cnpgi-plugin mutual-TLS certificates",
-		"lvmd-agent: volume group " + vg,
+		lvmdLine,
 	} {
 		if !strings.Contains(log, line) {
 			t.Errorf("tilt ci's output lacks %q", line)
@@ -110,6 +120,23 @@ func TestTiltCI(t *testing.T) {
 }
 
 // readySnapshot reads the runtime status of every resource from Tilt's exit snapshot.
+// probedReady reports whether tilt's output shows resource name's readiness probe succeeding
+// (lines of its pane read "<name> │ [readiness probe: success] ...", a long name cut to
+// "<prefix>…").
+func probedReady(log, name string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		pane, text, ok := strings.Cut(line, "│")
+		if !ok || !strings.HasPrefix(strings.TrimSpace(text), "[readiness probe: success]") {
+			continue
+		}
+		pane = strings.TrimSpace(pane)
+		if cut, short := strings.CutSuffix(pane, "…"); pane == name || short && strings.HasPrefix(name, cut) {
+			return true
+		}
+	}
+	return false
+}
+
 func readySnapshot(t *testing.T, path string) map[string]string {
 	t.Helper()
 	data, err := os.ReadFile(path)

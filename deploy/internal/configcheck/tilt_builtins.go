@@ -14,8 +14,11 @@ import (
 // parameters Tilt's own implementation unpacks (tilt-dev/tilt internal/tiltfile), records what
 // CheckTiltResources needs and runs nothing.
 type tiltBuiltins struct {
-	root      string
-	env       map[string]string
+	root string
+	env  map[string]string
+	// local answers local(command): the machine the Tiltfile is read on, as the caller
+	// describes it. A command it does not know fails the run.
+	local     map[string]string
 	resources []TiltResource
 }
 
@@ -30,6 +33,7 @@ func (b *tiltBuiltins) predeclared() starlark.StringDict {
 		"http_get_action": starlark.NewBuiltin("http_get_action", httpGetAction),
 		"exec_action":     starlark.NewBuiltin("exec_action", execAction),
 		"link":            starlark.NewBuiltin("link", link),
+		"local":           starlark.NewBuiltin("local", b.runLocal),
 		"os": &starlarkstruct.Module{Name: "os", Members: starlark.StringDict{
 			"getenv": starlark.NewBuiltin("os.getenv", b.getenv),
 			"path":   path,
@@ -117,6 +121,28 @@ func link(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs 
 		return nil, err
 	}
 	return starlarkstruct.FromStringDict(starlark.String("link"), starlark.StringDict{"url": starlark.String(url)}), nil
+}
+
+// runLocal stands in for local(): Tilt runs the command with sh -c at load time and returns its
+// output; here the answer comes from the machine description the caller gave.
+func (b *tiltBuiltins) runLocal(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var (
+		cmdValue, commandBat, dir, env, stdin starlark.Value
+		quiet, echoOff                        bool
+	)
+	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "command", &cmdValue, "quiet?", &quiet,
+		"command_bat?", &commandBat, "echo_off?", &echoOff, "env?", &env, "dir?", &dir, "stdin?", &stdin); err != nil {
+		return nil, err
+	}
+	cmd, err := command(fn.Name()+": command", cmdValue)
+	if err != nil {
+		return nil, err
+	}
+	out, ok := b.local[cmd]
+	if !ok {
+		return nil, fmt.Errorf("%s(%q): the check does not know what this command answers (add it to the machine description)", fn.Name(), cmd)
+	}
+	return starlark.String(out), nil
 }
 
 func (b *tiltBuiltins) getenv(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

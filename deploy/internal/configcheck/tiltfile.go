@@ -36,9 +36,10 @@ type HTTPProbe struct {
 // with stand-ins for the Tilt functions it calls, and returns the resources it declares. The
 // stand-ins take exactly Tilt's documented parameters, so a misspelt argument fails here as it
 // would in Tilt; a Tilt function without a stand-in fails as undefined (add one in
-// tilt_builtins.go). os.path.exists answers from root; os.getenv from env.
-func RunTiltfile(root string, src []byte, env map[string]string) ([]TiltResource, error) {
-	b := &tiltBuiltins{root: root, env: env}
+// tilt_builtins.go). os.path.exists answers from root; os.getenv from env; local(command)
+// from local, keyed by the command as one string (a command not in it fails the run).
+func RunTiltfile(root string, src []byte, env, local map[string]string) ([]TiltResource, error) {
+	b := &tiltBuiltins{root: root, env: env, local: local}
 	opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 	thread := &starlark.Thread{Name: "Tiltfile", Print: func(*starlark.Thread, string) {}}
 	if _, err := starlark.ExecFileOptions(opts, thread, filepath.Join(root, "Tiltfile"), src, b.predeclared()); err != nil {

@@ -12,7 +12,8 @@ import (
 // checkLauncherResources checks the Tiltfile against the launcher it drives: one resource
 // serves `plinth-up -infra-only`; every binary the launcher finds under services/*/cmd has one
 // resource that builds it (`./services/<svc>/cmd/<binary>` in its cmd) and serves
-// `plinth-up -run <binary>`, waits for the infra resource and for the binary's DependsOn, and
+// `plinth-up -run <binary>` (an Optional binary may have none), waits for the infra resource
+// and for the binary's DependsOn that have resources, and
 // probes that binary's admin address. It returns the admin address each of those resources
 // serves, keyed by resource name.
 func checkLauncherResources(root string, offset int, rs []TiltResource) (map[string]string, error) {
@@ -68,6 +69,9 @@ func checkLauncherResources(root string, offset int, rs []TiltResource) (map[str
 	}
 	for _, p := range placed {
 		name, ok := served[p.Spec.Binary]
+		if !ok && p.Spec.Optional != "" {
+			continue // left out where it cannot run, as the launcher skips it
+		}
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s (services/%s) has no resource running plinth-up -run %s: add a plinth_service line",
 				p.Spec.Binary, p.Spec.Service, p.Spec.Binary))

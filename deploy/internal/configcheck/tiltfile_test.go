@@ -8,9 +8,21 @@ import (
 	"github.com/plinth-dev/plinth/deploy/internal/launcher"
 )
 
+// Machines the Tiltfile is read on, as its local() calls see them.
+var (
+	rootWithLVM = map[string]string{"id -u": "0\n", "command -v lvm || true": "/usr/sbin/lvm\n"}
+	rootNoLVM   = map[string]string{"id -u": "0\n", "command -v lvm || true": ""}
+	notRoot     = map[string]string{"id -u": "1000\n", "command -v lvm || true": "/usr/sbin/lvm\n"}
+)
+
 func runTiltfile(t *testing.T, src []byte, env map[string]string) ([]TiltResource, error) {
 	t.Helper()
-	rs, err := RunTiltfile(repoRoot(t), src, env)
+	return runTiltfileOn(t, src, env, rootWithLVM)
+}
+
+func runTiltfileOn(t *testing.T, src []byte, env, machine map[string]string) ([]TiltResource, error) {
+	t.Helper()
+	rs, err := RunTiltfile(repoRoot(t), src, env, machine)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +82,43 @@ func TestTiltfileRunsEveryServiceThroughTheLauncher(t *testing.T) {
 	if runner := resource(t, rs, "vagrant-runner"); !slices.Contains(runner.ResourceDeps, "vagrant-server") {
 		t.Errorf("vagrant-runner resource_deps %v: it needs vagrant-server's token first", runner.ResourceDeps)
 	}
+}
+
+// TestTiltfileLeavesOutLvmdWhereItCannotRun: lvmd-agent runs where the launcher runs it (own
+// device classes, or root with lvm2); elsewhere it has no resource and the gateway does not
+// wait for it (it waited forever for a resource that could only fail).
+func TestTiltfileLeavesOutLvmdWhereItCannotRun(t *testing.T) {
+	src := readRepoFile(t, "Tiltfile")
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		machine map[string]string
+		runs    bool
+	}{
+		{"root with lvm2", map[string]string{}, rootWithLVM, true},
+		{"root without lvm2", map[string]string{}, rootNoLVM, false},
+		{"not root", map[string]string{}, notRoot, false},
+		{"not root, own lvmd.yaml", map[string]string{"PLINTH_LVMD_CONFIG": "/etc/topolvm/lvmd.yaml"}, notRoot, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs, err := runTiltfileOn(t, src, tc.env, tc.machine)
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := slices.ContainsFunc(rs, func(r TiltResource) bool { return r.Name == "lvmd-agent" })
+			waits := slices.Contains(resource(t, rs, "gateway").ResourceDeps, "lvmd-agent")
+			if has != tc.runs || waits != tc.runs {
+				t.Errorf("lvmd-agent resource %v, gateway waits for it %v; want both %v", has, waits, tc.runs)
+			}
+			resource(t, rs, "cnpgi-plugin") // the others stay
+		})
+	}
+	// A binary that is not Optional may not be left out, whatever the machine.
+	_, err := runTiltfileOn(t, mutate(t, src, "plinth_service('cnpgi-plugin', 7106)\n", ""), map[string]string{}, notRoot)
+	wantErr(t, err, "cnpgi-plugin (services/cnpgi-plugin) has no resource")
+	// A local() command the check cannot answer fails the run rather than guessing.
+	_, err = runTiltfileOn(t, mutate(t, src, "local('id -u', quiet=True)", "local('whoami', quiet=True)"), map[string]string{}, rootWithLVM)
+	wantErr(t, err, `local("whoami")`)
 }
 
 // TestTiltfileFollowsHomeAndPortOffset: a second suite (the e2e test) moves every path and

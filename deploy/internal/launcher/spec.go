@@ -33,8 +33,12 @@ type Spec struct {
 	// binary of this run listens (keyed by binary name).
 	Env func(home string, placed map[string]Placement) map[string]string
 	// Prepare, when set, runs after DependsOn are ready and before the binary starts (e.g. to
-	// obtain credentials from a dependency). An error stops the launch.
+	// obtain credentials from a dependency). An error stops the launch; ErrSkip skips the
+	// binary (Optional says when).
 	Prepare func(ctx context.Context, home string, placed map[string]Placement, say func(string, ...any)) error
+	// Optional, when set, says when Prepare skips the binary on some machines; the Tiltfile
+	// may leave such a binary out where it cannot run.
+	Optional string
 }
 
 // CNPGIPluginName is the plugin name the cnpgi-plugin reports in GetPluginMetadata; CloudNativePG
@@ -80,6 +84,7 @@ func Table() []Spec {
 			// without root it is skipped.
 			Binary: "lvmd-agent", Service: "lvmd-agent", Socket: "lvmd.sock", AdminPort: 7105,
 			Env: lvmdEnv, Prepare: ensureLvmdVG,
+			Optional: "without PLINTH_LVMD_CONFIG it needs root and lvm2",
 		},
 		{
 			// CloudNativePG dials plugins at <plugin socket dir>/<plugin name>; TCP 7006 needs
