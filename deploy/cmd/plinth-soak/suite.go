@@ -26,13 +26,22 @@ type suite struct {
 	home      string
 	endpoints launcher.Endpoints
 	database  string
+	// ownVG is the volume group made for this soak's lvmd-agent (as root with lvm2), removed
+	// by stop; "" when the user named one with PLINTH_LVMD_VG, which is theirs to keep.
+	ownVG string
 }
 
 // startSuite runs plinth-up on its own database and waits until every service is ready.
 func startSuite(ctx context.Context, o options) (*suite, error) {
 	db := "plinth_soak_" + strconv.Itoa(os.Getpid())
+	// Volume groups are global to the machine: without one of the user's choosing, the soak
+	// gets its own rather than the developer's "plinth".
+	vg, ownVG := os.Getenv("PLINTH_LVMD_VG"), ""
+	if vg == "" {
+		vg, ownVG = db, db
+	}
 	cmd := exec.CommandContext(ctx, o.up, "-port-offset", strconv.Itoa(o.offset), "-database-name", db)
-	cmd.Env = append(os.Environ(), "PLINTH_HOME="+o.home, "PLINTH_ADMIN_PASSWORD="+adminPassword)
+	cmd.Env = append(os.Environ(), "PLINTH_HOME="+o.home, "PLINTH_ADMIN_PASSWORD="+adminPassword, "PLINTH_LVMD_VG="+vg)
 	logFile, err := os.Create(filepath.Join(o.home, "suite.log"))
 	if err != nil {
 		return nil, err
@@ -44,7 +53,7 @@ func startSuite(ctx context.Context, o options) (*suite, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", o.up, err)
 	}
-	s := &suite{cmd: cmd, home: o.home, database: db}
+	s := &suite{cmd: cmd, home: o.home, database: db, ownVG: ownVG}
 	if err := s.waitReady(ctx, 10*time.Minute); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("%w (log: %s)", err, logFile.Name())
@@ -97,13 +106,14 @@ func (s *suite) service(name string) (launcher.ServiceEndpoint, bool) {
 }
 
 // stop interrupts plinth-up (which stops every service), waits for it and drops the soak's
-// database.
+// database and volume group.
 func (s *suite) stop() {
 	if s.cmd.Process == nil || s.cmd.ProcessState != nil {
 		return
 	}
 	_ = s.cmd.Process.Signal(os.Interrupt)
 	_ = s.cmd.Wait()
+	s.removeVG()
 	if s.endpoints.Database == "" {
 		return
 	}
@@ -122,5 +132,21 @@ func (s *suite) stop() {
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{s.database}.Sanitize()+" WITH (FORCE)"); err != nil {
 		fmt.Fprintf(os.Stderr, "could not drop database %s: %v\n", s.database, err)
+	}
+}
+
+// removeVG removes the volume group the launcher made for the soak's lvmd-agent with the
+// agent's own dev-vg command (its loop device and backing file under HOME/lvm), if it made one.
+func (s *suite) removeVG() {
+	dir := filepath.Join(s.home, "lvm")
+	if s.ownVG == "" {
+		return
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return // not root, or no lvm2: lvmd-agent was skipped
+	}
+	agent := filepath.Join(s.home, "bin", "lvmd-agent")
+	if out, err := exec.Command(agent, "dev-vg", "-dir", dir, "-vg", s.ownVG, "-remove").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "could not remove volume group %s: %v\n%s", s.ownVG, err, out)
 	}
 }
