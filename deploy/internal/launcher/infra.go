@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -32,40 +31,15 @@ type infraRecord struct {
 // HOME/infra.json and answers /readyz on InfraAdminPort until ctx ends or a signal arrives.
 // It starts no service: `plinth-up -run <binary>` does, one process each (the Tiltfile).
 func RunInfra(ctx context.Context, c Config, interrupts <-chan os.Signal) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	err := runInfra(ctx, cancel, c, interrupts)
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return withCancel(ctx, func(ctx context.Context, cancel func()) error { return runInfra(ctx, cancel, c, interrupts) })
 }
 
 func runInfra(ctx context.Context, cancel func(), c Config, interrupts <-chan os.Signal) (err error) {
-	found, err := Discover(c.Root)
+	s, end, err := openSession(c, cancel, interrupts, InfraFile)
 	if err != nil {
 		return err
 	}
-	con := NewConsole(c.Out, c.Color, nameWidth(found))
-	self := con.Writer("plinth-up")
-	defer self.Close()
-	say := func(format string, args ...any) { fmt.Fprintf(self, format+"\n", args...) }
-
-	if err := os.MkdirAll(c.Home, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", c.Home, err)
-	}
-	release, err := lockHome(c.Home)
-	if err != nil {
-		return err
-	}
-	defer release()
-	infraPath := filepath.Join(c.Home, InfraFile)
-	_ = os.Remove(infraPath) // left by a run that was killed
-	defer func() { _ = os.Remove(infraPath) }()
-
-	force, finished := make(chan struct{}), make(chan struct{})
-	defer close(finished)
-	go watchInterrupts(interrupts, cancel, force, finished, say)
+	defer end()
 
 	admin := loopback(InfraAdminPort + c.PortOffset)
 	lis, err := net.Listen("tcp", admin)
@@ -74,32 +48,22 @@ func runInfra(ctx context.Context, cancel func(), c Config, interrupts <-chan os
 	}
 	defer lis.Close()
 
-	db, err := openDatabase(ctx, c, say, textLogger(con.Writer("postgres"), slog.LevelInfo), con.Writer("apt"))
+	infra, stopInfra, err := s.startInfra(ctx, c)
 	if err != nil {
 		return err
 	}
-	defer say("stopped")
 	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if stopErr := db.stop(stopCtx); stopErr != nil {
-			err = errors.Join(err, fmt.Errorf("stop private Postgres: %w", stopErr))
+		if stopErr := stopInfra(); stopErr != nil {
+			err = errors.Join(err, stopErr)
 		}
 	}()
-	say("Postgres: %s (%s)", redact(db.url), db.describe)
-	bus, err := startBus(c, say, textLogger(con.Writer("nats"), slog.LevelWarn))
-	if err != nil {
-		return err
-	}
-	defer bus.stop()
-	say("NATS: %s (%s)", bus.url, bus.describe)
 
 	// One build of everything shares the work between services; each -run then finds its
 	// binary fresh (the Tiltfile rebuilds only the one whose code changes).
-	if err := buildBinaries(ctx, c.Root, filepath.Join(c.Home, "bin"), found, con.Writer("go build")); err != nil {
+	if err := buildBinaries(ctx, c.Root, filepath.Join(c.Home, "bin"), s.found, s.con.Writer("go build")); err != nil {
 		return err
 	}
-	if err := writeInfra(c.Home, infraRecord{DatabaseURL: db.url, NATSURL: bus.url}); err != nil {
+	if err := writeInfra(c.Home, infraRecord{DatabaseURL: infra.DatabaseURL, NATSURL: infra.NATSURL}); err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: infraAdmin(), ReadHeaderTimeout: 5 * time.Second}
@@ -110,7 +74,7 @@ func runInfra(ctx context.Context, cancel func(), c Config, interrupts <-chan os
 		defer cancel()
 		_ = srv.Shutdown(shutCtx)
 	}()
-	say("infrastructure ready (http://%s/readyz); run each service with: %s -run <binary>", admin, os.Args[0])
+	s.self("infrastructure ready (http://%s/readyz); run each service with: %s -run <binary>", admin, os.Args[0])
 	select {
 	case <-ctx.Done():
 		return nil

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 )
 
 // Run starts the suite and blocks until ctx ends, a signal arrives on interrupts, or a
@@ -18,42 +17,18 @@ import (
 // c.StopTimeout, or at once on a second signal), then NATS, then a private Postgres.
 // An interrupt is a normal end, also in the middle of starting up: Run then returns nil.
 func Run(ctx context.Context, c Config, interrupts <-chan os.Signal) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	err := run(ctx, cancel, c, interrupts)
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return withCancel(ctx, func(ctx context.Context, cancel func()) error { return run(ctx, cancel, c, interrupts) })
 }
 
 func run(ctx context.Context, cancel func(), c Config, interrupts <-chan os.Signal) (err error) {
-	found, err := Discover(c.Root)
+	s, end, err := openSession(c, cancel, interrupts, EndpointsFile)
 	if err != nil {
 		return err
 	}
-	con := NewConsole(c.Out, c.Color, nameWidth(found))
-	self := con.Writer("plinth-up")
-	defer self.Close()
-	say := func(format string, args ...any) { fmt.Fprintf(self, format+"\n", args...) }
+	defer end()
+	say := s.self
 
-	if err := os.MkdirAll(c.Home, 0o755); err != nil { // postgres must traverse it to its data dir
-		return fmt.Errorf("create %s: %w", c.Home, err)
-	}
-	release, err := lockHome(c.Home)
-	if err != nil {
-		return err
-	}
-	defer release()
-	endpointsPath := filepath.Join(c.Home, EndpointsFile)
-	_ = os.Remove(endpointsPath) // left by a run that was killed
-	defer func() { _ = os.Remove(endpointsPath) }()
-
-	force, finished := make(chan struct{}), make(chan struct{})
-	defer close(finished)
-	go watchInterrupts(interrupts, cancel, force, finished, say)
-
-	placed, warnings, err := Plan(found, c.Home, c.PortOffset, portFree)
+	placed, warnings, err := Plan(s.found, c.Home, c.PortOffset, portFree)
 	if err != nil {
 		return err
 	}
@@ -61,43 +36,30 @@ func run(ctx context.Context, cancel func(), c Config, interrupts <-chan os.Sign
 		say("warning: %s", w)
 	}
 
-	db, err := openDatabase(ctx, c, say, textLogger(con.Writer("postgres"), slog.LevelInfo), con.Writer("apt"))
+	// Deferred stops run in reverse: services, then NATS, then Postgres.
+	infra, stopInfra, err := s.startInfra(ctx, c)
 	if err != nil {
 		return err
 	}
-	// Deferred stops run in reverse: services, then NATS, then Postgres.
-	defer say("stopped")
 	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if stopErr := db.stop(stopCtx); stopErr != nil {
-			err = errors.Join(err, fmt.Errorf("stop private Postgres: %w", stopErr))
+		if stopErr := stopInfra(); stopErr != nil {
+			err = errors.Join(err, stopErr)
 		}
 	}()
-	say("Postgres: %s (%s)", redact(db.url), db.describe)
-	// NATS logs its banner and every start step at info; only problems belong on the console.
-	bus, err := startBus(c, say, textLogger(con.Writer("nats"), slog.LevelWarn))
-	if err != nil {
+	if err := buildBinaries(ctx, c.Root, filepath.Join(c.Home, "bin"), s.found, s.con.Writer("go build")); err != nil {
 		return err
 	}
-	defer bus.stop()
-	say("NATS: %s (%s)", bus.url, bus.describe)
-
-	infra := Infra{DatabaseURL: db.url, NATSURL: bus.url}
-	if err := buildBinaries(ctx, c.Root, filepath.Join(c.Home, "bin"), found, con.Writer("go build")); err != nil {
-		return err
-	}
-	children, err := startAll(ctx, c, con, placed, infra, say)
+	children, err := startAll(ctx, c, s.con, placed, infra, say)
 	defer func() {
 		if len(children) > 0 {
 			say("stopping %d service(s)", len(children))
-			stopChildren(children, c.StopTimeout, force, say)
+			stopChildren(children, c.StopTimeout, s.force, say)
 		}
 	}()
 	if err != nil {
 		return err
 	}
-	return serve(ctx, c, children, placed, infra, say, self)
+	return serve(ctx, c, children, placed, infra, say, s.out)
 }
 
 // serve publishes the endpoints and waits for the end of the run.
