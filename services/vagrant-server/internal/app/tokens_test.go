@@ -10,10 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
-
-	"github.com/mr-tron/base58"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
@@ -102,11 +99,11 @@ func TestForgedTokensAreRefused(t *testing.T) {
 		}
 		b := field(tt)
 		b[len(b)/2] ^= 0x01
-		raw, err := proto.Marshal(tt)
+		tok, err := tokens.Armour(tt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return base58.Encode(append([]byte(tokens.Magic), raw...))
+		return tok
 	}
 	tamperedBody := tamper((*vagrant.TokenTransport).GetBody)
 	tamperedSig := tamper((*vagrant.TokenTransport).GetSignature)

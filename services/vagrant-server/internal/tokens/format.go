@@ -55,11 +55,17 @@ func Sign(keyID string, key []byte, metadata map[string]string, body *vagrant.To
 	if err != nil {
 		return "", err
 	}
-	tt, err := proto.Marshal(&vagrant.TokenTransport{Body: data, Signature: sig, KeyId: keyID, Metadata: metadata})
+	return Armour(&vagrant.TokenTransport{Body: data, Signature: sig, KeyId: keyID, Metadata: metadata})
+}
+
+// Armour is a transport as a token: Magic and the marshalled transport, in base58 (Parse
+// undoes it).
+func Armour(tt *vagrant.TokenTransport) (string, error) {
+	raw, err := proto.Marshal(tt)
 	if err != nil {
 		return "", fmt.Errorf("marshal token transport: %w", err)
 	}
-	return base58.Encode(append([]byte(Magic), tt...)), nil
+	return base58.Encode(append([]byte(Magic), raw...)), nil
 }
 
 // Parse removes the armour and returns the transport, not yet verified: its key id says
