@@ -119,7 +119,6 @@ func TestTiltCI(t *testing.T) {
 	}
 }
 
-// readySnapshot reads the runtime status of every resource from Tilt's exit snapshot.
 // probedReady reports whether tilt's output shows resource name's readiness probe succeeding
 // (lines of its pane read "<name> │ [readiness probe: success] ...", a long name cut to
 // "<prefix>…").
@@ -137,6 +136,7 @@ func probedReady(log, name string) bool {
 	return false
 }
 
+// readySnapshot reads the runtime status of every resource from Tilt's exit snapshot.
 func readySnapshot(t *testing.T, path string) map[string]string {
 	t.Helper()
 	data, err := os.ReadFile(path)

@@ -135,18 +135,12 @@ func (s *suite) stop() {
 	}
 }
 
-// removeVG removes the volume group the launcher made for the soak's lvmd-agent with the
-// agent's own dev-vg command (its loop device and backing file under HOME/lvm), if it made one.
+// removeVG removes the volume group the launcher made for the soak's own lvmd-agent.
 func (s *suite) removeVG() {
-	dir := filepath.Join(s.home, "lvm")
 	if s.ownVG == "" {
 		return
 	}
-	if _, err := os.Stat(dir); err != nil {
-		return // not root, or no lvm2: lvmd-agent was skipped
-	}
-	agent := filepath.Join(s.home, "bin", "lvmd-agent")
-	if out, err := exec.Command(agent, "dev-vg", "-dir", dir, "-vg", s.ownVG, "-remove").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "could not remove volume group %s: %v\n%s", s.ownVG, err, out)
+	if err := launcher.RemoveDevVG(context.Background(), s.home, s.ownVG); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 	}
 }

@@ -35,11 +35,11 @@ func RunInfra(ctx context.Context, c Config, interrupts <-chan os.Signal) error 
 }
 
 func runInfra(ctx context.Context, cancel func(), c Config, interrupts <-chan os.Signal) (err error) {
-	s, end, err := openSession(c, cancel, interrupts, InfraFile)
+	s, err := openSession(c, cancel, interrupts, InfraFile)
 	if err != nil {
 		return err
 	}
-	defer end()
+	defer s.close(&err)
 
 	admin := loopback(InfraAdminPort + c.PortOffset)
 	lis, err := net.Listen("tcp", admin)
@@ -48,19 +48,13 @@ func runInfra(ctx context.Context, cancel func(), c Config, interrupts <-chan os
 	}
 	defer lis.Close()
 
-	infra, stopInfra, err := s.startInfra(ctx, c)
+	infra, err := s.startInfra(ctx, c)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if stopErr := stopInfra(); stopErr != nil {
-			err = errors.Join(err, stopErr)
-		}
-	}()
-
 	// One build of everything shares the work between services; each -run then finds its
 	// binary fresh (the Tiltfile rebuilds only the one whose code changes).
-	if err := buildBinaries(ctx, c.Root, filepath.Join(c.Home, "bin"), s.found, s.con.Writer("go build")); err != nil {
+	if err := s.build(ctx, c); err != nil {
 		return err
 	}
 	if err := writeInfra(c.Home, infraRecord{DatabaseURL: infra.DatabaseURL, NATSURL: infra.NATSURL}); err != nil {

@@ -4,7 +4,6 @@ package launcher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,11 +20,11 @@ func Run(ctx context.Context, c Config, interrupts <-chan os.Signal) error {
 }
 
 func run(ctx context.Context, cancel func(), c Config, interrupts <-chan os.Signal) (err error) {
-	s, end, err := openSession(c, cancel, interrupts, EndpointsFile)
+	s, err := openSession(c, cancel, interrupts, EndpointsFile)
 	if err != nil {
 		return err
 	}
-	defer end()
+	defer s.close(&err) // last: NATS, then Postgres, after the services below
 	say := s.self
 
 	placed, warnings, err := Plan(s.found, c.Home, c.PortOffset, portFree)
@@ -35,18 +34,11 @@ func run(ctx context.Context, cancel func(), c Config, interrupts <-chan os.Sign
 	for _, w := range warnings {
 		say("warning: %s", w)
 	}
-
-	// Deferred stops run in reverse: services, then NATS, then Postgres.
-	infra, stopInfra, err := s.startInfra(ctx, c)
+	infra, err := s.startInfra(ctx, c)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if stopErr := stopInfra(); stopErr != nil {
-			err = errors.Join(err, stopErr)
-		}
-	}()
-	if err := buildBinaries(ctx, c.Root, filepath.Join(c.Home, "bin"), s.found, s.con.Writer("go build")); err != nil {
+	if err := s.build(ctx, c); err != nil {
 		return err
 	}
 	children, err := startAll(ctx, c, s.con, placed, infra, say)

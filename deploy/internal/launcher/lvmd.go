@@ -47,11 +47,29 @@ func ensureLvmdVG(ctx context.Context, home string, _ map[string]Placement, say 
 	if _, err := exec.LookPath("lvm"); err != nil {
 		return fmt.Errorf("%w: lvmd-agent needs lvm2 (apt-get install lvm2)", ErrSkip)
 	}
-	out, err := exec.CommandContext(ctx, filepath.Join(home, "bin", "lvmd-agent"), "dev-vg", "-dir", lvmdDevDir(home), "-vg", lvmdDevVG()).CombinedOutput()
+	out, err := devVG(ctx, home, lvmdDevVG()).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("lvmd-agent dev-vg: %w: %s", err, out)
 	}
-	say("lvmd-agent: %s (kept across runs; remove with: %s dev-vg -dir %s -vg %s -remove)",
-		strings.TrimSpace(string(out)), filepath.Join(home, "bin", "lvmd-agent"), lvmdDevDir(home), lvmdDevVG())
+	say("lvmd-agent: %s (kept across runs; remove with: %s)",
+		strings.TrimSpace(string(out)), strings.Join(devVG(ctx, home, lvmdDevVG(), "-remove").Args, " "))
+	return nil
+}
+
+// devVG is the agent's dev-vg command for volume group vg under home's lvm directory.
+func devVG(ctx context.Context, home, vg string, extra ...string) *exec.Cmd {
+	args := append([]string{"dev-vg", "-dir", lvmdDevDir(home), "-vg", vg}, extra...)
+	return exec.CommandContext(ctx, filepath.Join(home, "bin", "lvmd-agent"), args...)
+}
+
+// RemoveDevVG removes volume group vg that a launcher with this home made for lvmd-agent (its
+// loop device and backing file); nothing when the home has none (not root, or no lvm2).
+func RemoveDevVG(ctx context.Context, home, vg string) error {
+	if _, err := os.Stat(lvmdDevDir(home)); err != nil {
+		return nil
+	}
+	if out, err := devVG(ctx, home, vg, "-remove").CombinedOutput(); err != nil {
+		return fmt.Errorf("remove volume group %s: %w: %s", vg, err, out)
+	}
 	return nil
 }

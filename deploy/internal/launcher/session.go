@@ -23,9 +23,9 @@ func withCancel(ctx context.Context, launch func(ctx context.Context, cancel fun
 	return err
 }
 
-// session is what `make up` and `-infra-only` share before their own work: the binaries
-// found, the console, the runtime home locked for this launcher with its state file, and
-// the interrupt watcher.
+// session is what `make up` and `-infra-only` share: the binaries found, the console, the
+// runtime home locked for this launcher with its state file, the interrupt watcher, and
+// Postgres and NATS once startInfra ran. close undoes it all, in reverse.
 type session struct {
 	found []Binary
 	con   *Console
@@ -33,54 +33,67 @@ type session struct {
 	self  func(string, ...any) // says a line there
 	// force is closed by a second interrupt: stop services at once.
 	force chan struct{}
+	undo  []func() error
 }
 
 // openSession discovers the binaries, opens the console, locks c.Home and removes the
-// state file a killed run may have left (HOME/stateFile, removed again at the end), and
-// watches interrupts (the first cancels, the second forces). end undoes it all; call it
-// last (defer it first).
-func openSession(c Config, cancel func(), interrupts <-chan os.Signal, stateFile string) (s *session, end func(), err error) {
+// state file a killed run may have left (HOME/stateFile, removed again by close), and
+// watches interrupts (the first cancels, the second forces). Defer close first, so that it
+// runs last.
+func openSession(c Config, cancel func(), interrupts <-chan os.Signal, stateFile string) (_ *session, err error) {
 	found, err := Discover(c.Root)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	con := NewConsole(c.Out, c.Color, nameWidth(found))
 	w := con.Writer("plinth-up")
-	say := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	undo := []func(){func() { w.Close() }}
-	end = func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
+	s := &session{found: found, con: con, out: w, self: func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }}
+	s.onClose(w.Close)
+	defer func() {
+		if err != nil {
+			s.close(nil)
 		}
-	}
+	}()
 	if err := os.MkdirAll(c.Home, 0o755); err != nil { // postgres must traverse it to its data dir
-		end()
-		return nil, nil, fmt.Errorf("create %s: %w", c.Home, err)
+		return nil, fmt.Errorf("create %s: %w", c.Home, err)
 	}
 	release, err := lockHome(c.Home)
 	if err != nil {
-		end()
-		return nil, nil, err
+		return nil, err
 	}
-	undo = append(undo, release)
+	s.onClose(func() error { release(); return nil })
 	statePath := filepath.Join(c.Home, stateFile)
 	_ = os.Remove(statePath) // left by a run that was killed
-	undo = append(undo, func() { _ = os.Remove(statePath) })
-	force, finished := make(chan struct{}), make(chan struct{})
-	undo = append(undo, func() { close(finished) })
-	go watchInterrupts(interrupts, cancel, force, finished, say)
-	return &session{found: found, con: con, out: w, self: say, force: force}, end, nil
+	s.onClose(func() error { _ = os.Remove(statePath); return nil })
+	finished := make(chan struct{})
+	s.force = make(chan struct{})
+	s.onClose(func() error { close(finished); return nil })
+	go watchInterrupts(interrupts, cancel, s.force, finished, s.self)
+	return s, nil
 }
 
-// startInfra opens Postgres and starts (or checks) NATS for the services. stop ends them in
-// reverse (NATS, then a private Postgres) and says "stopped".
-func (s *session) startInfra(ctx context.Context, c Config) (infra Infra, stop func() error, err error) {
+// onClose adds a step to close, which runs them last-added first.
+func (s *session) onClose(f func() error) { s.undo = append(s.undo, f) }
+
+// close undoes the session in reverse, joining what fails into *err (when err is not nil).
+func (s *session) close(err *error) {
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		if e := s.undo[i](); e != nil && err != nil {
+			*err = errors.Join(*err, e)
+		}
+	}
+	s.undo = nil
+}
+
+// startInfra opens Postgres and starts (or checks) NATS for the services; close ends them
+// in reverse (NATS, then a private Postgres) and says "stopped".
+func (s *session) startInfra(ctx context.Context, c Config) (Infra, error) {
 	say := s.self
 	db, err := openDatabase(ctx, c, say, textLogger(s.con.Writer("postgres"), slog.LevelInfo), s.con.Writer("apt"))
 	if err != nil {
-		return Infra{}, nil, err
+		return Infra{}, err
 	}
-	stopDB := func() error {
+	s.onClose(func() error {
 		defer say("stopped")
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
@@ -88,17 +101,19 @@ func (s *session) startInfra(ctx context.Context, c Config) (infra Infra, stop f
 			return fmt.Errorf("stop private Postgres: %w", err)
 		}
 		return nil
-	}
+	})
 	say("Postgres: %s (%s)", redact(db.url), db.describe)
 	// NATS logs its banner and every start step at info; only problems belong on the console.
 	bus, err := startBus(c, say, textLogger(s.con.Writer("nats"), slog.LevelWarn))
 	if err != nil {
-		return Infra{}, nil, errors.Join(err, stopDB())
+		return Infra{}, err
 	}
+	s.onClose(func() error { bus.stop(); return nil })
 	say("NATS: %s (%s)", bus.url, bus.describe)
-	stop = func() error {
-		bus.stop()
-		return stopDB()
-	}
-	return Infra{DatabaseURL: db.url, NATSURL: bus.url}, stop, nil
+	return Infra{DatabaseURL: db.url, NATSURL: bus.url}, nil
+}
+
+// build builds every service binary found into HOME/bin.
+func (s *session) build(ctx context.Context, c Config) error {
+	return buildBinaries(ctx, c.Root, filepath.Join(c.Home, "bin"), s.found, s.con.Writer("go build"))
 }
