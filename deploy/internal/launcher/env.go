@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// Infra is the shared infrastructure every service of a run connects to.
+// Infra is the shared infrastructure every service of a run connects to; -infra-only writes
+// it to HOME/infra.json for each `-run`.
 type Infra struct {
-	DatabaseURL string
-	NATSURL     string
+	DatabaseURL string `json:"database_url"`
+	NATSURL     string `json:"nats_url"`
 }
 
 // launcherOwned reports the variables the launcher decides per child; values inherited from

@@ -21,11 +21,6 @@ const InfraAdminPort = 7100
 // need it), so it is private to the owner (mode 0600) and removed when the launcher exits.
 const InfraFile = "infra.json"
 
-type infraRecord struct {
-	DatabaseURL string `json:"database_url"`
-	NATSURL     string `json:"nats_url"`
-}
-
 // RunInfra is `plinth-up -infra-only`: it holds the runtime home, starts (or checks) NATS and
 // Postgres exactly as Run does, builds every service binary into HOME/bin, writes
 // HOME/infra.json and answers /readyz on InfraAdminPort until ctx ends or a signal arrives.
@@ -57,7 +52,7 @@ func runInfra(ctx context.Context, cancel func(), c Config, interrupts <-chan os
 	if err := s.build(ctx, c); err != nil {
 		return err
 	}
-	if err := writeInfra(c.Home, infraRecord{DatabaseURL: infra.DatabaseURL, NATSURL: infra.NATSURL}); err != nil {
+	if err := writeInfra(c.Home, infra); err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: infraAdmin(), ReadHeaderTimeout: 5 * time.Second}
@@ -87,7 +82,7 @@ func infraAdmin() http.Handler {
 }
 
 // writeInfra replaces HOME/infra.json atomically, readable by the owner only.
-func writeInfra(home string, r infraRecord) error {
+func writeInfra(home string, r Infra) error {
 	return writeHomeJSON(home, InfraFile, r)
 }
 
@@ -101,9 +96,9 @@ func readInfra(home string) (Infra, error) {
 	if err != nil {
 		return Infra{}, err
 	}
-	var r infraRecord
+	var r Infra
 	if err := json.Unmarshal(data, &r); err != nil || r.DatabaseURL == "" || r.NATSURL == "" {
 		return Infra{}, fmt.Errorf("%s is not what -infra-only writes (%v): restart it", path, err)
 	}
-	return Infra{DatabaseURL: r.DatabaseURL, NATSURL: r.NATSURL}, nil
+	return r, nil
 }

@@ -34,7 +34,7 @@ func TestInfraFileRoundTrip(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 	want := Infra{DatabaseURL: "postgres://u:secret@db:5432/plinth", NATSURL: "nats://127.0.0.1:4222"}
-	if err := writeInfra(home, infraRecord{DatabaseURL: want.DatabaseURL, NATSURL: want.NATSURL}); err != nil {
+	if err := writeInfra(home, want); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(filepath.Join(home, InfraFile))
