@@ -176,7 +176,10 @@ type BackupCompleted struct {
 	SizeBytes   int64 `protobuf:"varint,13,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
 	StoredBytes int64 `protobuf:"varint,14,opt,name=stored_bytes,json=storedBytes,proto3" json:"stored_bytes,omitempty"`
 	// gzip, zstd or none.
-	Compression   string `protobuf:"bytes,15,opt,name=compression,proto3" json:"compression,omitempty"`
+	Compression string `protobuf:"bytes,15,opt,name=compression,proto3" json:"compression,omitempty"`
+	// Who asked for the backup through the gateway; unset when CloudNativePG's operator asked
+	// (over the plugin's socket or mTLS), the usual case.
+	Actor         *Actor `protobuf:"bytes,16,opt,name=actor,proto3" json:"actor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -316,6 +319,13 @@ func (x *BackupCompleted) GetCompression() string {
 	return ""
 }
 
+func (x *BackupCompleted) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
 // BackupFailed says an online base backup by cnpgi-plugin failed; the store holds a
 // backup.info with status FAILED and the catalog records it so.
 //
@@ -336,7 +346,9 @@ type BackupFailed struct {
 	StartedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	FailedAt  *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=failed_at,json=failedAt,proto3" json:"failed_at,omitempty"`
 	// Why, as the caller was told (no endpoints, SQL or credentials).
-	Error         string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	// Who asked for the backup, as in BackupCompleted.actor.
+	Actor         *Actor `protobuf:"bytes,9,opt,name=actor,proto3" json:"actor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -427,11 +439,18 @@ func (x *BackupFailed) GetError() string {
 	return ""
 }
 
+func (x *BackupFailed) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
 var File_plinth_events_v1_cnpgi_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
 	"\n" +
-	"\x1cplinth/events/v1/cnpgi.proto\x12\x10plinth.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fplinth/events/v1/subjects.proto\"\xf9\x02\n" +
+	"\x1cplinth/events/v1/cnpgi.proto\x12\x10plinth.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cplinth/events/v1/actor.proto\x1a\x1fplinth/events/v1/subjects.proto\"\xf9\x02\n" +
 	"\vWALArchived\x12!\n" +
 	"\fobject_store\x18\x01 \x01(\tR\vobjectStore\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -442,7 +461,7 @@ const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
 	"size_bytes\x18\x05 \x01(\x03R\tsizeBytes\x12!\n" +
 	"\fstored_bytes\x18\x06 \x01(\x03R\vstoredBytes\x12F\n" +
 	"\x11first_archived_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x0ffirstArchivedAt\x12D\n" +
-	"\x10last_archived_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x0elastArchivedAt:\x1d\x8a\xb5\x18\x19plinth.cnpgi.wal.archived\"\xb4\x04\n" +
+	"\x10last_archived_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x0elastArchivedAt:\x1d\x8a\xb5\x18\x19plinth.cnpgi.wal.archived\"\xe3\x04\n" +
 	"\x0fBackupCompleted\x12!\n" +
 	"\fobject_store\x18\x01 \x01(\tR\vobjectStore\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -464,7 +483,8 @@ const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\r \x01(\x03R\tsizeBytes\x12!\n" +
 	"\fstored_bytes\x18\x0e \x01(\x03R\vstoredBytes\x12 \n" +
-	"\vcompression\x18\x0f \x01(\tR\vcompression:!\x8a\xb5\x18\x1dplinth.cnpgi.backup.completed\"\xd6\x02\n" +
+	"\vcompression\x18\x0f \x01(\tR\vcompression\x12-\n" +
+	"\x05actor\x18\x10 \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:!\x8a\xb5\x18\x1dplinth.cnpgi.backup.completed\"\x85\x03\n" +
 	"\fBackupFailed\x12!\n" +
 	"\fobject_store\x18\x01 \x01(\tR\vobjectStore\x12\x1f\n" +
 	"\vserver_name\x18\x02 \x01(\tR\n" +
@@ -476,7 +496,8 @@ const file_plinth_events_v1_cnpgi_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x127\n" +
 	"\tfailed_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\x12\x14\n" +
-	"\x05error\x18\b \x01(\tR\x05error:\x1e\x8a\xb5\x18\x1aplinth.cnpgi.backup.failedB\xe7\x01\x8a\xb5\x18\fPLINTH_CNPGI\x92\xb5\x18\x0eplinth.cnpgi.>\n" +
+	"\x05error\x18\b \x01(\tR\x05error\x12-\n" +
+	"\x05actor\x18\t \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:\x1e\x8a\xb5\x18\x1aplinth.cnpgi.backup.failedB\xe7\x01\x8a\xb5\x18\fPLINTH_CNPGI\x92\xb5\x18\x0eplinth.cnpgi.>\n" +
 	"\x14com.plinth.events.v1B\n" +
 	"CnpgiProtoP\x01Z?github.com/plinth-dev/plinth/libs/api/plinth/events/v1;eventsv1\xa2\x02\x03PEX\xaa\x02\x10Plinth.Events.V1\xca\x02\x10Plinth\\Events\\V1\xe2\x02\x1cPlinth\\Events\\V1\\GPBMetadata\xea\x02\x12Plinth::Events::V1b\x06proto3"
 
@@ -498,19 +519,22 @@ var file_plinth_events_v1_cnpgi_proto_goTypes = []any{
 	(*BackupCompleted)(nil),       // 1: plinth.events.v1.BackupCompleted
 	(*BackupFailed)(nil),          // 2: plinth.events.v1.BackupFailed
 	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(*Actor)(nil),                 // 4: plinth.events.v1.Actor
 }
 var file_plinth_events_v1_cnpgi_proto_depIdxs = []int32{
 	3, // 0: plinth.events.v1.WALArchived.first_archived_at:type_name -> google.protobuf.Timestamp
 	3, // 1: plinth.events.v1.WALArchived.last_archived_at:type_name -> google.protobuf.Timestamp
 	3, // 2: plinth.events.v1.BackupCompleted.started_at:type_name -> google.protobuf.Timestamp
 	3, // 3: plinth.events.v1.BackupCompleted.stopped_at:type_name -> google.protobuf.Timestamp
-	3, // 4: plinth.events.v1.BackupFailed.started_at:type_name -> google.protobuf.Timestamp
-	3, // 5: plinth.events.v1.BackupFailed.failed_at:type_name -> google.protobuf.Timestamp
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	4, // 4: plinth.events.v1.BackupCompleted.actor:type_name -> plinth.events.v1.Actor
+	3, // 5: plinth.events.v1.BackupFailed.started_at:type_name -> google.protobuf.Timestamp
+	3, // 6: plinth.events.v1.BackupFailed.failed_at:type_name -> google.protobuf.Timestamp
+	4, // 7: plinth.events.v1.BackupFailed.actor:type_name -> plinth.events.v1.Actor
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_plinth_events_v1_cnpgi_proto_init() }
@@ -518,6 +542,7 @@ func file_plinth_events_v1_cnpgi_proto_init() {
 	if File_plinth_events_v1_cnpgi_proto != nil {
 		return
 	}
+	file_plinth_events_v1_actor_proto_init()
 	file_plinth_events_v1_subjects_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

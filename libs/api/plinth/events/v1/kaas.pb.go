@@ -235,7 +235,10 @@ type ClusterStatusChanged struct {
 	// The machine provider (e.g. "maas", "vagrant").
 	Provider string `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`
 	// True when the cluster is gone.
-	Deleted       bool `protobuf:"varint,7,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	Deleted bool `protobuf:"varint,7,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	// Who caused the change: the user who created, deleted, scaled or upgraded the cluster;
+	// unset when the change is the reconciler's own work (machines deployed, ready, failed).
+	Actor         *Actor `protobuf:"bytes,8,opt,name=actor,proto3" json:"actor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -317,6 +320,13 @@ func (x *ClusterStatusChanged) GetDeleted() bool {
 		return x.Deleted
 	}
 	return false
+}
+
+func (x *ClusterStatusChanged) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
 }
 
 // MachineStateChanged says a machine of a cluster changed state. Consumers use machines as
@@ -480,7 +490,7 @@ var File_plinth_events_v1_kaas_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_kaas_proto_rawDesc = "" +
 	"\n" +
-	"\x1bplinth/events/v1/kaas.proto\x12\x10plinth.events.v1\x1a\x1fplinth/events/v1/subjects.proto\"\xe1\x02\n" +
+	"\x1bplinth/events/v1/kaas.proto\x12\x10plinth.events.v1\x1a\x1cplinth/events/v1/actor.proto\x1a\x1fplinth/events/v1/subjects.proto\"\x90\x03\n" +
 	"\x14ClusterStatusChanged\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12;\n" +
 	"\x06status\x18\x02 \x01(\x0e2#.plinth.events.v1.KaasClusterStatusR\x06status\x12L\n" +
@@ -489,7 +499,8 @@ const file_plinth_events_v1_kaas_proto_rawDesc = "" +
 	"\vk8s_version\x18\x05 \x01(\tR\n" +
 	"k8sVersion\x12\x1a\n" +
 	"\bprovider\x18\x06 \x01(\tR\bprovider\x12\x18\n" +
-	"\adeleted\x18\a \x01(\bR\adeleted:&\x8a\xb5\x18\"plinth.kaas.cluster.status_changed\"\x92\x04\n" +
+	"\adeleted\x18\a \x01(\bR\adeleted\x12-\n" +
+	"\x05actor\x18\b \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:&\x8a\xb5\x18\"plinth.kaas.cluster.status_changed\"\x92\x04\n" +
 	"\x13MachineStateChanged\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x12\n" +
 	"\x04pool\x18\x02 \x01(\tR\x04pool\x12\x12\n" +
@@ -549,18 +560,20 @@ var file_plinth_events_v1_kaas_proto_goTypes = []any{
 	(MachineState)(0),            // 2: plinth.events.v1.MachineState
 	(*ClusterStatusChanged)(nil), // 3: plinth.events.v1.ClusterStatusChanged
 	(*MachineStateChanged)(nil),  // 4: plinth.events.v1.MachineStateChanged
+	(*Actor)(nil),                // 5: plinth.events.v1.Actor
 }
 var file_plinth_events_v1_kaas_proto_depIdxs = []int32{
 	0, // 0: plinth.events.v1.ClusterStatusChanged.status:type_name -> plinth.events.v1.KaasClusterStatus
 	0, // 1: plinth.events.v1.ClusterStatusChanged.previous_status:type_name -> plinth.events.v1.KaasClusterStatus
-	2, // 2: plinth.events.v1.MachineStateChanged.state:type_name -> plinth.events.v1.MachineState
-	2, // 3: plinth.events.v1.MachineStateChanged.previous_state:type_name -> plinth.events.v1.MachineState
-	1, // 4: plinth.events.v1.MachineStateChanged.role:type_name -> plinth.events.v1.MachineRole
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	5, // 2: plinth.events.v1.ClusterStatusChanged.actor:type_name -> plinth.events.v1.Actor
+	2, // 3: plinth.events.v1.MachineStateChanged.state:type_name -> plinth.events.v1.MachineState
+	2, // 4: plinth.events.v1.MachineStateChanged.previous_state:type_name -> plinth.events.v1.MachineState
+	1, // 5: plinth.events.v1.MachineStateChanged.role:type_name -> plinth.events.v1.MachineRole
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_plinth_events_v1_kaas_proto_init() }
@@ -568,6 +581,7 @@ func file_plinth_events_v1_kaas_proto_init() {
 	if File_plinth_events_v1_kaas_proto != nil {
 		return
 	}
+	file_plinth_events_v1_actor_proto_init()
 	file_plinth_events_v1_subjects_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

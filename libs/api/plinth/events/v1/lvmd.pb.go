@@ -406,7 +406,10 @@ type VolumeCreated struct {
 	Tags []string `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
 	// The backup it is being restored from ("s3 path" without credentials); empty for a new,
 	// empty volume.
-	RestoredFrom  string `protobuf:"bytes,6,opt,name=restored_from,json=restoredFrom,proto3" json:"restored_from,omitempty"`
+	RestoredFrom string `protobuf:"bytes,6,opt,name=restored_from,json=restoredFrom,proto3" json:"restored_from,omitempty"`
+	// Who created the volume through the gateway (the console, an API client); unset for a
+	// call that did not come through the gateway (TopoLVM on the node).
+	Actor         *Actor `protobuf:"bytes,7,opt,name=actor,proto3" json:"actor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -483,6 +486,13 @@ func (x *VolumeCreated) GetRestoredFrom() string {
 	return ""
 }
 
+func (x *VolumeCreated) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
 // VolumeRemoved says a logical volume was removed.
 //
 // Subject: plinth.lvmd.volume.removed.
@@ -493,7 +503,9 @@ type VolumeRemoved struct {
 	// The device class the volume was in.
 	DeviceClass string `protobuf:"bytes,2,opt,name=device_class,json=deviceClass,proto3" json:"device_class,omitempty"`
 	// The volume's name.
-	Name          string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// Who removed the volume, as in VolumeCreated.actor.
+	Actor         *Actor `protobuf:"bytes,4,opt,name=actor,proto3" json:"actor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -549,6 +561,13 @@ func (x *VolumeRemoved) GetName() string {
 	return ""
 }
 
+func (x *VolumeRemoved) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
 // VolumeResized says a logical volume grew.
 //
 // Subject: plinth.lvmd.volume.resized.
@@ -564,8 +583,10 @@ type VolumeResized struct {
 	SizeBytes uint64 `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
 	// The size before.
 	PreviousSizeBytes uint64 `protobuf:"varint,5,opt,name=previous_size_bytes,json=previousSizeBytes,proto3" json:"previous_size_bytes,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Who resized the volume, as in VolumeCreated.actor.
+	Actor         *Actor `protobuf:"bytes,6,opt,name=actor,proto3" json:"actor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VolumeResized) Reset() {
@@ -633,6 +654,13 @@ func (x *VolumeResized) GetPreviousSizeBytes() uint64 {
 	return 0
 }
 
+func (x *VolumeResized) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
 // BackupStateChanged says a backup or restore job started, finished or failed.
 //
 // Subject: plinth.lvmd.backup.state_changed.
@@ -657,7 +685,10 @@ type BackupStateChanged struct {
 	// See bytes_done.
 	SizeBytes uint64 `protobuf:"varint,9,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
 	// True when the data is encrypted with a key the caller gave.
-	Encrypted     bool `protobuf:"varint,10,opt,name=encrypted,proto3" json:"encrypted,omitempty"`
+	Encrypted bool `protobuf:"varint,10,opt,name=encrypted,proto3" json:"encrypted,omitempty"`
+	// Who started the job, as in VolumeCreated.actor: set on the event of its start (the
+	// caller's request writes it); unset on its progress and end, which the job writes.
+	Actor         *Actor `protobuf:"bytes,11,opt,name=actor,proto3" json:"actor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -762,11 +793,18 @@ func (x *BackupStateChanged) GetEncrypted() bool {
 	return false
 }
 
+func (x *BackupStateChanged) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
 var File_plinth_events_v1_lvmd_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_lvmd_proto_rawDesc = "" +
 	"\n" +
-	"\x1bplinth/events/v1/lvmd.proto\x12\x10plinth.events.v1\x1a\x1fplinth/events/v1/subjects.proto\"\xc7\x01\n" +
+	"\x1bplinth/events/v1/lvmd.proto\x12\x10plinth.events.v1\x1a\x1cplinth/events/v1/actor.proto\x1a\x1fplinth/events/v1/subjects.proto\"\xc7\x01\n" +
 	"\x13DeviceClassCapacity\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fvolume_group\x18\x02 \x01(\tR\vvolumeGroup\x12\x18\n" +
@@ -786,7 +824,7 @@ const file_plinth_events_v1_lvmd_proto_rawDesc = "" +
 	"\ragent_version\x18\a \x01(\tR\fagentVersion:\x1e\x8a\xb5\x18\x1aplinth.lvmd.node.heartbeat\"\x91\x01\n" +
 	"\x0fCapacityChanged\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12H\n" +
-	"\fdevice_class\x18\x02 \x01(\v2%.plinth.events.v1.DeviceClassCapacityR\vdeviceClass: \x8a\xb5\x18\x1cplinth.lvmd.capacity.changed\"\xd2\x01\n" +
+	"\fdevice_class\x18\x02 \x01(\v2%.plinth.events.v1.DeviceClassCapacityR\vdeviceClass: \x8a\xb5\x18\x1cplinth.lvmd.capacity.changed\"\x81\x02\n" +
 	"\rVolumeCreated\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12!\n" +
 	"\fdevice_class\x18\x02 \x01(\tR\vdeviceClass\x12\x12\n" +
@@ -794,18 +832,21 @@ const file_plinth_events_v1_lvmd_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\x04 \x01(\x04R\tsizeBytes\x12\x12\n" +
 	"\x04tags\x18\x05 \x03(\tR\x04tags\x12#\n" +
-	"\rrestored_from\x18\x06 \x01(\tR\frestoredFrom:\x1e\x8a\xb5\x18\x1aplinth.lvmd.volume.created\"z\n" +
+	"\rrestored_from\x18\x06 \x01(\tR\frestoredFrom\x12-\n" +
+	"\x05actor\x18\a \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:\x1e\x8a\xb5\x18\x1aplinth.lvmd.volume.created\"\xa9\x01\n" +
 	"\rVolumeRemoved\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12!\n" +
 	"\fdevice_class\x18\x02 \x01(\tR\vdeviceClass\x12\x12\n" +
-	"\x04name\x18\x03 \x01(\tR\x04name:\x1e\x8a\xb5\x18\x1aplinth.lvmd.volume.removed\"\xc9\x01\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12-\n" +
+	"\x05actor\x18\x04 \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:\x1e\x8a\xb5\x18\x1aplinth.lvmd.volume.removed\"\xf8\x01\n" +
 	"\rVolumeResized\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12!\n" +
 	"\fdevice_class\x18\x02 \x01(\tR\vdeviceClass\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
 	"size_bytes\x18\x04 \x01(\x04R\tsizeBytes\x12.\n" +
-	"\x13previous_size_bytes\x18\x05 \x01(\x04R\x11previousSizeBytes:\x1e\x8a\xb5\x18\x1aplinth.lvmd.volume.resized\"\x86\x03\n" +
+	"\x13previous_size_bytes\x18\x05 \x01(\x04R\x11previousSizeBytes\x12-\n" +
+	"\x05actor\x18\x06 \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:\x1e\x8a\xb5\x18\x1aplinth.lvmd.volume.resized\"\xb5\x03\n" +
 	"\x12BackupStateChanged\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12#\n" +
@@ -819,7 +860,8 @@ const file_plinth_events_v1_lvmd_proto_rawDesc = "" +
 	"\n" +
 	"size_bytes\x18\t \x01(\x04R\tsizeBytes\x12\x1c\n" +
 	"\tencrypted\x18\n" +
-	" \x01(\bR\tencrypted:$\x8a\xb5\x18 plinth.lvmd.backup.state_changed*i\n" +
+	" \x01(\bR\tencrypted\x12-\n" +
+	"\x05actor\x18\v \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:$\x8a\xb5\x18 plinth.lvmd.backup.state_changed*i\n" +
 	"\rVolumeJobKind\x12\x1f\n" +
 	"\x1bVOLUME_JOB_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16VOLUME_JOB_KIND_BACKUP\x10\x01\x12\x1b\n" +
@@ -855,17 +897,22 @@ var file_plinth_events_v1_lvmd_proto_goTypes = []any{
 	(*VolumeRemoved)(nil),       // 6: plinth.events.v1.VolumeRemoved
 	(*VolumeResized)(nil),       // 7: plinth.events.v1.VolumeResized
 	(*BackupStateChanged)(nil),  // 8: plinth.events.v1.BackupStateChanged
+	(*Actor)(nil),               // 9: plinth.events.v1.Actor
 }
 var file_plinth_events_v1_lvmd_proto_depIdxs = []int32{
 	2, // 0: plinth.events.v1.NodeHeartbeat.device_classes:type_name -> plinth.events.v1.DeviceClassCapacity
 	2, // 1: plinth.events.v1.CapacityChanged.device_class:type_name -> plinth.events.v1.DeviceClassCapacity
-	0, // 2: plinth.events.v1.BackupStateChanged.kind:type_name -> plinth.events.v1.VolumeJobKind
-	1, // 3: plinth.events.v1.BackupStateChanged.state:type_name -> plinth.events.v1.VolumeJobState
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	9, // 2: plinth.events.v1.VolumeCreated.actor:type_name -> plinth.events.v1.Actor
+	9, // 3: plinth.events.v1.VolumeRemoved.actor:type_name -> plinth.events.v1.Actor
+	9, // 4: plinth.events.v1.VolumeResized.actor:type_name -> plinth.events.v1.Actor
+	0, // 5: plinth.events.v1.BackupStateChanged.kind:type_name -> plinth.events.v1.VolumeJobKind
+	1, // 6: plinth.events.v1.BackupStateChanged.state:type_name -> plinth.events.v1.VolumeJobState
+	9, // 7: plinth.events.v1.BackupStateChanged.actor:type_name -> plinth.events.v1.Actor
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_plinth_events_v1_lvmd_proto_init() }
@@ -873,6 +920,7 @@ func file_plinth_events_v1_lvmd_proto_init() {
 	if File_plinth_events_v1_lvmd_proto != nil {
 		return
 	}
+	file_plinth_events_v1_actor_proto_init()
 	file_plinth_events_v1_subjects_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -46,7 +46,8 @@
 //   ce-time         when the state change happened (RFC 3339), not when it was relayed
 //   traceparent     W3C trace context of the request that caused the event, when there is one
 //
-// Payloads therefore carry no event id, timestamp or source of their own.
+// Payloads therefore carry no event id, timestamp or source of their own. An event a user's
+// call caused names the user in its `actor` field (actor.proto), for the audit trail.
 //
 // # Delivery
 //
