@@ -5,10 +5,24 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"testing"
+
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
 // etcdHint says how to get the etcd the apiserver stores its objects in.
 const etcdHint = "etcd not found on PATH or at /usr/bin/etcd: install Debian's etcd-server (apt-get install etcd-server)"
+
+// Etcd returns the etcd binary Start runs. When it is missing the test is skipped, or fails
+// under PLINTH_TEST_STRICT=1, saying what to install.
+func Etcd(t testing.TB) string {
+	t.Helper()
+	path, err := findEtcd()
+	if err != nil {
+		testenv.SkipOrFail(t, err.Error())
+	}
+	return path
+}
 
 // findEtcd returns the etcd binary: Debian's etcd-server puts it at /usr/bin/etcd.
 func findEtcd() (string, error) {

@@ -125,26 +125,14 @@ func (c *Cluster) URL() string { return fmt.Sprintf("https://127.0.0.1:%d", c.po
 // Config returns a new copy of the admin's client configuration; change it freely.
 func (c *Cluster) Config() *rest.Config { return rest.CopyConfig(c.config) }
 
-// Kubeconfig is the admin's kubeconfig (context "kubetest"), for clientcmd and kubectl.
-func (c *Cluster) Kubeconfig() []byte { return append([]byte(nil), c.kubeconfig...) }
-
 // KubeconfigPath is the file holding Kubeconfig: `kubectl --kubeconfig <path> get nodes`.
 func (c *Cluster) KubeconfigPath() string { return c.kubePath }
-
-// Token is the admin's bearer token (user AdminUser in group AdminGroup).
-func (c *Cluster) Token() string { return c.pki.token }
-
-// CAData is the PEM CA certificate the apiserver's serving certificate chains to.
-func (c *Cluster) CAData() []byte { return append([]byte(nil), c.pki.caPEM...) }
 
 // Client is a typed clientset for the admin.
 func (c *Cluster) Client() kubernetes.Interface { return c.client }
 
 // Dynamic is a dynamic client for the admin: custom resources by GroupVersionResource.
 func (c *Cluster) Dynamic() dynamic.Interface { return c.dynamic }
-
-// APIExtensions is a clientset for CustomResourceDefinitions.
-func (c *Cluster) APIExtensions() apiextensionsclient.Interface { return c.apiext }
 
 // StartupTime is how long Start took, components and CRDs included.
 func (c *Cluster) StartupTime() time.Duration { return c.startTook }

@@ -69,9 +69,6 @@ func Listen(addr string, registry *prometheus.Registry, log *slog.Logger) (*Serv
 // Addr is the bound address.
 func (s *Server) Addr() string { return s.lis.Addr().String() }
 
-// Handle adds a handler, e.g. a status page of a runner. Register before Serve.
-func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
-
 // AddReadiness registers a check that /readyz runs, e.g. a database ping. A check gets a
 // context bounded by the probe and should return quickly; an error marks the process unready.
 func (s *Server) AddReadiness(name string, fn func(context.Context) error) {

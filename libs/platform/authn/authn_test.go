@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 
 func incoming(auth ...string) context.Context {
@@ -71,9 +73,9 @@ func TestCacheTTLAndBound(t *testing.T) {
 }
 
 // checkerFunc lets a test play the auth service.
-type checkerFunc func(ctx context.Context, token string) (string, bool, error)
+type checkerFunc func(ctx context.Context, token string) (Account, bool, error)
 
-func (f checkerFunc) CheckToken(ctx context.Context, token string) (string, bool, error) {
+func (f checkerFunc) CheckToken(ctx context.Context, token string) (Account, bool, error) {
 	return f(ctx, token)
 }
 
@@ -82,13 +84,13 @@ func TestVerifier(t *testing.T) {
 	var calls atomic.Int32
 	valid := map[string]string{"plt_good": "user-1"}
 	down := false
-	v, err := NewVerifier(checkerFunc(func(_ context.Context, token string) (string, bool, error) {
+	v, err := NewVerifier(checkerFunc(func(_ context.Context, token string) (Account, bool, error) {
 		calls.Add(1)
 		if down {
-			return "", false, errors.New("connection refused")
+			return Account{}, false, errors.New("connection refused")
 		}
 		id, ok := valid[token]
-		return id, ok, nil
+		return Account{ID: id, Role: authz.Operator}, ok, nil
 	}), Options{CacheTTL: 5 * time.Second, Now: clk.now})
 	if err != nil {
 		t.Fatal(err)
@@ -130,9 +132,9 @@ func TestVerifier(t *testing.T) {
 func TestVerifierDoesNotCacheAnswerRacingARevocation(t *testing.T) {
 	clk := newClock()
 	var v *Verifier
-	v, _ = NewVerifier(checkerFunc(func(context.Context, string) (string, bool, error) {
+	v, _ = NewVerifier(checkerFunc(func(context.Context, string) (Account, bool, error) {
 		v.Revoke(TokenID("plt_x")) // the revocation event lands while auth is answering "yes"
-		return "u", true, nil
+		return Account{ID: "u", Role: authz.Operator}, true, nil
 	}), Options{CacheTTL: 5 * time.Second, Now: clk.now})
 	if _, err := v.Authenticate(incoming("Bearer plt_x"), "/x.Y/Z"); err != nil {
 		t.Fatal(err)
@@ -145,5 +147,88 @@ func TestVerifierDoesNotCacheAnswerRacingARevocation(t *testing.T) {
 func TestVerifierOptions(t *testing.T) {
 	if _, err := NewVerifier(nil, Options{CacheTTL: time.Minute}); err == nil {
 		t.Fatal("a TTL over 30 s must be refused")
+	}
+}
+
+// TestVerifierEnforcesRoles: after the token check, the account's role must allow the method
+// (authz.Check), on the first call and on every cached one; a denial is PermissionDenied with
+// authz's message, and an account without a known role may call nothing.
+func TestVerifierEnforcesRoles(t *testing.T) {
+	clk := newClock()
+	accounts := map[string]Account{
+		"plt_viewer":   {ID: "v", Name: "vera", Role: authz.Viewer},
+		"plt_operator": {ID: "o", Name: "otto", Role: authz.Operator},
+		"plt_norole":   {ID: "n", Name: "nobody"},
+	}
+	var calls atomic.Int32
+	v, err := NewVerifier(checkerFunc(func(_ context.Context, token string) (Account, bool, error) {
+		calls.Add(1)
+		a, ok := accounts[token]
+		return a, ok, nil
+	}), Options{CacheTTL: 5 * time.Second, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		read  = "/cnct.kaas.api.Cluster/GetClusterList"
+		write = "/cnct.kaas.api.Cluster/CreateCluster"
+		admin = "/plinth.auth.v1.AdminService/ListUsers"
+	)
+	cases := []struct {
+		token, method string
+		ok            bool
+	}{
+		{"plt_viewer", read, true},
+		{"plt_viewer", write, false},
+		{"plt_viewer", "/proto.LVService/CreateLV", false},
+		{"plt_viewer", admin, false},
+		{"plt_operator", write, true},
+		{"plt_operator", admin, false},
+		{"plt_norole", read, false},
+	}
+	// Twice: the second round is answered from the cache and must refuse the same calls.
+	for round := range 2 {
+		for _, c := range cases {
+			ctx, err := v.Authenticate(incoming("Bearer "+c.token), c.method)
+			if c.ok {
+				if err != nil {
+					t.Fatalf("round %d: %s calling %s: %v", round, c.token, c.method, err)
+				}
+				if a, _ := AccountFrom(ctx); a != accounts[c.token] {
+					t.Fatalf("round %d: account %+v", round, a)
+				}
+				continue
+			}
+			if status.Code(err) != codes.PermissionDenied {
+				t.Fatalf("round %d: %s calling %s: %v, want PermissionDenied", round, c.token, c.method, err)
+			}
+			if want := authz.Check(accounts[c.token].Role, c.method).Error(); status.Convert(err).Message() != want {
+				t.Fatalf("message %q, want %q", status.Convert(err).Message(), want)
+			}
+		}
+		if round == 0 {
+			calls.Store(0)
+		}
+	}
+	if calls.Load() != 0 {
+		t.Fatalf("the second round asked auth %d times: the cached path was not exercised", calls.Load())
+	}
+}
+
+// TestAccountFromHeaders: the role comes from auth's header when it is one authz knows; a
+// missing or unknown one leaves no role (no rights), never a default.
+func TestAccountFromHeaders(t *testing.T) {
+	a := Account{ID: "id-1", Name: "alice", Role: authz.Viewer}
+	if got := AccountFromHeaders(a.Headers()); got != a {
+		t.Fatalf("round trip: %+v", got)
+	}
+	for name, md := range map[string]metadata.MD{
+		"missing": metadata.Pairs(AccountHeader, "id-1", NameHeader, "alice"),
+		"unknown": metadata.Pairs(AccountHeader, "id-1", RoleHeader, "root"),
+		"empty":   metadata.Pairs(AccountHeader, "id-1", RoleHeader, ""),
+	} {
+		if got := AccountFromHeaders(md); got.Role != "" || got.ID != "id-1" {
+			t.Errorf("%s: %+v", name, got)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 
 // GRPCChecker asks the auth service over gRPC (services.auth.AuthService/CheckToken).
@@ -23,8 +25,10 @@ func NewGRPCChecker(conn grpc.ClientConnInterface, timeout time.Duration) *GRPCC
 	return &GRPCChecker{client: authpb.NewAuthServiceClient(conn), timeout: timeout}
 }
 
-// CheckToken implements Checker. The account id comes from auth's response header.
-func (g *GRPCChecker) CheckToken(ctx context.Context, token string) (string, bool, error) {
+// CheckToken implements Checker. The account comes from auth's response headers; a missing or
+// unknown role leaves the account without one, which authz.Check refuses everything (an older
+// auth, or a header mangled on the way, fails closed).
+func (g *GRPCChecker) CheckToken(ctx context.Context, token string) (Account, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	// A fresh outgoing context: the caller's incoming metadata must not be forwarded.
@@ -32,14 +36,32 @@ func (g *GRPCChecker) CheckToken(ctx context.Context, token string) (string, boo
 	var header metadata.MD
 	resp, err := g.client.CheckToken(ctx, &authpb.CheckTokenRequest{Token: token}, grpc.Header(&header))
 	if err != nil {
-		return "", false, err
+		return Account{}, false, err
 	}
 	if !resp.GetSuccess() {
-		return "", false, nil
+		return Account{}, false, nil
 	}
-	var account string
-	if v := header.Get(AccountHeader); len(v) > 0 {
-		account = v[0]
+	return AccountFromHeaders(header), true, nil
+}
+
+// AccountFromHeaders reads the account auth named in CheckToken's response headers. The role
+// is one authz knows, or empty (no rights).
+func AccountFromHeaders(md metadata.MD) Account {
+	first := func(k string) string {
+		if v := md.Get(k); len(v) > 0 {
+			return v[0]
+		}
+		return ""
 	}
-	return account, true, nil
+	a := Account{ID: first(AccountHeader), Name: first(NameHeader)}
+	if r, err := authz.ParseRole(first(RoleHeader)); err == nil {
+		a.Role = r
+	}
+	return a
+}
+
+// Headers are the account as metadata pairs (id, name, role), as CheckToken answers and the
+// gateway forwards them.
+func (a Account) Headers() metadata.MD {
+	return metadata.Pairs(AccountHeader, a.ID, NameHeader, a.Name, RoleHeader, string(a.Role))
 }

@@ -55,6 +55,10 @@ func (v *Verifier) consumeRevocations(ctx context.Context, js jetstream.JetStrea
 		return nil, err
 	}
 	return cons.Consume(func(m jetstream.Msg) {
+		if events.Republished(m.Headers()) {
+			v.log.Warn("ignoring a token.revoked that another stream republished: only auth's own count", "subject", m.Subject())
+			return
+		}
 		var ev eventsv1.TokenRevoked
 		if err := proto.Unmarshal(m.Data(), &ev); err != nil || ev.GetTokenId() == "" {
 			v.log.Warn("ignoring malformed token.revoked event", "subject", m.Subject(), "error", err)

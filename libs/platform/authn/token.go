@@ -10,11 +10,22 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/metadata"
+
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 
-// AccountHeader is the response metadata key in which auth's CheckToken names the account of a
-// valid token (the upstream wire message carries only `success`).
-const AccountHeader = "plinth-account-id"
+// The metadata keys naming an account: auth's CheckToken answers with them as response headers
+// for a valid token (the upstream wire message carries only `success`), and the gateway and
+// Envoy's ext_authz set them on the calls they forward to backends, from the verified token,
+// after dropping any copy the client sent.
+const (
+	// AccountHeader carries the user's id.
+	AccountHeader = "plinth-account-id"
+	// NameHeader carries the username.
+	NameHeader = "plinth-account-name"
+	// RoleHeader carries the user's role (authz.Role).
+	RoleHeader = "plinth-account-role"
+)
 
 // Upstream's messages (koor data-control-center), kept so its web UI behaves the same.
 const (
@@ -54,7 +65,12 @@ func TokenID(token string) string {
 
 // Account is the authenticated caller.
 type Account struct {
+	// ID is the user's id (a UUID).
 	ID string
+	// Name is the username, for audit trails (events' actor).
+	Name string
+	// Role is what the user may call (authz.Check).
+	Role authz.Role
 }
 
 type accountKey struct{}

@@ -11,12 +11,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
-// Checker asks the auth service whether a token is live and whose it is.
+// Checker asks the auth service whether a token is live and whose it is (id, name, role).
 type Checker interface {
-	CheckToken(ctx context.Context, token string) (accountID string, ok bool, err error)
+	CheckToken(ctx context.Context, token string) (account Account, ok bool, err error)
 }
 
 // MaxCacheTTL bounds how long a revoked token can survive in a cache that missed the event.
@@ -69,11 +70,14 @@ func NewVerifier(checker Checker, o Options) (*Verifier, error) {
 	}, nil
 }
 
-// Authenticate checks the call's bearer token and returns a context carrying the account; it is
-// a server.AuthFunc (the method name is not needed: which methods need a token is the server's
-// AuthExempt list). No token or a bad token is Unauthenticated with upstream's messages; an unreachable auth
-// service is Unavailable, so clients retry instead of asking the user to log in again.
-func (v *Verifier) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+// Authenticate checks the call's bearer token, then whether the account's role may call
+// fullMethod (authz.Check), and returns a context carrying the account; it is a
+// server.AuthFunc (which methods need no token is the server's AuthExempt list). No token or a
+// bad token is Unauthenticated with upstream's messages; an unreachable auth service is
+// Unavailable, so clients retry instead of asking the user to log in again; a role that does
+// not allow the method is PermissionDenied naming the role and the method (signing in again
+// will not help). A cached answer is checked the same way.
+func (v *Verifier) Authenticate(ctx context.Context, fullMethod string) (context.Context, error) {
 	token := BearerToken(ctx)
 	if token == "" {
 		return nil, status.Error(codes.Unauthenticated, MsgNoToken)
@@ -84,10 +88,10 @@ func (v *Verifier) Authenticate(ctx context.Context, _ string) (context.Context,
 	}
 	id := TokenID(token)
 	if a, ok := v.cache.Get(id); ok {
-		return WithAccount(ctx, a), nil
+		return authorize(ctx, a, fullMethod)
 	}
 	asked := v.now()
-	accountID, ok, err := v.checker.CheckToken(ctx, token)
+	a, ok, err := v.checker.CheckToken(ctx, token)
 	if err != nil {
 		v.log.WarnContext(ctx, "token check failed", "token_id", id[:12], "error", err)
 		return nil, status.Error(codes.Unavailable, MsgAuthUnavailable)
@@ -95,9 +99,16 @@ func (v *Verifier) Authenticate(ctx context.Context, _ string) (context.Context,
 	if !ok {
 		return nil, status.Error(codes.Unauthenticated, MsgInvalidToken)
 	}
-	a := Account{ID: accountID}
 	if !v.revokedSince(id, asked) {
 		v.cache.Put(id, a)
+	}
+	return authorize(ctx, a, fullMethod)
+}
+
+// authorize returns ctx carrying a when a's role may call fullMethod, else PermissionDenied.
+func authorize(ctx context.Context, a Account, fullMethod string) (context.Context, error) {
+	if err := authz.Check(a.Role, fullMethod); err != nil {
+		return nil, status.Error(codes.PermissionDenied, err.Error())
 	}
 	return WithAccount(ctx, a), nil
 }

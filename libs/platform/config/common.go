@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -12,6 +14,8 @@ const (
 	EnvAdminAddr       = "PLINTH_ADMIN_ADDR"
 	EnvDatabaseURL     = "PLINTH_DATABASE_URL"
 	EnvNATSURL         = "PLINTH_NATS_URL"
+	EnvNATSUser        = "PLINTH_NATS_USER"
+	EnvNATSPassword    = "PLINTH_NATS_PASSWORD_FILE"
 	EnvLogFormat       = "PLINTH_LOG_FORMAT"
 	EnvLogLevel        = "PLINTH_LOG_LEVEL"
 	EnvOTLPEndpoint    = "OTEL_EXPORTER_OTLP_ENDPOINT"
@@ -102,19 +106,73 @@ func (d *Database) Validate() error {
 	return p.err()
 }
 
-// NATS holds the NATS connection of a service.
+// NATS holds the NATS connection of a service: the server and, when it requires them, the
+// service's credentials. The password is read from a file (a Kubernetes or compose secret,
+// or the one `make up` generates), never from the environment, so it appears in no env dump.
 type NATS struct {
 	// NATSURL is the NATS server URL (comma-separated for a cluster).
 	NATSURL string `env:"PLINTH_NATS_URL" flag:"nats-url" secret:"url" usage:"NATS URL with JetStream (nats://host:4222)"`
+	// NATSUser is the user the service connects as; empty connects without credentials.
+	NATSUser string `env:"PLINTH_NATS_USER" flag:"nats-user" usage:"NATS user (the server's permissions say what it may publish and read); empty: no credentials"`
+	// NATSPasswordFile holds NATSUser's password (trailing newline ignored; read at connect).
+	NATSPasswordFile string `env:"PLINTH_NATS_PASSWORD_FILE" flag:"nats-password-file" usage:"file holding the NATS user's password (required with PLINTH_NATS_USER)"`
 }
 
-// Validate checks the URL's form when one is set; a binary that needs it also checks Required.
+// maxNATSUser bounds a user name: it becomes part of the client's inbox subjects.
+const maxNATSUser = 64
+
+// Validate checks the URL's form when one is set, and that a user comes with a password file
+// and is a plain name; a binary that needs the URL also checks Required.
 func (n *NATS) Validate() error {
 	var p problems
 	if n.NATSURL != "" {
 		p.check(EnvNATSURL, "nats-url", checkNATSURL(n.NATSURL))
 	}
+	if n.NATSUser != "" {
+		p.check(EnvNATSUser, "nats-user", checkNATSUser(n.NATSUser))
+		if n.NATSPasswordFile == "" {
+			p.check(EnvNATSPassword, "nats-password-file", errors.New("required with PLINTH_NATS_USER"))
+		}
+	} else if n.NATSPasswordFile != "" {
+		p.check(EnvNATSUser, "nats-user", errors.New("required with PLINTH_NATS_PASSWORD_FILE"))
+	}
 	return p.err()
+}
+
+// NATSPassword reads the user's password from NATSPasswordFile ("" when no user is set).
+// Errors name the user and the file, never the content.
+func (n *NATS) NATSPassword() (string, error) {
+	if n.NATSUser == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(n.NATSPasswordFile)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", fmt.Errorf("%s (-nats-password-file): the password of NATS user %s: read %s: %w",
+			EnvNATSPassword, n.NATSUser, n.NATSPasswordFile, err)
+	}
+	pw := strings.TrimRight(string(b), "\r\n")
+	if pw == "" {
+		return "", fmt.Errorf("%s (-nats-password-file): the password of NATS user %s: %s is empty",
+			EnvNATSPassword, n.NATSUser, n.NATSPasswordFile)
+	}
+	return pw, nil
+}
+
+// checkNATSUser accepts a name usable as a subject token: letters, digits, '-' and '_'.
+func checkNATSUser(u string) error {
+	if len(u) > maxNATSUser {
+		return fmt.Errorf("longer than %d bytes", maxNATSUser)
+	}
+	for _, r := range u {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return fmt.Errorf("%q: only letters, digits, '-' and '_'", u)
+		}
+	}
+	return nil
 }
 
 // Common is every part together: what a gRPC service with a database and events embeds.

@@ -17,6 +17,10 @@
 //
 // Secret fields (secret:"true") print as "[REDACTED]"; secret:"url" prints a URL with its
 // password masked, or "[REDACTED]" when the value is not a URL.
+//
+// The env tags are the one list of a binary's settings: WarnUnknown names the PLINTH_*
+// variables of an environment that are not among them (nor IsShared), and the repository's
+// deployment checks (deploy/internal/configcheck/settings) read the same tags from source.
 package config
 
 import (

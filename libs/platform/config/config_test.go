@@ -171,7 +171,7 @@ func TestCommonTagsMatchConstants(t *testing.T) {
 	for _, f := range fields {
 		got = append(got, f.env)
 	}
-	want := []string{EnvGRPCAddr, EnvLogCalls, EnvAdminAddr, EnvShutdownTimeout, EnvDatabaseURL, EnvNATSURL,
+	want := []string{EnvGRPCAddr, EnvLogCalls, EnvAdminAddr, EnvShutdownTimeout, EnvDatabaseURL, EnvNATSURL, EnvNATSUser, EnvNATSPassword,
 		EnvLogFormat, EnvLogLevel, EnvOTLPEndpoint}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Common env tags = %v, want %v", got, want)

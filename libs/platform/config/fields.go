@@ -21,18 +21,6 @@ type field struct {
 	v      reflect.Value
 }
 
-// name says how an operator sets the field, for error messages: "PLINTH_GRPC_ADDR (-grpc-addr)".
-func (f *field) name() string {
-	switch {
-	case f.env != "" && f.flag != "":
-		return f.env + " (-" + f.flag + ")"
-	case f.env != "":
-		return f.env
-	default:
-		return "-" + f.flag
-	}
-}
-
 // fieldsOf walks dst (a pointer to a struct) and returns every field tagged with env or flag,
 // descending into untagged struct fields such as an embedded Common.
 func fieldsOf(dst any) ([]*field, error) {

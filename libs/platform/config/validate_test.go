@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,13 @@ func TestCommonValidate(t *testing.T) {
 			c.OTLPEndpoint = "http://127.0.0.1:4317"
 		}, ""},
 		{"keyword dsn", func(c *Common) { c.DatabaseURL = "host=db user=app dbname=plinth" }, ""},
+		{"nats user", func(c *Common) { c.NATSUser, c.NATSPasswordFile = "vagrant-server", "/run/secrets/nats" }, ""},
+		{"nats user without password", func(c *Common) { c.NATSUser = "auth" },
+			"PLINTH_NATS_PASSWORD_FILE (-nats-password-file): required with PLINTH_NATS_USER"},
+		{"nats password without user", func(c *Common) { c.NATSPasswordFile = "/run/secrets/nats" },
+			"PLINTH_NATS_USER (-nats-user): required with PLINTH_NATS_PASSWORD_FILE"},
+		{"nats user with a subject wildcard", func(c *Common) { c.NATSUser, c.NATSPasswordFile = "a.>", "/f" },
+			"PLINTH_NATS_USER (-nats-user): \"a.>\": only letters, digits, '-' and '_'"},
 
 		{"grpc addr missing", func(c *Common) { c.GRPCAddr = "" },
 			"PLINTH_GRPC_ADDR (-grpc-addr): \"\" must be host:port or unix:///path"},
@@ -106,6 +114,31 @@ func TestParseListenAddr(t *testing.T) {
 		n, a, err := ParseListenAddr(tt.in)
 		if err != nil || n != tt.network || a != tt.address {
 			t.Errorf("ParseListenAddr(%q) = %q, %q, %v; want %q, %q", tt.in, n, a, err, tt.network, tt.address)
+		}
+	}
+}
+
+func TestNATSPasswordNamesTheUserNotTheSecret(t *testing.T) {
+	dir := t.TempDir()
+	file := dir + "/pw"
+	if err := os.WriteFile(file, []byte("s3cret-value\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := NATS{NATSUser: "auth", NATSPasswordFile: file}
+	if pw, err := n.NATSPassword(); err != nil || pw != "s3cret-value" {
+		t.Fatalf("%q %v", pw, err)
+	}
+	if pw, err := (&NATS{}).NATSPassword(); err != nil || pw != "" {
+		t.Fatalf("no user: %q %v", pw, err)
+	}
+	for _, f := range []string{dir + "/missing", dir + "/empty"} {
+		if err := os.WriteFile(dir+"/empty", []byte("\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		n.NATSPasswordFile = f
+		_, err := n.NATSPassword()
+		if err == nil || !strings.Contains(err.Error(), "NATS user auth") || !strings.Contains(err.Error(), "PLINTH_NATS_PASSWORD_FILE") {
+			t.Errorf("%s: %v, want an error naming the user and the setting", f, err)
 		}
 	}
 }

@@ -31,6 +31,12 @@ func Permanent(err error) error {
 // handle runs the handler exactly once per event id: the processed_events row and the
 // handler's writes commit together, and a redelivery finds the row and only acks.
 func (c *Consumer) handle(ctx context.Context, msg jetstream.Msg) {
+	if Republished(msg.Headers()) {
+		c.Logger.Error("terminating an event another stream republished on this one's subject: only its publisher's own events count",
+			"subject", msg.Subject(), "from_stream", msg.Headers().Get(jetstream.StreamHeader))
+		c.settle(msg.Term())
+		return
+	}
 	d, err := decode(msg)
 	if err != nil {
 		c.Logger.Error("terminating malformed event", "subject", msg.Subject(), "err", err)

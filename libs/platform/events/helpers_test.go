@@ -53,7 +53,7 @@ func setup(t *testing.T, ctx context.Context, natsURL string) fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	nc, err := events.Connect(natsURL, t.Name(), nil, nats.ReconnectWait(50*time.Millisecond))
+	nc, err := events.Connect(natsURL, events.Credentials{}, t.Name(), nil, nats.ReconnectWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 type PublisherConfig struct {
 	// URL is the NATS server.
 	URL string
+	// Credentials are the service's NATS user, when the server requires one.
+	Credentials Credentials
 	// Service names the client ("plinth-<Service>") and the events' ce-source ("plinth/<Service>").
 	Service string
 	// Stream is the service's own JetStream stream, as its events file declares it:
@@ -60,7 +62,7 @@ func OpenPublisher(ctx context.Context, c PublisherConfig) (_ *Publisher, err er
 			r.Reconnected()
 		}
 	}
-	nc, err := Connect(c.URL, "plinth-"+c.Service, log, nats.ConnectHandler(wake), nats.ReconnectHandler(wake))
+	nc, err := Connect(c.URL, c.Credentials, "plinth-"+c.Service, log, nats.ConnectHandler(wake), nats.ReconnectHandler(wake))
 	if err != nil {
 		return nil, err
 	}

@@ -61,8 +61,10 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj
 // Connect dials NATS with settings fit for a long-running service: it returns at once even
 // when NATS is unreachable and keeps (re)connecting in the background forever — an outage
 // only delays events, and a service starts and serves without NATS — and it logs connection
-// changes. opts are applied after these defaults.
-func Connect(url, name string, log *slog.Logger, opts ...nats.Option) (*nats.Conn, error) {
+// changes. With credentials it connects as that user; a refusal (wrong password, or a subject
+// the user may not publish or read) is logged with the user's name, never the password. opts
+// are applied after these defaults.
+func Connect(url string, cred Credentials, name string, log *slog.Logger, opts ...nats.Option) (*nats.Conn, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -79,9 +81,31 @@ func Connect(url, name string, log *slog.Logger, opts ...nats.Option) (*nats.Con
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("NATS reconnected", "url", nc.ConnectedUrlRedacted())
 		}),
+		// Permission violations and authorization failures arrive asynchronously.
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			attrs := []any{"err", err}
+			if cred.User != "" {
+				attrs = append(attrs, "nats_user", cred.User)
+			}
+			if sub != nil {
+				attrs = append(attrs, "subject", sub.Subject)
+			}
+			log.Error("NATS reported an error for this client (a permissions violation names the subject)", attrs...)
+		}),
+		// nats.go gives up after the same authorization error twice.
+		nats.ClosedHandler(func(nc *nats.Conn) {
+			if err := nc.LastError(); errors.Is(err, nats.ErrAuthorization) {
+				log.Error("NATS refused this service's credentials and the connection is closed for good: "+
+					"events wait in the outbox until the service restarts with the right password", "err", err, "nats_user", cred.User)
+			}
+		}),
 	}
+	base = append(base, cred.options()...)
 	nc, err := nats.Connect(url, append(base, opts...)...)
 	if err != nil {
+		if cred.User != "" {
+			return nil, fmt.Errorf("events: connect to NATS as user %s: %w", cred.User, err)
+		}
 		return nil, fmt.Errorf("events: connect to NATS: %w", err)
 	}
 	return nc, nil

@@ -1,6 +1,8 @@
 // Package hostiletest drives a running gRPC service as a hostile client would, for each
 // service's own test tree: every method of the named services gets huge and NUL-laden strings
-// in each string field, unknown fields, garbage and oversized metadata, and every streaming
+// in each string field, unknown fields, bodies that are not protobuf or hold invalid UTF-8 and
+// every bounded list or map one entry over its bound (these three must be answered
+// InvalidArgument; wire.go), garbage and oversized metadata, and every streaming
 // method a stream cut off half way. The service must answer each probe with a documented code
 // (never Internal or Unknown), quote at most a short prefix of the input in its error, and
 // still answer health checks afterwards.
@@ -73,15 +75,7 @@ func Run(t *testing.T, tg Target) {
 		skip[m] = true
 	}
 	for _, name := range tg.Services {
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
-		if err != nil {
-			t.Fatalf("service %s is not registered: %v", name, err)
-		}
-		sd, ok := d.(protoreflect.ServiceDescriptor)
-		if !ok {
-			t.Fatalf("%s is not a service", name)
-		}
-		methods := sd.Methods()
+		methods := serviceMethods(t, name)
 		for i := range methods.Len() {
 			md := methods.Get(i)
 			full := "/" + name + "/" + string(md.Name())
@@ -95,12 +89,29 @@ func Run(t *testing.T, tg Target) {
 	assertServing(t, tg)
 }
 
+// serviceMethods returns the methods of a registered service, failing t for a name that is
+// not one.
+func serviceMethods(t *testing.T, name string) protoreflect.MethodDescriptors {
+	t.Helper()
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+	if err != nil {
+		t.Fatalf("service %s is not registered: %v", name, err)
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	if !ok {
+		t.Fatalf("%s is not a service", name)
+	}
+	return sd.Methods()
+}
+
 // probeMethod sends every request variant to one method.
 func probeMethod(t *testing.T, tg Target, full string, md protoreflect.MethodDescriptor) {
 	for _, req := range variants(md.Input()) {
 		code, msg := call(tg, full, md, req.msg, tg.Metadata)
 		check(t, tg, req.name, code, msg)
 	}
+	probeUndecodable(t, tg, full, md)
+	probeOversized(t, tg, full, md)
 	if md.IsStreamingClient() || md.IsStreamingServer() {
 		cutStream(t, tg, full, md)
 	}
@@ -228,7 +239,7 @@ func variants(in protoreflect.MessageDescriptor) []variant {
 	raw = protowire.AppendBytes(raw, []byte(strings.Repeat("u", 4<<10)))
 	unknown.SetUnknown(raw)
 	out := []variant{{"empty request", dynamicpb.NewMessage(in)}, {"unknown field", unknown}}
-	paths := stringPaths(in, nil, 0)
+	paths := stringPaths(in)
 	for _, path := range paths {
 		for _, v := range []struct{ name, value string }{
 			{"huge", strings.Repeat("A", HugeLen)},
@@ -245,21 +256,30 @@ func variants(in protoreflect.MessageDescriptor) []variant {
 	return out
 }
 
-// stringPaths lists the paths of string fields reachable from md.
-func stringPaths(md protoreflect.MessageDescriptor, prefix []protoreflect.FieldDescriptor, depth int) [][]protoreflect.FieldDescriptor {
+// stringPaths lists the paths of string fields reachable from md (not through lists, maps or
+// Google's well-known types).
+func stringPaths(md protoreflect.MessageDescriptor) [][]protoreflect.FieldDescriptor {
+	return fieldPaths(md, nil, 0,
+		func(f protoreflect.FieldDescriptor) bool { return !f.IsMap() && f.Kind() == protoreflect.StringKind },
+		func(f protoreflect.FieldDescriptor) bool {
+			return !strings.HasPrefix(string(f.Message().FullName()), "google.protobuf.")
+		})
+}
+
+// fieldPaths lists the paths from md to the fields want accepts, going down singular message
+// fields that descend accepts, at most three levels deep.
+func fieldPaths(md protoreflect.MessageDescriptor, prefix []protoreflect.FieldDescriptor, depth int,
+	want, descend func(protoreflect.FieldDescriptor) bool) [][]protoreflect.FieldDescriptor {
 	var out [][]protoreflect.FieldDescriptor
 	fields := md.Fields()
 	for i := range fields.Len() {
 		f := fields.Get(i)
 		path := append(append([]protoreflect.FieldDescriptor(nil), prefix...), f)
 		switch {
-		case f.IsMap():
-			continue
-		case f.Kind() == protoreflect.StringKind:
+		case want(f):
 			out = append(out, path)
-		case f.Kind() == protoreflect.MessageKind && !f.IsList() && depth < 3 &&
-			!strings.HasPrefix(string(f.Message().FullName()), "google.protobuf."):
-			out = append(out, stringPaths(f.Message(), path, depth+1)...)
+		case f.Kind() == protoreflect.MessageKind && !f.IsList() && !f.IsMap() && depth < 3 && descend(f):
+			out = append(out, fieldPaths(f.Message(), path, depth+1, want, descend)...)
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -28,6 +29,19 @@ type Options struct {
 	StoreDir string
 	// Logger receives the server's log, adapted to slog; nil keeps the server silent.
 	Logger *slog.Logger
+	// Users, when set, are the only clients the server accepts: a client without credentials,
+	// or with a wrong password, is refused, and each user may publish and subscribe only
+	// where its permissions allow. Empty accepts any client (the tests' server).
+	Users []User
+}
+
+// User is a client the server accepts and what it may do; the allow lists are NATS subjects
+// with wildcards. A subject in neither list is refused for that user.
+type User struct {
+	Name      string
+	Password  string
+	Publish   []string
+	Subscribe []string
 }
 
 // Server is a running embedded NATS server.
@@ -71,6 +85,11 @@ func Start(o Options) (*Server, error) {
 		NoSigs: true,
 		NoLog:  o.Logger == nil,
 	}
+	users, err := serverUsers(o.Users)
+	if err != nil {
+		return nil, err
+	}
+	opts.Users = users
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("natsembed: configure server: %w", err)
@@ -109,4 +128,30 @@ func (s *Server) Port() int {
 func (s *Server) Shutdown() {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+}
+
+// serverUsers turns Users into the server's authorization, refusing a user without a name or
+// password (a blank password would let anyone in under that name) or named twice.
+func serverUsers(in []User) ([]*server.User, error) {
+	if len(in) == 0 {
+		return nil, nil // an empty, non-nil list would make the server refuse every client
+	}
+	seen := map[string]bool{}
+	out := make([]*server.User, 0, len(in))
+	for _, u := range in {
+		switch {
+		case u.Name == "":
+			return nil, errors.New("natsembed: a user without a name")
+		case u.Password == "":
+			return nil, fmt.Errorf("natsembed: user %s has no password", u.Name)
+		case seen[u.Name]:
+			return nil, fmt.Errorf("natsembed: user %s is listed twice", u.Name)
+		}
+		seen[u.Name] = true
+		out = append(out, &server.User{Username: u.Name, Password: u.Password, Permissions: &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: slices.Clone(u.Publish)},
+			Subscribe: &server.SubjectPermission{Allow: slices.Clone(u.Subscribe)},
+		}})
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package natsembed_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -131,4 +132,80 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func TestUsersAndPermissions(t *testing.T) {
+	t.Parallel()
+	s, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), Users: []natsembed.User{
+		{Name: "writer", Password: "w-secret", Publish: []string{"a.>"}, Subscribe: []string{"_INBOX.>"}},
+		{Name: "reader", Password: "r-secret", Publish: []string{"_INBOX.>"}, Subscribe: []string{"a.>", "b.>"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	for name, opts := range map[string][]nats.Option{
+		"no credentials": nil,
+		"wrong password": {nats.UserInfo("writer", "r-secret")},
+	} {
+		if nc, err := nats.Connect(s.ClientURL(), opts...); err == nil {
+			nc.Close()
+			t.Errorf("%s: accepted", name)
+		} else if !errors.Is(err, nats.ErrAuthorization) {
+			t.Errorf("%s: %v, want an authorization violation", name, err)
+		}
+	}
+
+	refused := make(chan error, 10)
+	writer, err := nats.Connect(s.ClientURL(), nats.UserInfo("writer", "w-secret"),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { refused <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	reader, err := nats.Connect(s.ClientURL(), nats.UserInfo("reader", "r-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	allowed, err := reader.SubscribeSync("a.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := reader.SubscribeSync("b.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.SubscribeSync("a.>"); err != nil {
+		t.Fatal(err)
+	}
+	_ = writer.Publish("b.forged", []byte("no"))
+	_ = writer.Publish("a.ok", []byte("yes"))
+	if err := writer.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 2 {
+		select {
+		case err := <-refused:
+			got = append(got, err.Error())
+		case <-time.After(5 * time.Second):
+			t.Fatalf("refusals so far: %q", got)
+		}
+	}
+	joined := strings.Join(got, "\n")
+	if !strings.Contains(joined, `Permissions Violation for Publish to "b.forged"`) ||
+		!strings.Contains(joined, `Permissions Violation for Subscription to "a.>"`) {
+		t.Errorf("refusals %q, want the publish to b.forged and the writer's subscription", got)
+	}
+	// What the writer may publish reaches the reader; what it may not never left it.
+	if m, err := allowed.NextMsg(5 * time.Second); err != nil || string(m.Data) != "yes" {
+		t.Errorf("reader on a.>: %v %v, want the writer's a.ok", m, err)
+	}
+	if m, err := forged.NextMsg(200 * time.Millisecond); err == nil {
+		t.Errorf("reader on b.> received %s: a refused publish was delivered", m.Subject)
+	}
 }

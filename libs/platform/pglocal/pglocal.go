@@ -224,9 +224,6 @@ func (c *Cluster) URL(database string) string {
 // Port returns the TCP port the cluster listens on.
 func (c *Cluster) Port() int { return c.port }
 
-// DataDir returns the absolute data directory.
-func (c *Cluster) DataDir() string { return c.dataDir }
-
 // Stop shuts the cluster down (fast mode: open sessions are disconnected) and waits.
 // Calling it again returns the first result.
 func (c *Cluster) Stop(ctx context.Context) error {

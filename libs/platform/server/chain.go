@@ -33,6 +33,9 @@ import (
 //	            or metadata
 //	metrics   – grpc_server_handled_total and handling-time histogram, including calls the
 //	            auth hook rejected, so brute force shows up on dashboards
+//	decode    – a request the codec could not decode, or with a list or map over its bound
+//	            (libs/platform/input/bounds), is refused with InvalidArgument (see
+//	            requestCodec), before the auth hook and the handler
 //	auth      – the service's AuthFunc, skipped for health, reflection and AuthExempt
 //	recovery  – again, innermost, so a panicking handler is logged and counted as Internal
 //	            by the layers above instead of vanishing from logs and metrics
@@ -52,11 +55,13 @@ func (s *Server) serverOptions(exempt map[string]bool) []grpc.ServerOption {
 		recovery.UnaryServerInterceptor(rec),
 		selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(logger, logOpts...), notHealth),
 		s.metrics.UnaryServerInterceptor(exemplar),
+		s.codec.unary,
 	}
 	stream := []grpc.StreamServerInterceptor{
 		recovery.StreamServerInterceptor(rec),
 		selector.StreamServerInterceptor(logging.StreamServerInterceptor(logger, logOpts...), notHealth),
 		s.metrics.StreamServerInterceptor(exemplar),
+		s.codec.stream,
 	}
 	if auth := s.opts.Authenticate; auth != nil {
 		m := authRequired(exempt)
@@ -79,6 +84,7 @@ func (s *Server) serverOptions(exempt map[string]bool) []grpc.ServerOption {
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 		grpc.MaxHeaderListSize(s.opts.MaxHeaderListSize),
+		grpc.ForceServerCodecV2(s.codec),
 	}
 }
 
@@ -88,11 +94,17 @@ func (s *Server) codeLevel(code codes.Code) logging.Level {
 }
 
 // CallLevel is the level of a finished call's log line by its code: successful calls at DEBUG
-// (unless logAll), client errors at INFO, server errors at WARN or ERROR. The gateway's access
-// log uses it too, so both log a call alike.
+// (unless logAll), client errors at INFO (Unimplemented included), server errors at WARN or
+// ERROR. The gateway's access log uses it too, so both log a call alike.
 func CallLevel(code codes.Code, logAll bool) slog.Level {
-	if code == codes.OK && !logAll {
+	switch {
+	case code == codes.OK && !logAll:
 		return slog.LevelDebug
+	case code == codes.Unimplemented:
+		// The client called a method this server does not have (or an upstream method it
+		// does not implement): the client's error, which anyone can cause at will, so not
+		// an ERROR that pages an operator (go-grpc-middleware's default).
+		return slog.LevelInfo
 	}
 	return slog.Level(logging.DefaultServerCodeToLevel(code))
 }

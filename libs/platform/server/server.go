@@ -1,6 +1,7 @@
 // Package server builds a Plinth service's gRPC server the same way in every binary: one
 // interceptor chain (recovery, logging with trace ids, metrics, auth), OpenTelemetry tracing,
-// grpc.health.v1, server reflection, bounded request headers, and TCP or unix-socket
+// grpc.health.v1, server reflection, bounded request headers, a request that cannot be
+// decoded refused with InvalidArgument (never Internal), and TCP or unix-socket
 // listeners. The service package runs it (Serve, then Stop at shutdown) beside the admin
 // HTTP server and the service's background work.
 package server
@@ -21,6 +22,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/protobuf/proto"
 )
 
 // DefaultMaxHeaderListSize bounds the metadata of one call. grpc-go accepts 16 MiB by
@@ -60,6 +62,11 @@ type Options struct {
 	SlowCall time.Duration
 	// TracerProvider creates the server spans; nil means the OpenTelemetry global.
 	TracerProvider trace.TracerProvider
+	// CheckRequest, when set, checks every request message a client sends (each message of
+	// a stream too) after the bounds and before the auth hook and the handler; its error is
+	// the client's answer, so it should be an *input.Error (InvalidArgument naming the field)
+	// or a status error.
+	CheckRequest func(proto.Message) error
 	// GRPCOptions are appended to the server's options, e.g. grpc.Creds for mutual TLS;
 	// interceptors given there run inside the chain.
 	GRPCOptions []grpc.ServerOption
@@ -72,6 +79,7 @@ type Server struct {
 	grpc    *grpc.Server
 	health  *health.Server
 	metrics *grpcprom.ServerMetrics
+	codec   *requestCodec
 
 	lis        net.Listener
 	socketPath string // set when listening on a unix socket, removed on shutdown
@@ -104,7 +112,7 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, log: o.Logger.With("service", o.Name), health: health.NewServer()}
+	s := &Server{opts: o, log: o.Logger.With("service", o.Name), health: health.NewServer(), codec: newRequestCodec(nil, o.CheckRequest)}
 	s.metrics = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	if err := o.Metrics.Register(s.metrics); err != nil {
 		return nil, fmt.Errorf("server: register gRPC metrics: %w", err)

@@ -11,15 +11,21 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/config"
 	"github.com/plinth-dev/plinth/libs/platform/events"
 )
 
 // NATS is the step that connects a service that consumes events but publishes none (one that
 // publishes gets its connection from Publisher). The connection retries in the background,
 // so the service starts and serves while NATS is away (its consumers resume when it is back);
-// /readyz and plinth_nats_connected say whether it is up; it is drained at shutdown.
-func (s *Service) NATS(url string) (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := events.Connect(url, "plinth-"+s.name, s.log)
+// /readyz and plinth_nats_connected say whether it is up; it is drained at shutdown. It
+// connects as n's user when one is set.
+func (s *Service) NATS(n config.NATS) (*nats.Conn, jetstream.JetStream, error) {
+	cred, err := credentials(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	nc, err := events.Connect(n.NATSURL, cred, "plinth-"+s.name, s.log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,4 +85,13 @@ func (s *Service) Verifier(checker authn.Checker, js jetstream.JetStream, o auth
 		return nil
 	})
 	return v, nil
+}
+
+// credentials are n's user and the password read from its file.
+func credentials(n config.NATS) (events.Credentials, error) {
+	pw, err := n.NATSPassword()
+	if err != nil {
+		return events.Credentials{}, err
+	}
+	return events.Credentials{User: n.NATSUser, Password: pw}, nil
 }

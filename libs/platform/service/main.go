@@ -31,10 +31,13 @@ type Binary struct {
 	Open func(ctx context.Context, log *slog.Logger) (*Service, error)
 	// Usage receives the -h text; nil means os.Stderr.
 	Usage io.Writer
+	// LogOutput receives the binary's logs; nil means os.Stderr.
+	LogOutput io.Writer
 }
 
 // Main is a service binary's entry point: load the Config from args and environ (-h prints
 // the settings and returns nil), check it before anything starts, set up logs and traces,
+// warn about PLINTH_* variables of environ that are no setting of the Config (config.WarnUnknown),
 // open the service and run it until ctx ends or SIGINT/SIGTERM; traces are flushed last.
 func Main(ctx context.Context, b Binary, args, environ []string) error {
 	usage := b.Usage
@@ -51,12 +54,15 @@ func Main(ctx context.Context, b Binary, args, environ []string) error {
 	if err := check(); err != nil {
 		return err
 	}
-	tel, err := telemetry.Setup(ctx, telemetry.ForService(b.Name, b.Config.TelemetrySettings()))
+	o := telemetry.ForService(b.Name, b.Config.TelemetrySettings())
+	o.LogOutput = b.LogOutput
+	tel, err := telemetry.Setup(ctx, o)
 	if err != nil {
 		return err
 	}
 	defer tel.Shutdown(context.Background())
 	tel.Logger.Info("starting", "config", config.LogValue(b.Config))
+	config.WarnUnknown(tel.Logger, b.Config, environ)
 	s, err := b.Open(ctx, tel.Logger)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/plinth-dev/plinth/libs/platform/config"
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 )
@@ -45,8 +46,14 @@ func (s *Service) Postgres(ctx context.Context, url, schema string, migrations f
 // away; events wait in the outbox), the outbox relay runs as a loop, its metrics are
 // exported, and the connection is drained at shutdown. NATS being away, or events parked as
 // undeliverable, do not make the service unready — it still serves — but /readyz says so
-// and plinth_nats_connected and plinth_outbox_dead_letters_total show it.
-func (s *Service) Publisher(ctx context.Context, c events.PublisherConfig) (*events.Publisher, error) {
+// and plinth_nats_connected and plinth_outbox_dead_letters_total show it. n is the service's
+// NATS setting (server and user); it replaces c.URL and c.Credentials.
+func (s *Service) Publisher(ctx context.Context, n config.NATS, c events.PublisherConfig) (*events.Publisher, error) {
+	cred, err := credentials(n)
+	if err != nil {
+		return nil, err
+	}
+	c.URL, c.Credentials = n.NATSURL, cred
 	if c.Logger == nil {
 		c.Logger = s.log
 	}
