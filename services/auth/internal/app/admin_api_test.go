@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -273,4 +274,104 @@ func TestAdminAPIPagesUsers(t *testing.T) {
 	code(t, err, codes.InvalidArgument, "page_token")
 	_, err = admin.ListUsers(root, &adminpb.ListUsersRequest{PageSize: -1})
 	code(t, err, codes.InvalidArgument, "page_size")
+}
+
+// TestAdminAPIRoles: CreateUser's role (default from admin), SetUserRole's refusals, and a role
+// change revoking the user's tokens (token.revoked events) so CheckToken names the new role at
+// the next sign-in.
+func TestAdminAPIRoles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	conn := e.start(t, e.config(t))
+	revoked := watchRevocations(t, e.natsURL)
+	auth, admin := authpb.NewAuthServiceClient(conn), adminpb.NewAdminServiceClient(conn)
+	ctx := ctxT(t)
+	root := bearer(ctx, login(t, ctx, auth, "admin", "admin-secret-pw").GetToken())
+
+	for _, c := range []struct {
+		req       *adminpb.CreateUserRequest
+		role      string
+		wantAdmin bool
+	}{
+		{&adminpb.CreateUserRequest{Username: "olga", Password: "olga-password"}, "operator", false},
+		{&adminpb.CreateUserRequest{Username: "adam", Password: "adam-password", Admin: true}, "admin", true},
+		{&adminpb.CreateUserRequest{Username: "vic", Password: "vic-password", Role: "Viewer"}, "viewer", false},
+		{&adminpb.CreateUserRequest{Username: "ada", Password: "ada-password", Role: "admin"}, "admin", true},
+	} {
+		resp, err := admin.CreateUser(root, c.req)
+		if err != nil || resp.GetUser().GetRole() != c.role || resp.GetUser().GetAdmin() != c.wantAdmin {
+			t.Fatalf("CreateUser %v: %v %v", c.req, resp.GetUser(), err)
+		}
+	}
+	_, err := admin.CreateUser(root, &adminpb.CreateUserRequest{Username: "mixed", Password: "mixed-password", Admin: true, Role: "viewer"})
+	code(t, err, codes.InvalidArgument, "role")
+	_, err = admin.CreateUser(root, &adminpb.CreateUserRequest{Username: "rooty", Password: "rooty-password", Role: "root"})
+	code(t, err, codes.InvalidArgument, "role: must be one of viewer, operator, admin")
+	for _, name := range []string{"mixed", "rooty"} {
+		if _, err := auth.Login(ctx, &authpb.LoginRequest{Username: name, Password: name + "-password"}); status.Code(err) != codes.Unauthenticated {
+			t.Fatalf("a refused CreateUser made %s: %v", name, err)
+		}
+	}
+
+	_, err = admin.SetUserRole(root, &adminpb.SetUserRoleRequest{Username: "nobody", Role: "viewer"})
+	code(t, err, codes.NotFound, "user")
+	_, err = admin.SetUserRole(root, &adminpb.SetUserRoleRequest{Username: "olga", Role: "god"})
+	code(t, err, codes.InvalidArgument, "role")
+	_, err = admin.SetUserRole(root, &adminpb.SetUserRoleRequest{Username: "olga"})
+	code(t, err, codes.InvalidArgument, "role")
+	_, err = admin.SetUserRole(root, &adminpb.SetUserRoleRequest{Username: "ADMIN", Role: "operator"})
+	code(t, err, codes.FailedPrecondition, "your own role")
+
+	// The account CheckToken names, with its role, as response headers.
+	whoIs := func(token string) metadataMD {
+		t.Helper()
+		var h metadataMD
+		resp, err := auth.CheckToken(ctx, &authpb.CheckTokenRequest{Token: token}, grpc.Header(&h))
+		if err != nil || !resp.GetSuccess() {
+			t.Fatalf("CheckToken: %v %v", resp, err)
+		}
+		return h
+	}
+	olga := login(t, ctx, auth, "olga", "olga-password")
+	h := whoIs(olga.GetToken())
+	if got := h.Get(authn.RoleHeader); len(got) != 1 || got[0] != "operator" || h.Get(authn.NameHeader)[0] != "olga" || h.Get(authn.AccountHeader)[0] != olga.GetAccountId() {
+		t.Fatalf("CheckToken headers: %v", h)
+	}
+	if _, err := admin.ListUsers(bearer(ctx, olga.GetToken()), &adminpb.ListUsersRequest{}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("an operator called the admin API: %v", err)
+	}
+	resp, err := admin.SetUserRole(root, &adminpb.SetUserRoleRequest{Username: "Olga", Role: "viewer"})
+	if err != nil || resp.GetUser().GetRole() != "viewer" || resp.GetUser().GetUsername() != "olga" {
+		t.Fatalf("SetUserRole: %v %v", resp, err)
+	}
+	if checkToken(t, ctx, auth, olga.GetToken()) {
+		t.Fatal("a role change must revoke the user's tokens")
+	}
+	revoked.waitFor(t, ctx, olga.GetAccountId(), eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN)
+	if got := whoIs(login(t, ctx, auth, "olga", "olga-password").GetToken()).Get(authn.RoleHeader); len(got) != 1 || got[0] != "viewer" {
+		t.Fatalf("role after the change: %v", got)
+	}
+
+	// Another admin may demote the first one, who then loses the admin API at once.
+	ada := bearer(ctx, login(t, ctx, auth, "ada", "ada-password").GetToken())
+	if _, err := admin.SetUserRole(ada, &adminpb.SetUserRoleRequest{Username: "admin", Role: "operator"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.ListUsers(root, &adminpb.ListUsersRequest{}); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("the demoted admin's token: %v", err)
+	}
+	list, err := admin.ListUsers(ada, &adminpb.ListUsersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]string{}
+	for _, u := range list.GetUsers() {
+		roles[u.GetUsername()] = u.GetRole()
+	}
+	want := map[string]string{"admin": "operator", "ada": "admin", "adam": "admin", "olga": "viewer", "vic": "viewer"}
+	for name, role := range want {
+		if roles[name] != role {
+			t.Fatalf("ListUsers roles: %v, want %v", roles, want)
+		}
+	}
 }

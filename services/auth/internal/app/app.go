@@ -34,8 +34,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.Publisher(ctx, events.PublisherConfig{
-		URL: cfg.NATSURL, Service: "auth", Stream: events.StreamOf(&eventsv1.TokenRevoked{}), Pool: pool,
+	_, err = s.Publisher(ctx, cfg.NATS, events.PublisherConfig{
+		Service: "auth", Stream: events.StreamOf(&eventsv1.TokenRevoked{}), Pool: pool,
 	})
 	if err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ func BenchmarkLogin(b *testing.B) {
 	e := newEnv(b)
 	cfg := e.config(b, func(c *app.Config) {
 		c.HashMemoryKiB, c.HashIterations = 19456, 2
-		c.LockUserAfter, c.LockAddrAfter = 1<<30, 1<<30
+		c.LockPairAfter, c.LockAddrAfter = 1<<30, 1<<30
 	})
 	c := authpb.NewAuthServiceClient(e.start(b, cfg))
 	var all latencies

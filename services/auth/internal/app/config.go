@@ -19,16 +19,18 @@ type Config struct {
 
 	AdminPassword   string        `env:"PLINTH_ADMIN_PASSWORD" secret:"true" usage:"password for the first user, admin, created when there are no users (empty: generate one and print it once)"`
 	TokenTTL        time.Duration `env:"PLINTH_AUTH_TOKEN_TTL" flag:"token-ttl" default:"26h" usage:"lifetime of issued tokens"`
-	LockUserAfter   int           `env:"PLINTH_AUTH_LOCK_USER_AFTER" flag:"lock-user-after" default:"5" usage:"failed logins of one username before it is locked"`
-	LockAddrAfter   int           `env:"PLINTH_AUTH_LOCK_ADDR_AFTER" flag:"lock-addr-after" default:"20" usage:"failed logins from one client address before it is locked"`
-	LockBase        time.Duration `env:"PLINTH_AUTH_LOCK_BASE" flag:"lock-base" default:"30s" usage:"first lock interval; doubles with each further failure"`
-	LockMax         time.Duration `env:"PLINTH_AUTH_LOCK_MAX" flag:"lock-max" default:"1h" usage:"longest lock interval"`
+	LockPairAfter   int           `env:"PLINTH_AUTH_LOCK_PAIR_AFTER" flag:"lock-pair-after" default:"5" usage:"failed logins of one username from one client address before that pair is throttled"`
+	LockAddrAfter   int           `env:"PLINTH_AUTH_LOCK_ADDR_AFTER" flag:"lock-addr-after" default:"20" usage:"failed logins from one client address, any username, before it is throttled"`
+	LockBase        time.Duration `env:"PLINTH_AUTH_LOCK_BASE" flag:"lock-base" default:"30s" usage:"first throttle interval; doubles with each further failure"`
+	LockMax         time.Duration `env:"PLINTH_AUTH_LOCK_MAX" flag:"lock-max" default:"1h" usage:"longest throttle interval"`
 	TrustedProxies  []string      `env:"PLINTH_AUTH_TRUSTED_PROXIES" flag:"trusted-proxies" usage:"CIDRs of proxies (the gateway) whose x-forwarded-for is believed"`
 	PublicPaths     []string      `env:"PLINTH_AUTH_PUBLIC_PATHS" flag:"public-paths" usage:"gateway paths allowed without a token (ext_authz); empty: login, health, reflection"`
 	PurgeInterval   time.Duration `env:"PLINTH_AUTH_PURGE_INTERVAL" flag:"purge-interval" default:"10m" usage:"how often expired tokens and stale counters are deleted"`
 	HashMemoryKiB   int           `env:"PLINTH_AUTH_ARGON2_MEMORY_KIB" flag:"argon2-memory-kib" default:"19456" usage:"argon2id memory (KiB); raising it rehashes on next login"`
 	HashIterations  int           `env:"PLINTH_AUTH_ARGON2_ITERATIONS" flag:"argon2-iterations" default:"2" usage:"argon2id iterations"`
 	HashParallelism int           `env:"PLINTH_AUTH_ARGON2_PARALLELISM" flag:"argon2-parallelism" default:"1" usage:"argon2id lanes"`
+	HashConcurrency int           `env:"PLINTH_AUTH_ARGON2_CONCURRENCY" flag:"argon2-concurrency" default:"0" usage:"logins hashing at once (0: GOMAXPROCS, the cores auth may use)"`
+	HashQueue       int           `env:"PLINTH_AUTH_ARGON2_QUEUE" flag:"argon2-queue" default:"0" usage:"logins waiting to hash beyond those; more are refused with ResourceExhausted (0: twice the concurrency)"`
 }
 
 // Defaults returns a Config with the auth service's own ports; Load fills the rest.
@@ -50,6 +52,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PurgeInterval < time.Second {
 		errs = append(errs, errors.New("PLINTH_AUTH_PURGE_INTERVAL: must be at least 1s"))
+	}
+	if c.HashConcurrency < 0 || c.HashQueue < 0 {
+		errs = append(errs, errors.New("PLINTH_AUTH_ARGON2_CONCURRENCY, PLINTH_AUTH_ARGON2_QUEUE: must not be negative (0: the default)"))
 	}
 	if err := c.HashParams().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("PLINTH_AUTH_ARGON2_*: %w", err))
@@ -75,13 +80,14 @@ func (c *Config) HashParams() identity.HashParams {
 // Lockout is the configured lockout policy.
 func (c *Config) Lockout() identity.LockoutPolicy {
 	p := identity.DefaultLockoutPolicy()
-	p.UserThreshold, p.AddrThreshold, p.BaseDelay, p.MaxDelay = c.LockUserAfter, c.LockAddrAfter, c.LockBase, c.LockMax
+	p.PairThreshold, p.AddrThreshold, p.BaseDelay, p.MaxDelay = c.LockPairAfter, c.LockAddrAfter, c.LockBase, c.LockMax
 	return p
 }
 
 // identityOptions are the identity rules' settings.
 func (c *Config) identityOptions(log *slog.Logger) identity.Options {
-	return identity.Options{Hash: c.HashParams(), Lockout: c.Lockout(), TokenTTL: c.TokenTTL, Logger: log}
+	return identity.Options{Hash: c.HashParams(), Lockout: c.Lockout(), TokenTTL: c.TokenTTL, Logger: log,
+		HashConcurrency: c.HashConcurrency, HashQueue: c.HashQueue}
 }
 
 // publicPaths are the gateway paths ext_authz allows without a token.

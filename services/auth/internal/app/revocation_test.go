@@ -38,7 +38,7 @@ type countingChecker struct {
 	calls atomic.Int32
 }
 
-func (c *countingChecker) CheckToken(ctx context.Context, token string) (string, bool, error) {
+func (c *countingChecker) CheckToken(ctx context.Context, token string) (authn.Account, bool, error) {
 	c.calls.Add(1)
 	return c.next.CheckToken(ctx, token)
 }
@@ -51,7 +51,7 @@ func downstream(t testing.TB, natsURL string, authConn *grpc.ClientConn, cacheTT
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, js, err := s.NATS(natsURL)
+	_, js, err := s.NATS(config.NATS{NATSURL: natsURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestRevocationReachesAnotherProcessCacheWithinASecond(t *testing.T) {
 func TestLockoutSpansInstancesSharingTheDatabase(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	lock3 := func(c *app.Config) { c.LockUserAfter = 3 }
+	lock3 := func(c *app.Config) { c.LockPairAfter = 3 }
 	a := authpb.NewAuthServiceClient(e.start(t, e.config(t, lock3)))
 	b := authpb.NewAuthServiceClient(e.start(t, e.config(t, lock3)))
 	ctx := ctxT(t)

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
@@ -21,14 +22,19 @@ import (
 const Usage = `usage: auth users <command> [username]
 
 commands:
-  add <username>            create a user (password from stdin or a prompt)
+  add <username> [--role R] create a user (password from stdin or a prompt); role viewer,
+                            operator (the default) or admin
+  create <username> [--role R]  the same as add
+  set-role <username> <role>  give the user another role (revokes all the user's tokens)
   passwd <username>         set a new password (revokes all the user's tokens)
   disable <username>        disable a user (revokes all the user's tokens)
   enable <username>         enable a user again
   list                      list users
   revoke-tokens <username>  revoke all the user's tokens
-  grant-admin <username>    let the user call the admin API (plinth.auth.v1.AdminService)
-  revoke-admin <username>   take admin rights back
+  grant-admin <username>    set-role <username> admin
+  revoke-admin <username>   set-role <username> operator
+  unlock <username>         clear the login throttles of the username from every address
+  unlock-address <address>  clear the login throttles of a client address (any username)
 
 Passwords are never taken from the command line: they are read from standard input (first
 line) or, on a terminal, prompted for twice without echo.`
@@ -52,20 +58,20 @@ func RunUsers(ctx context.Context, svc *identity.Service, args []string, io IO) 
 		}
 		return list(ctx, svc, io.Out)
 	}
+	switch cmd {
+	case "add", "create":
+		return create(ctx, svc, cmd, rest, io)
+	case "set-role":
+		if len(rest) != 2 {
+			return fmt.Errorf("usage: auth users set-role <username> <role>\n\n%s", Usage)
+		}
+		return setRole(ctx, svc, rest[0], rest[1], io.Out)
+	}
 	if len(rest) != 1 {
 		return fmt.Errorf("usage: auth users %s <username>\n\n%s", cmd, Usage)
 	}
 	name := rest[0]
 	switch cmd {
-	case "add":
-		pw, err := readPassword(io)
-		if err != nil {
-			return err
-		}
-		if _, err := svc.AddUser(ctx, name, pw, false); err != nil {
-			return describe(err, name)
-		}
-		fmt.Fprintf(io.Out, "user %s created\n", name)
 	case "passwd":
 		pw, err := readPassword(io)
 		if err != nil {
@@ -86,14 +92,75 @@ func RunUsers(ctx context.Context, svc *identity.Service, args []string, io IO) 
 			return describe(err, name)
 		}
 		fmt.Fprintf(io.Out, "revoked %d token(s) of %s\n", n, name)
-	case "grant-admin", "revoke-admin":
-		if _, err := svc.SetAdmin(ctx, name, cmd == "grant-admin"); err != nil {
-			return describe(err, name)
+	case "grant-admin":
+		return setRole(ctx, svc, name, string(authz.Admin), io.Out)
+	case "revoke-admin":
+		return setRole(ctx, svc, name, string(authz.Operator), io.Out)
+	case "unlock":
+		n, err := svc.UnlockUser(ctx, name)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(io.Out, "user %s is %s\n", name, map[bool]string{true: "an admin", false: "not an admin"}[cmd == "grant-admin"])
+		fmt.Fprintf(io.Out, "cleared %d login throttle(s) of %s\n", n, name)
+	case "unlock-address":
+		n, err := svc.UnlockAddress(ctx, name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(io.Out, "cleared %d login throttle(s) of address %s\n", n, name)
 	default:
 		return fmt.Errorf("unknown command %q\n\n%s", cmd, Usage)
 	}
+	return nil
+}
+
+// create is `auth users add|create <username> [--role R]` (the flag before or after the name,
+// also as --role=R).
+func create(ctx context.Context, svc *identity.Service, cmd string, args []string, io IO) error {
+	usage := fmt.Errorf("usage: auth users %s <username> [--role viewer|operator|admin]\n\n%s", cmd, Usage)
+	var name, role string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--role" || a == "-role":
+			if i+1 == len(args) {
+				return usage
+			}
+			i++
+			role = args[i]
+		case strings.HasPrefix(a, "--role=") || strings.HasPrefix(a, "-role="):
+			_, role, _ = strings.Cut(a, "=")
+		case strings.HasPrefix(a, "-") || name != "":
+			return usage
+		default:
+			name = a
+		}
+	}
+	if name == "" {
+		return usage
+	}
+	r, err := identity.NewUserRole(false, role)
+	if err != nil {
+		return err
+	}
+	pw, err := readPassword(io)
+	if err != nil {
+		return err
+	}
+	u, err := svc.AddUser(ctx, name, pw, r)
+	if err != nil {
+		return describe(err, name)
+	}
+	fmt.Fprintf(io.Out, "user %s created (role %s)\n", u.Username, u.Role)
+	return nil
+}
+
+func setRole(ctx context.Context, svc *identity.Service, name, role string, out io.Writer) error {
+	u, err := svc.SetRole(ctx, name, role)
+	if err != nil {
+		return describe(err, name)
+	}
+	fmt.Fprintf(out, "user %s is now %s; tokens issued before the change are revoked\n", u.Username, u.Role)
 	return nil
 }
 
@@ -103,17 +170,13 @@ func list(ctx context.Context, svc *identity.Service, out io.Writer) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "USERNAME\tID\tSTATUS\tADMIN\tCREATED")
+	fmt.Fprintln(tw, "USERNAME\tID\tSTATUS\tROLE\tCREATED")
 	for _, u := range users {
 		st := "enabled"
 		if u.Disabled {
 			st = "disabled"
 		}
-		admin := "no"
-		if u.Admin {
-			admin = "yes"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Username, u.ID, st, admin, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Username, u.ID, st, u.Role, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
 	}
 	return tw.Flush()
 }
@@ -124,6 +187,8 @@ func describe(err error, name string) error {
 		return fmt.Errorf("no user named %q", name)
 	case errors.Is(err, identity.ErrExists):
 		return fmt.Errorf("a user named %q already exists (usernames are case-insensitive)", name)
+	case errors.Is(err, identity.ErrLastAdmin):
+		return fmt.Errorf("%s is the last enabled admin and keeps the role: make another user an admin first", name)
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	adminpb "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
@@ -28,10 +29,14 @@ func NewAdminServer(svc *identity.Service, log *slog.Logger) *AdminServer {
 
 // admin authenticates the call's bearer token as an admin's. auth does this itself (rather
 // than through the shared interceptor) because it is the token authority: it reads the token
-// and the user's admin flag from its own store on every call.
+// and the user's role from its own store on every call.
 func (s *AdminServer) admin(ctx context.Context) (identity.User, error) {
 	// CheckToken refuses anything not shaped like a token before reading the store.
-	u, err := s.svc.Admin(ctx, authn.BearerToken(ctx))
+	method, ok := grpc.Method(ctx)
+	if !ok {
+		method = "/" + adminpb.AdminService_ServiceDesc.ServiceName + "/"
+	}
+	u, err := s.svc.Admin(ctx, authn.BearerToken(ctx), method)
 	if err != nil {
 		return identity.User{}, toStatus(ctx, s.log, err)
 	}
@@ -67,15 +72,19 @@ func (s *AdminServer) CreateUser(ctx context.Context, req *adminpb.CreateUserReq
 	if err != nil {
 		return nil, err
 	}
+	role, err := identity.NewUserRole(req.GetAdmin(), req.GetRole())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err)
+	}
 	password, generated, err := passwordOrGenerated(req.GetPassword())
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
-	u, err := s.svc.AddUser(ctx, req.GetUsername(), password, req.GetAdmin())
+	u, err := s.svc.AddUser(ctx, req.GetUsername(), password, role)
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err, "username", input.Quote(req.GetUsername()))
 	}
-	s.audit(ctx, actor, "create", u.Username, "user_id", u.ID, "new_admin", u.Admin, "password_generated", generated != "")
+	s.audit(ctx, actor, "create", u.Username, "user_id", u.ID, "role", string(u.Role), "password_generated", generated != "")
 	return &adminpb.CreateUserResponse{User: userPB(u), GeneratedPassword: generated}, nil
 }
 
@@ -128,6 +137,20 @@ func (s *AdminServer) RevokeUserTokens(ctx context.Context, req *adminpb.RevokeU
 	return &adminpb.RevokeUserTokensResponse{RevokedTokens: int32(n)}, nil
 }
 
+// SetUserRole gives a user another role and revokes their tokens, so it applies at once.
+func (s *AdminServer) SetUserRole(ctx context.Context, req *adminpb.SetUserRoleRequest) (*adminpb.SetUserRoleResponse, error) {
+	actor, err := s.admin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.svc.SetRoleBy(ctx, actor, req.GetUsername(), req.GetRole())
+	if err != nil {
+		return nil, toStatus(ctx, s.log, err, "username", input.Quote(req.GetUsername()))
+	}
+	s.audit(ctx, actor, "set_role", u.Username, "user_id", u.ID, "role", string(u.Role))
+	return &adminpb.SetUserRoleResponse{User: userPB(u)}, nil
+}
+
 // passwordOrGenerated returns the requested password, or a generated one (also returned as
 // generated, for the response) when the request left it empty.
 func passwordOrGenerated(requested string) (password, generated string, err error) {
@@ -140,7 +163,7 @@ func passwordOrGenerated(requested string) (password, generated string, err erro
 
 func userPB(u identity.User) *adminpb.User {
 	return &adminpb.User{
-		Id: u.ID, Username: u.Username, Disabled: u.Disabled, Admin: u.Admin,
+		Id: u.ID, Username: u.Username, Disabled: u.Disabled, Admin: u.Admin, Role: string(u.Role),
 		CreateTime: timestamppb.New(u.CreatedAt), UpdateTime: timestamppb.New(u.UpdatedAt),
 	}
 }

@@ -8,7 +8,6 @@ import (
 	tspb "github.com/plinth-dev/plinth/libs/api/resources/timestamp"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
@@ -58,14 +57,15 @@ func (s *AuthServer) Logout(ctx context.Context, _ *authpb.LogoutRequest) (*auth
 // CheckToken answers whether the token is live. A bad token is success=false, never an error;
 // only a failing database is (Internal), so callers can tell "no" from "don't know".
 func (s *AuthServer) CheckToken(ctx context.Context, req *authpb.CheckTokenRequest) (*authpb.CheckTokenResponse, error) {
-	userID, ok, err := s.svc.CheckToken(ctx, req.GetToken())
+	a, ok, err := s.svc.CheckToken(ctx, req.GetToken())
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err)
 	}
 	if ok {
-		// The wire message has only `success`; the account travels as response metadata so
-		// Plinth's interceptors can put it into the context without changing upstream's wire.
-		_ = grpc.SetHeader(ctx, metadata.Pairs(authn.AccountHeader, userID))
+		// The wire message has only `success`; the account (id, username, role) travels as
+		// response metadata so Plinth's interceptors can put it into the context and check the
+		// role without changing upstream's wire.
+		_ = grpc.SetHeader(ctx, a.Headers())
 	}
 	return &authpb.CheckTokenResponse{Success: ok}, nil
 }

@@ -29,13 +29,17 @@ const badLoginMessage = "wrong username or password"
 //   - *identity.FieldError (an *input.Error) → InvalidArgument: fix the request; the message
 //     names the field.
 //   - identity.ErrBadLogin → Unauthenticated: the credentials are wrong; retrying the same fails.
-//   - *identity.ErrLocked → ResourceExhausted with RetryInfo and a retry-after header: wait.
+//   - *identity.LockedError, *identity.BusyError → ResourceExhausted with RetryInfo and a
+//     retry-after header: wait.
 //   - identity.ErrNoToken, identity.ErrBadToken → Unauthenticated with upstream's messages
 //     (the admin API): sign in (again).
-//   - identity.ErrNotAdmin → PermissionDenied: the caller is known but may not do this;
-//     signing in again will not help.
-//   - identity.ErrOwnAccount → FailedPrecondition: the request is valid, but not in this
-//     state (an admin disabling themselves); another admin can do it.
+//   - *identity.RoleError, identity.ErrNotAdmin → PermissionDenied: the caller is known but
+//     their role may not do this (authz's message: role, method, kind); signing in again will
+//     not help.
+//   - identity.ErrOwnAccount, identity.ErrOwnRole, identity.ErrLastAdmin → FailedPrecondition:
+//     the request is valid, but not in this state (an admin disabling themselves or changing
+//     their own role, the last enabled admin losing the role); another admin can do it, or
+//     another user must become an admin first.
 //   - identity.ErrNotFound → NotFound, identity.ErrExists → AlreadyExists.
 //   - anything else → grpcerr.Unexpected: context errors keep their codes, an unreachable
 //     database is Unavailable, the rest Internal with a fixed message; the cause is logged with
@@ -44,22 +48,32 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	if err == nil {
 		return nil
 	}
-	var locked *identity.ErrLocked
+	var locked *identity.LockedError
+	var busy *identity.BusyError
+	var denied *identity.RoleError
 	switch fe, isField := identity.IsFieldError(err); {
 	case isField:
 		return status.Error(codes.InvalidArgument, fe.Error())
 	case errors.Is(err, identity.ErrBadLogin):
 		return status.Error(codes.Unauthenticated, badLoginMessage)
 	case errors.As(err, &locked):
-		return lockedStatus(ctx, locked.RetryAfter)
+		return retryStatus(ctx, "too many failed logins", locked.RetryAfter)
+	case errors.As(err, &busy):
+		return retryStatus(ctx, "too many logins at once", busy.RetryAfter)
 	case errors.Is(err, identity.ErrNoToken):
 		return status.Error(codes.Unauthenticated, authn.MsgNoToken)
 	case errors.Is(err, identity.ErrBadToken):
 		return status.Error(codes.Unauthenticated, authn.MsgInvalidToken)
+	case errors.As(err, &denied):
+		return status.Error(codes.PermissionDenied, denied.Error())
 	case errors.Is(err, identity.ErrNotAdmin):
 		return status.Error(codes.PermissionDenied, "admin rights required")
 	case errors.Is(err, identity.ErrOwnAccount):
 		return status.Error(codes.FailedPrecondition, "you cannot disable your own account; another admin can")
+	case errors.Is(err, identity.ErrOwnRole):
+		return status.Error(codes.FailedPrecondition, "you cannot change your own role; another admin can")
+	case errors.Is(err, identity.ErrLastAdmin):
+		return status.Error(codes.FailedPrecondition, "the last enabled admin cannot lose the admin role; make another user an admin first")
 	case errors.Is(err, identity.ErrNotFound):
 		return status.Error(codes.NotFound, "user not found")
 	case errors.Is(err, identity.ErrExists):
@@ -68,10 +82,12 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	return grpcerr.Unexpected(ctx, log, err, attrs...)
 }
 
-func lockedStatus(ctx context.Context, after time.Duration) error {
+// retryStatus is ResourceExhausted "<what>; retry after Ns" with a RetryInfo detail and a
+// retry-after header, after rounded up to whole seconds.
+func retryStatus(ctx context.Context, what string, after time.Duration) error {
 	secs := int64((after + time.Second - 1) / time.Second)
 	_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.FormatInt(secs, 10)))
-	st := status.New(codes.ResourceExhausted, "too many failed logins; retry after "+strconv.FormatInt(secs, 10)+"s")
+	st := status.New(codes.ResourceExhausted, what+"; retry after "+strconv.FormatInt(secs, 10)+"s")
 	if withInfo, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}); err == nil {
 		st = withInfo
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
@@ -55,14 +56,15 @@ func DefaultPublicPaths() []string {
 // Check allows or denies one HTTP request Envoy is about to route.
 func (s *ExtAuthzServer) Check(ctx context.Context, req *authv3.CheckRequest) (*authv3.CheckResponse, error) {
 	http := req.GetAttributes().GetRequest().GetHttp()
-	if s.isPublic(http.GetPath()) {
-		return allow(""), nil
+	method := callPath(http.GetPath())
+	if s.isPublic(method) {
+		return allow(authn.Account{}), nil
 	}
 	token := bearerFromHeader(http.GetHeaders()["authorization"])
 	if token == "" {
 		return deny(authn.MsgNoToken), nil
 	}
-	userID, ok, err := s.svc.CheckToken(ctx, token)
+	a, ok, err := s.svc.CheckToken(ctx, token)
 	if err != nil {
 		s.log.ErrorContext(ctx, "ext_authz token check failed", "error", err)
 		return &authv3.CheckResponse{Status: &rpcstatus.Status{Code: int32(codes.Unavailable), Message: "authentication unavailable"}}, nil
@@ -70,13 +72,25 @@ func (s *ExtAuthzServer) Check(ctx context.Context, req *authv3.CheckRequest) (*
 	if !ok {
 		return deny(authn.MsgInvalidToken), nil
 	}
-	return allow(userID), nil
+	// The same rule as the gateway's and every service's interceptor: the path of a gRPC,
+	// gRPC-Web or Connect call is its full method.
+	if err := authz.Check(a.Role, method); err != nil {
+		return forbid(err.Error()), nil
+	}
+	return allow(a), nil
 }
 
-func (s *ExtAuthzServer) isPublic(path string) bool {
+// callPath is the call a request path names: without its query string, and without one
+// leading authz.APIPrefix (Envoy rewrites the path only after ext_authz has seen it).
+func callPath(path string) string {
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
+	path, _ = authz.TrimAPIPrefix(path)
+	return path
+}
+
+func (s *ExtAuthzServer) isPublic(path string) bool {
 	if s.public[path] {
 		return true
 	}
@@ -96,13 +110,18 @@ func bearerFromHeader(v string) string {
 	return strings.TrimSpace(token)
 }
 
-func allow(userID string) *authv3.CheckResponse {
+// allow lets the request through with the account's id, name and role set upstream
+// (overwriting any copy the client sent), for the backends' audit trails and checks. A public
+// path has no account and sets nothing.
+func allow(a authn.Account) *authv3.CheckResponse {
 	ok := &authv3.OkHttpResponse{}
-	if userID != "" {
-		ok.Headers = []*corev3.HeaderValueOption{{
-			Header:       &corev3.HeaderValue{Key: authn.AccountHeader, Value: userID},
-			AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
-		}}
+	if a.ID != "" {
+		for _, kv := range [][2]string{{authn.AccountHeader, a.ID}, {authn.NameHeader, a.Name}, {authn.RoleHeader, string(a.Role)}} {
+			ok.Headers = append(ok.Headers, &corev3.HeaderValueOption{
+				Header:       &corev3.HeaderValue{Key: kv[0], Value: kv[1]},
+				AppendAction: corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+			})
+		}
 	}
 	return &authv3.CheckResponse{
 		Status:       &rpcstatus.Status{Code: int32(codes.OK)},
@@ -113,15 +132,24 @@ func allow(userID string) *authv3.CheckResponse {
 // deny answers 401 with gRPC status headers, so gRPC clients behind the gateway see
 // Unauthenticated with upstream's message, as they would from the service itself.
 func deny(msg string) *authv3.CheckResponse {
+	return refuse(codes.Unauthenticated, typev3.StatusCode_Unauthorized, msg)
+}
+
+// forbid answers 403 PermissionDenied: the token is live but its role may not call the path.
+func forbid(msg string) *authv3.CheckResponse {
+	return refuse(codes.PermissionDenied, typev3.StatusCode_Forbidden, msg)
+}
+
+func refuse(code codes.Code, httpStatus typev3.StatusCode, msg string) *authv3.CheckResponse {
 	h := func(k, v string) *corev3.HeaderValueOption {
 		return &corev3.HeaderValueOption{Header: &corev3.HeaderValue{Key: k, Value: v}}
 	}
 	return &authv3.CheckResponse{
-		Status: &rpcstatus.Status{Code: int32(codes.Unauthenticated), Message: msg},
+		Status: &rpcstatus.Status{Code: int32(code), Message: msg},
 		HttpResponse: &authv3.CheckResponse_DeniedResponse{DeniedResponse: &authv3.DeniedHttpResponse{
-			Status: &typev3.HttpStatus{Code: typev3.StatusCode_Unauthorized},
+			Status: &typev3.HttpStatus{Code: httpStatus},
 			Headers: []*corev3.HeaderValueOption{
-				h("grpc-status", strconv.Itoa(int(codes.Unauthenticated))),
+				h("grpc-status", strconv.Itoa(int(code))),
 				h("grpc-message", msg),
 				h("content-type", "application/grpc"),
 			},

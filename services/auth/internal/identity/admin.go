@@ -7,22 +7,56 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
-// AddUser creates a user (an admin, with admin) after validating the username and password.
-func (s *Service) AddUser(ctx context.Context, username, password string, admin bool) (User, error) {
+// ParseRole is authz.ParseRole as a *FieldError naming field "role" (the message lists the
+// roles).
+func ParseRole(role string) (authz.Role, error) {
+	r, err := authz.ParseRole(role)
+	if err != nil {
+		return "", &FieldError{Field: "role", Reason: fmt.Sprintf("must be one of viewer, operator, admin (got %s)", input.Quote(role))}
+	}
+	return r, nil
+}
+
+// NewUserRole is the role of a user created with the API's (admin, role) pair: role when given,
+// else admin for admin and operator for everyone else (what users could do before roles).
+// admin with another role contradicts itself: a *FieldError naming role.
+func NewUserRole(admin bool, role string) (authz.Role, error) {
+	if role == "" {
+		if admin {
+			return authz.Admin, nil
+		}
+		return authz.Operator, nil
+	}
+	r, err := ParseRole(role)
+	if err != nil {
+		return "", err
+	}
+	if admin && r != authz.Admin {
+		return "", &FieldError{Field: "role", Reason: fmt.Sprintf("is %s, but admin is set: leave admin unset or ask for role admin", r)}
+	}
+	return r, nil
+}
+
+// AddUser creates a user with role after validating the username, the password and the role.
+func (s *Service) AddUser(ctx context.Context, username, password string, role authz.Role) (User, error) {
 	if err := ValidateUsername(username); err != nil {
 		return User{}, err
 	}
 	if err := ValidatePassword(password); err != nil {
 		return User{}, err
 	}
+	if _, err := ParseRole(string(role)); err != nil {
+		return User{}, err
+	}
 	h, err := HashPassword(password, s.opts.Hash)
 	if err != nil {
 		return User{}, err
 	}
-	return s.store.CreateUser(ctx, username, h, admin)
+	return s.store.CreateUser(ctx, username, h, role)
 }
 
 // ChangePassword sets a new password and revokes all the user's tokens.
@@ -64,12 +98,27 @@ func (s *Service) SetDisabledBy(ctx context.Context, actor User, username string
 	return s.SetDisabled(ctx, username, disabled)
 }
 
-// SetAdmin grants (or takes back) the right to call the admin API.
-func (s *Service) SetAdmin(ctx context.Context, username string, admin bool) (User, error) {
+// SetRole gives a user another role (a name ParseRole accepts) and, when it changes, revokes
+// all their tokens so the new role applies to their next call. The last enabled admin keeps the
+// role (ErrLastAdmin).
+func (s *Service) SetRole(ctx context.Context, username, role string) (User, error) {
+	return s.SetRoleBy(ctx, User{}, username, role)
+}
+
+// SetRoleBy is SetRole on behalf of the admin actor, who may not change their own role
+// (ErrOwnRole): an admin demoting themselves could not undo it. The zero actor is the CLI.
+func (s *Service) SetRoleBy(ctx context.Context, actor User, username, role string) (User, error) {
 	if err := ValidateUsername(username); err != nil {
 		return User{}, err
 	}
-	return s.store.SetAdmin(ctx, username, admin)
+	r, err := ParseRole(role)
+	if err != nil {
+		return User{}, err
+	}
+	if actor.Username != "" && NormalizeUsername(actor.Username) == NormalizeUsername(username) {
+		return User{}, ErrOwnRole
+	}
+	return s.store.SetRole(ctx, username, r)
 }
 
 // ListUsers returns every user, ordered by username.
@@ -110,30 +159,31 @@ func (s *Service) RevokeTokens(ctx context.Context, username string) (int, error
 	return s.store.RevokeUserTokens(ctx, u.ID, RevokeAdmin)
 }
 
-// Admin returns the user a bearer token belongs to when that user is an admin: ErrNoToken
-// without a token, ErrBadToken for a token that is not live, ErrNotAdmin for anyone else.
+// Admin returns the user a bearer token belongs to when that user's role may call fullMethod
+// (authz.Check: user administration is the admin role's): ErrNoToken without a token,
+// ErrBadToken for a token that is not live, a *RoleError (ErrNotAdmin) for anyone else.
 // It asks the store every time (no cache): admin calls are rare and must see a revocation
 // or a disabled account at once.
-func (s *Service) Admin(ctx context.Context, token string) (User, error) {
+func (s *Service) Admin(ctx context.Context, token, fullMethod string) (User, error) {
 	if token == "" {
 		return User{}, ErrNoToken
 	}
-	userID, ok, err := s.CheckToken(ctx, token)
+	a, ok, err := s.CheckToken(ctx, token)
 	if err != nil {
 		return User{}, err
 	}
 	if !ok {
 		return User{}, ErrBadToken
 	}
-	u, err := s.store.UserByID(ctx, userID)
+	u, err := s.store.UserByID(ctx, a.ID)
 	if errors.Is(err, ErrNotFound) {
 		return User{}, ErrBadToken // deleted between the two reads
 	}
 	if err != nil {
 		return User{}, err
 	}
-	if !u.Admin {
-		return User{}, ErrNotAdmin
+	if err := authz.Check(u.Role, fullMethod); err != nil {
+		return User{}, &RoleError{Denied: err}
 	}
 	return u, nil
 }
@@ -145,11 +195,4 @@ func GeneratePassword() (string, error) {
 		return "", fmt.Errorf("read random password: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-// IsFieldError reports whether err is a validation error and returns it.
-func IsFieldError(err error) (*FieldError, bool) {
-	var fe *FieldError
-	ok := errors.As(err, &fe)
-	return fe, ok
 }

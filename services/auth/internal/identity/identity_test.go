@@ -142,7 +142,7 @@ func TestLockoutPolicy(t *testing.T) {
 		{50, 25 * time.Hour, 0}, // forgotten
 	}
 	for _, c := range cases {
-		got := p.LockedFor(Counter{Failures: c.failures, LastFailure: now.Add(-c.ago)}, p.UserThreshold, now)
+		got := p.LockedFor(Counter{Failures: c.failures, LastFailure: now.Add(-c.ago)}, p.PairThreshold, now)
 		if got != c.want {
 			t.Errorf("failures=%d ago=%v: locked for %v, want %v", c.failures, c.ago, got, c.want)
 		}

@@ -5,14 +5,19 @@ import (
 	"time"
 )
 
-// LockoutPolicy decides when repeated login failures lock a username or a client address.
+// LockoutPolicy decides when repeated login failures throttle a (username, client address) pair
+// or a client address. There is deliberately no lock on a username alone: anyone could trigger
+// it, so it would lock the real user out (OWASP ASVS V2.2, NIST 800-63B 5.2.2). Guesses at one
+// user from one address are throttled by the pair, spraying many users from one address by the
+// address; a throttled address or pair never stops the same user signing in from elsewhere.
 // Every attempt is counted before the password is checked (so parallel guesses cannot slip past
 // the threshold) and a success takes its own count back.
 type LockoutPolicy struct {
-	// UserThreshold is the number of failures for one username after which it is locked.
-	UserThreshold int
-	// AddrThreshold is the number of failures from one client address after which it is locked
-	// (higher: many users may share a NAT address).
+	// PairThreshold is the number of failures for one username from one client address after
+	// which that pair is throttled.
+	PairThreshold int
+	// AddrThreshold is the number of failures from one client address, whatever the username,
+	// after which it is throttled (higher: many users may share a NAT address).
 	AddrThreshold int
 	// BaseDelay is the first lock interval; each further failure doubles it, up to MaxDelay.
 	BaseDelay time.Duration
@@ -22,15 +27,16 @@ type LockoutPolicy struct {
 	Forget time.Duration
 }
 
-// DefaultLockoutPolicy locks a username after 5 failures and an address after 20, for 30 s
-// doubling to at most an hour; counters are forgotten after a day without failures.
+// DefaultLockoutPolicy throttles a (username, address) pair after 5 failures and an address
+// after 20, for 30 s doubling to at most an hour; counters are forgotten after a day without
+// failures.
 func DefaultLockoutPolicy() LockoutPolicy {
-	return LockoutPolicy{UserThreshold: 5, AddrThreshold: 20, BaseDelay: 30 * time.Second, MaxDelay: time.Hour, Forget: 24 * time.Hour}
+	return LockoutPolicy{PairThreshold: 5, AddrThreshold: 20, BaseDelay: 30 * time.Second, MaxDelay: time.Hour, Forget: 24 * time.Hour}
 }
 
 // Validate checks the policy is usable.
 func (p LockoutPolicy) Validate() error {
-	if p.UserThreshold < 1 || p.AddrThreshold < 1 {
+	if p.PairThreshold < 1 || p.AddrThreshold < 1 {
 		return errors.New("lockout thresholds must be at least 1")
 	}
 	if p.BaseDelay <= 0 || p.MaxDelay < p.BaseDelay {
@@ -42,7 +48,7 @@ func (p LockoutPolicy) Validate() error {
 	return nil
 }
 
-// Counter is the stored failure count of one username or address.
+// Counter is the stored failure count of one (username, address) pair or one address.
 type Counter struct {
 	Failures    int
 	LastFailure time.Time
@@ -63,13 +69,4 @@ func (p LockoutPolicy) LockedFor(c Counter, threshold int, now time.Time) time.D
 		return left
 	}
 	return 0
-}
-
-// ErrLocked is returned while a username or address is locked out.
-type ErrLocked struct {
-	RetryAfter time.Duration
-}
-
-func (e *ErrLocked) Error() string {
-	return "too many failed logins; retry after " + e.RetryAfter.Round(time.Second).String()
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 
 // Options configure the Service.
@@ -13,8 +16,13 @@ type Options struct {
 	Hash     HashParams
 	Lockout  LockoutPolicy
 	TokenTTL time.Duration
-	Now      func() time.Time // nil: time.Now
-	Logger   *slog.Logger     // nil: discard
+	// HashConcurrency is how many logins may hash at once (0: runtime.GOMAXPROCS) and
+	// HashQueue how many more may wait for one of them (0: twice HashConcurrency); logins beyond
+	// both are refused with *BusyError before any hashing.
+	HashConcurrency int
+	HashQueue       int
+	Now             func() time.Time // nil: time.Now
+	Logger          *slog.Logger     // nil: discard
 }
 
 // Service is the auth use cases: login, logout, token checks and user administration.
@@ -24,6 +32,9 @@ type Service struct {
 	// dummyHash is verified against when the user does not exist, so that an unknown username
 	// costs the same argon2id work as a wrong password and timing does not enumerate users.
 	dummyHash string
+	gate      *hashGate
+	// verify is VerifyPassword; tests replace it to block or count hashing.
+	verify func(encoded, password string, current HashParams) (ok, needsRehash bool, err error)
 }
 
 // NewService checks the options and prepares the service.
@@ -40,15 +51,20 @@ func NewService(store Store, o Options) (*Service, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	gate, err := newHashGate(o.HashConcurrency, o.HashQueue)
+	if err != nil {
+		return nil, err
+	}
 	dummy, err := HashPassword("plinth-dummy-password", o.Hash)
 	if err != nil {
 		return nil, err
 	}
-	return &Service{store: store, opts: o, dummyHash: dummy}, nil
+	return &Service{store: store, opts: o, dummyHash: dummy, gate: gate, verify: VerifyPassword}, nil
 }
 
 // Login checks a username and password and issues a token. Every credential failure returns
-// ErrBadLogin, whatever the cause; a lockout returns *ErrLocked; malformed input *FieldError.
+// ErrBadLogin, whatever the cause; a throttle returns *LockedError; too many logins hashing at
+// once *BusyError (before anything is counted or hashed); malformed input *FieldError.
 func (s *Service) Login(ctx context.Context, username, password, clientAddr string) (string, Token, error) {
 	a := Attempt{Username: username, ClientAddress: clientAddr, At: s.opts.Now()}
 	if err := ValidateUsername(username); err != nil {
@@ -57,8 +73,13 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	if err := ValidatePassword(password); err != nil {
 		return "", Token{}, s.invalid(ctx, a, err)
 	}
+	leave, err := s.gate.admit(clientAddr, a.At)
+	if err != nil {
+		return "", Token{}, err
+	}
+	defer leave()
 	if err := s.store.BeginAttempt(ctx, a, s.opts.Lockout); err != nil {
-		var locked *ErrLocked
+		var locked *LockedError
 		if errors.As(err, &locked) {
 			_ = s.store.RecordFailure(ctx, a, FailureLocked)
 		}
@@ -66,13 +87,18 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	}
 	u, err := s.store.UserByName(ctx, username)
 	if errors.Is(err, ErrNotFound) {
-		_, _, _ = VerifyPassword(s.dummyHash, password, s.opts.Hash)
+		if err := s.gate.run(ctx, func() { _, _, _ = s.verify(s.dummyHash, password, s.opts.Hash) }); err != nil {
+			return "", Token{}, err
+		}
 		return "", Token{}, s.fail(ctx, a, FailureUnknownUser)
 	}
 	if err != nil {
 		return "", Token{}, err
 	}
-	ok, rehash, err := VerifyPassword(u.PasswordHash, password, s.opts.Hash)
+	var ok, rehash bool
+	if gerr := s.gate.run(ctx, func() { ok, rehash, err = s.verify(u.PasswordHash, password, s.opts.Hash) }); gerr != nil {
+		return "", Token{}, gerr
+	}
 	if err != nil {
 		return "", Token{}, fmt.Errorf("user %s: %w", u.ID, err)
 	}
@@ -97,12 +123,17 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	if err := s.store.CreateToken(ctx, t, a); err != nil {
 		return "", Token{}, err
 	}
+	s.gate.vouch(clientAddr, a.At)
 	return token, t, nil
 }
 
-// rehash stores password hashed with the current parameters.
+// rehash stores password hashed with the current parameters, in a slot of the hash gate.
 func (s *Service) rehash(ctx context.Context, userID, password string) error {
-	h, err := HashPassword(password, s.opts.Hash)
+	var h string
+	var err error
+	if gerr := s.gate.run(ctx, func() { h, err = HashPassword(password, s.opts.Hash) }); gerr != nil {
+		return gerr
+	}
 	if err != nil {
 		return err
 	}
@@ -142,16 +173,16 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 	return s.store.RevokeToken(ctx, TokenID(token), RevokeLogout)
 }
 
-// CheckToken reports whether token is live, and whose it is. A bad token is a false answer,
-// never an error; errors are the store's.
-func (s *Service) CheckToken(ctx context.Context, token string) (userID string, ok bool, err error) {
+// CheckToken reports whether token is live, and whose it is (id, username, role). A bad token
+// is a false answer, never an error; errors are the store's. It is an authn.Checker.
+func (s *Service) CheckToken(ctx context.Context, token string) (a authn.Account, ok bool, err error) {
 	if !LooksLikeToken(token) {
-		return "", false, nil
+		return authn.Account{}, false, nil
 	}
 	return s.store.ValidToken(ctx, TokenID(token), s.opts.Now())
 }
 
-// Bootstrap creates the first user, `admin` (an admin), when there are no users. An empty password means
+// Bootstrap creates the first user, `admin` (role admin), when there are no users. An empty password means
 // "generate one": it is returned so the caller can print it once. created is false when users
 // already exist (or another instance won the race).
 func (s *Service) Bootstrap(ctx context.Context, password string) (generated string, created bool, err error) {
@@ -165,7 +196,7 @@ func (s *Service) Bootstrap(ctx context.Context, password string) (generated str
 		}
 		generated = password
 	}
-	if _, err := s.AddUser(ctx, "admin", password, true); err != nil {
+	if _, err := s.AddUser(ctx, "admin", password, authz.Admin); err != nil {
 		if errors.Is(err, ErrExists) {
 			return "", false, nil
 		}

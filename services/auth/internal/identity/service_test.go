@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
@@ -49,7 +50,7 @@ func TestTokensExpire(t *testing.T) {
 	st, ctx := open(t)
 	clock := time.Now()
 	svc := newService(t, st, cheap(), func() time.Time { return clock })
-	if _, err := svc.AddUser(ctx, "erin", "erin-password", false); err != nil {
+	if _, err := svc.AddUser(ctx, "erin", "erin-password", authz.Operator); err != nil {
 		t.Fatal(err)
 	}
 	token, tok, err := svc.Login(ctx, "erin", "erin-password", "192.0.2.1")
@@ -73,7 +74,7 @@ func TestLoginRehashesWithRaisedParameters(t *testing.T) {
 	t.Parallel()
 	st, ctx := open(t)
 	old := newService(t, st, cheap(), nil)
-	if _, err := old.AddUser(ctx, "frank", "frank-password", false); err != nil {
+	if _, err := old.AddUser(ctx, "frank", "frank-password", authz.Operator); err != nil {
 		t.Fatal(err)
 	}
 	raised := cheap()

@@ -2,8 +2,10 @@ package identity
 
 import (
 	"context"
-	"errors"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 
 // User is an account that can log in.
@@ -12,7 +14,8 @@ type User struct {
 	Username     string
 	PasswordHash string
 	Disabled     bool
-	Admin        bool // may call plinth.auth.v1.AdminService
+	Role         authz.Role
+	Admin        bool // Role is authz.Admin (kept for the API's admin field)
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 }
@@ -34,6 +37,8 @@ const (
 	RevokePasswordChanged
 	RevokeUserDisabled
 	RevokeAdmin
+	// RevokeRoleChanged: the user's role changed, so tokens carrying the old one must go.
+	RevokeRoleChanged
 )
 
 // String is the reason's stable name, used in logs and CLI output.
@@ -47,24 +52,11 @@ func (r RevokeReason) String() string {
 		return "user_disabled"
 	case RevokeAdmin:
 		return "admin"
+	case RevokeRoleChanged:
+		return "role_changed"
 	}
 	return "unknown"
 }
-
-// Domain errors; the gRPC layer maps them to status codes in one place.
-var (
-	ErrNotFound = errors.New("not found")
-	ErrExists   = errors.New("already exists")
-	ErrBadLogin = errors.New("wrong username or password")
-	ErrNoToken  = errors.New("no token given")
-	// ErrBadToken: the token presented is not live (unknown, expired, revoked, disabled user).
-	ErrBadToken = errors.New("invalid token")
-	// ErrNotAdmin: the caller's token is valid, but the user is not an admin.
-	ErrNotAdmin = errors.New("admin rights required")
-	// ErrOwnAccount: an admin tried to disable their own account (and lock everyone out if
-	// they are the last admin).
-	ErrOwnAccount = errors.New("you cannot disable your own account")
-)
 
 // LoginFailure says why a login failed, for the login.failed event. It is never sent to the
 // client (which gets one message for all of them, so usernames cannot be enumerated).
@@ -89,15 +81,16 @@ type Attempt struct {
 // Store persists users, tokens and failure counters. Every method that changes state writes
 // the events it causes in the same transaction (outbox).
 type Store interface {
-	CreateUser(ctx context.Context, username, passwordHash string, admin bool) (User, error)
+	CreateUser(ctx context.Context, username, passwordHash string, role authz.Role) (User, error)
 	UserByName(ctx context.Context, username string) (User, error)
 	UserByID(ctx context.Context, id string) (User, error)
 	ListUsers(ctx context.Context) ([]User, error)
 	// UsersAfter returns at most limit users whose lowercase username sorts after after,
 	// ordered by lowercase username.
 	UsersAfter(ctx context.Context, after string, limit int) ([]User, error)
-	// SetAdmin grants or takes back admin rights.
-	SetAdmin(ctx context.Context, username string, admin bool) (User, error)
+	// SetRole gives the user role, revoking all their tokens when it changes (one event per
+	// token); taking the role admin from the last enabled admin is ErrLastAdmin.
+	SetRole(ctx context.Context, username string, role authz.Role) (User, error)
 	CountUsers(ctx context.Context) (int, error)
 	// SetPassword stores a new hash; with revoke it also revokes all the user's tokens.
 	SetPassword(ctx context.Context, userID, passwordHash string, revoke bool) error
@@ -109,16 +102,22 @@ type Store interface {
 	// CreateToken stores a token issued by a successful login, records the success (resetting
 	// the username's failure counter, taking back the attempt's address count) and its event.
 	CreateToken(ctx context.Context, t Token, a Attempt) error
-	// ValidToken reports whether id is an existing, unexpired, unrevoked token of an enabled user.
-	ValidToken(ctx context.Context, id string, now time.Time) (userID string, ok bool, err error)
+	// ValidToken reports whether id is an existing, unexpired, unrevoked token of an enabled
+	// user, and that user's account.
+	ValidToken(ctx context.Context, id string, now time.Time) (a authn.Account, ok bool, err error)
 	// RevokeToken revokes one token; revoking a revoked or unknown token is not an error.
 	RevokeToken(ctx context.Context, id string, reason RevokeReason) error
 
-	// BeginAttempt counts an attempt against the username and the address before the password
-	// is checked, or returns *ErrLocked (counting nothing) while either is locked.
+	// BeginAttempt counts an attempt against the (username, address) pair and the address
+	// before the password is checked, or returns *LockedError (counting nothing) while either is
+	// throttled.
 	BeginAttempt(ctx context.Context, a Attempt, p LockoutPolicy) error
 	// RecordFailure writes the login.failed event for an attempt already counted.
 	RecordFailure(ctx context.Context, a Attempt, why LoginFailure) error
+	// ClearUserThrottles deletes the counters of every pair of the username; it returns how many.
+	ClearUserThrottles(ctx context.Context, username string) (int64, error)
+	// ClearAddressThrottles deletes the counters of the address and its pairs; it returns how many.
+	ClearAddressThrottles(ctx context.Context, addr string) (int64, error)
 
 	// Purge deletes tokens expired or revoked before cutoff and counters idle since before
 	// forgetBefore, returning how many rows went.

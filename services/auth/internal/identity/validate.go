@@ -4,13 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/plinth-dev/plinth/libs/platform/input"
 )
-
-// FieldError names the request field that is wrong and why; it maps to InvalidArgument. It is
-// libs/platform/input's error, so the paging rule's errors and these are one kind.
-type FieldError = input.Error
 
 // usernamePattern is upstream's rule (koor data-control-center, validate.rules on LoginRequest).
 var usernamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)

@@ -17,16 +17,22 @@ var neverFailed = time.Unix(0, 0).UTC()
 
 type counterKey struct{ kind, key string }
 
+// pairKey is the counter key of a (username, address) pair: a space never occurs in a username
+// or an address. An unknown address ("", a unix socket) is a pair of its own.
+func pairKey(username, addr string) string {
+	return identity.NormalizeUsername(username) + " " + addr
+}
+
 func attemptKeys(a identity.Attempt) []counterKey {
-	keys := []counterKey{{"user", identity.NormalizeUsername(a.Username)}}
+	keys := []counterKey{{"pair", pairKey(a.Username, a.ClientAddress)}}
 	if a.ClientAddress != "" {
 		keys = append(keys, counterKey{"addr", a.ClientAddress})
 	}
 	return keys
 }
 
-// BeginAttempt counts the attempt against the username and the address, unless either is
-// locked. The counter rows are locked (FOR UPDATE) for the decision, so concurrent attempts on
+// BeginAttempt counts the attempt against the (username, address) pair and the address, unless
+// either is throttled. The counter rows are locked (FOR UPDATE) for the decision, so concurrent attempts on
 // any replica see each other's counts and cannot slip past the threshold together.
 func (s *Store) BeginAttempt(ctx context.Context, a identity.Attempt, p identity.LockoutPolicy) error {
 	keys := attemptKeys(a)
@@ -43,14 +49,14 @@ func (s *Store) BeginAttempt(ctx context.Context, a identity.Attempt, p identity
 				WHERE kind = $1 AND key = $2 FOR UPDATE`, k.kind, k.key).Scan(&c.Failures, &c.LastFailure); err != nil {
 				return fmt.Errorf("lock failure counter: %w", err)
 			}
-			threshold := p.UserThreshold
+			threshold := p.PairThreshold
 			if k.kind == "addr" {
 				threshold = p.AddrThreshold
 			}
 			locked = max(locked, p.LockedFor(*c, threshold, a.At))
 		}
 		if locked > 0 {
-			return &identity.ErrLocked{RetryAfter: locked} // rolls back: nothing counted
+			return &identity.LockedError{RetryAfter: locked} // rolls back: nothing counted
 		}
 		for i, k := range keys {
 			n := counters[i].Failures + 1
@@ -66,12 +72,12 @@ func (s *Store) BeginAttempt(ctx context.Context, a identity.Attempt, p identity
 	})
 }
 
-// forgiveAttempt undoes a successful attempt's counting: the username starts again from zero;
+// forgiveAttempt undoes a successful attempt's counting: the pair starts again from zero;
 // the address only gets this attempt back, so a valid login of one's own account cannot wipe
 // out the failures one's address earned guessing at others.
 func forgiveAttempt(ctx context.Context, tx pgx.Tx, a identity.Attempt) error {
-	if _, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE kind = 'user' AND key = $1`,
-		identity.NormalizeUsername(a.Username)); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM login_failures WHERE kind = 'pair' AND key = $1`,
+		pairKey(a.Username, a.ClientAddress)); err != nil {
 		return fmt.Errorf("reset failure counter: %w", err)
 	}
 	if a.ClientAddress == "" {
@@ -102,4 +108,27 @@ func (s *Store) RecordFailure(ctx context.Context, a identity.Attempt, why ident
 			Username: username, ClientAddress: a.ClientAddress, Reason: reason,
 		})
 	})
+}
+
+// ClearUserThrottles deletes the failure counters of every (username, address) pair of the
+// username, so it may log in again from everywhere at once; it returns how many went. The
+// addresses' own counters stay: they were earned guessing at any user.
+func (s *Store) ClearUserThrottles(ctx context.Context, username string) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM login_failures WHERE kind = 'pair' AND starts_with(key, $1)`,
+		identity.NormalizeUsername(username)+" ")
+	if err != nil {
+		return 0, fmt.Errorf("clear the throttles of a username: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// ClearAddressThrottles deletes the failure counters of the address and of every pair with it;
+// it returns how many went.
+func (s *Store) ClearAddressThrottles(ctx context.Context, addr string) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM login_failures
+		WHERE (kind = 'addr' AND key = $1) OR (kind = 'pair' AND split_part(key, ' ', 2) = $1)`, addr)
+	if err != nil {
+		return 0, fmt.Errorf("clear the throttles of an address: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
@@ -44,11 +45,11 @@ func outboxCount(t *testing.T, ctx context.Context, st *store.Store, subject str
 func TestUsersAreCaseInsensitivelyUnique(t *testing.T) {
 	t.Parallel()
 	st, ctx := open(t)
-	u, err := st.CreateUser(ctx, "Alice", "$hash", false)
+	u, err := st.CreateUser(ctx, "Alice", "$hash", authz.Operator)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateUser(ctx, "alice", "$hash", false); !errors.Is(err, identity.ErrExists) {
+	if _, err := st.CreateUser(ctx, "alice", "$hash", authz.Operator); !errors.Is(err, identity.ErrExists) {
 		t.Fatalf("duplicate: %v", err)
 	}
 	got, err := st.UserByName(ctx, "ALICE")
@@ -66,7 +67,7 @@ func TestUsersAreCaseInsensitivelyUnique(t *testing.T) {
 func TestTokensAndRevocationEvents(t *testing.T) {
 	t.Parallel()
 	st, ctx := open(t)
-	u, _ := st.CreateUser(ctx, "carol", "$hash", false)
+	u, _ := st.CreateUser(ctx, "carol", "$hash", authz.Operator)
 	now := time.Now()
 	a := identity.Attempt{Username: "carol", ClientAddress: "10.0.0.1", At: now}
 	for _, id := range []string{"t1", "t2", "t3"} {
@@ -77,7 +78,7 @@ func TestTokensAndRevocationEvents(t *testing.T) {
 	if outboxCount(t, ctx, st, events.SubjectOf(&eventsv1.LoginSucceeded{})) != 3 {
 		t.Fatal("want one login.succeeded per token")
 	}
-	if uid, ok, err := st.ValidToken(ctx, "t1", now); err != nil || !ok || uid != u.ID {
+	if uid, ok, err := st.ValidToken(ctx, "t1", now); err != nil || !ok || uid.ID != u.ID || uid.Name != "carol" || uid.Role != authz.Operator {
 		t.Fatalf("t1: %v %v %v", uid, ok, err)
 	}
 	if _, ok, _ := st.ValidToken(ctx, "t1", now.Add(2*time.Hour)); ok {
@@ -129,7 +130,7 @@ func TestLockoutCountsConcurrentAttemptsExactly(t *testing.T) {
 			err := st.BeginAttempt(ctx, identity.Attempt{Username: "Dave", ClientAddress: "10.0.0.9", At: now}, p)
 			mu.Lock()
 			defer mu.Unlock()
-			var le *identity.ErrLocked
+			var le *identity.LockedError
 			switch {
 			case err == nil:
 				allowed++
@@ -141,48 +142,69 @@ func TestLockoutCountsConcurrentAttemptsExactly(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if allowed != p.UserThreshold || locked != 12-p.UserThreshold {
-		t.Fatalf("allowed %d, locked %d: exactly %d attempts may be counted", allowed, locked, p.UserThreshold)
+	if allowed != p.PairThreshold || locked != 12-p.PairThreshold {
+		t.Fatalf("allowed %d, locked %d: exactly %d attempts may be counted", allowed, locked, p.PairThreshold)
 	}
-	// The lock expires after BaseDelay; a success then resets the username's counter.
+	// The throttle expires after BaseDelay; a success then resets the pair's counter.
 	later := now.Add(p.BaseDelay + time.Second)
 	a := identity.Attempt{Username: "dave", ClientAddress: "10.0.0.9", At: later}
 	if err := st.BeginAttempt(ctx, a, p); err != nil {
 		t.Fatalf("after the lock interval: %v", err)
 	}
-	u, _ := st.CreateUser(ctx, "dave", "$h", false)
+	u, _ := st.CreateUser(ctx, "dave", "$h", authz.Operator)
 	if err := st.CreateToken(ctx, identity.Token{ID: "x", UserID: u.ID, CreatedAt: later, ExpiresAt: later.Add(time.Hour)}, a); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < p.UserThreshold; i++ {
-		if err := st.BeginAttempt(ctx, identity.Attempt{Username: "dave", At: later}, p); err != nil {
+	for i := 0; i < p.PairThreshold; i++ {
+		if err := st.BeginAttempt(ctx, identity.Attempt{Username: "DAVE", ClientAddress: "10.0.0.9", At: later}, p); err != nil {
 			t.Fatalf("attempt %d after a success: %v", i, err)
 		}
 	}
 }
 
-// TestUpgradeMakesTheFirstUserAnAdmin opens a database migrated before the admin flag
-// existed (only 001) with every migration: the bootstrap user `admin` becomes an admin,
-// nobody else does.
-func TestUpgradeMakesTheFirstUserAnAdmin(t *testing.T) {
+// migrationsUpTo is the embedded migrations numbered up to last (e.g. "002").
+func migrationsUpTo(t *testing.T, last string) fstest.MapFS {
+	t.Helper()
+	entries, err := fs.ReadDir(store.Migrations, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fstest.MapFS{}
+	for _, e := range entries {
+		if e.Name()[:3] > last {
+			continue
+		}
+		data, err := fs.ReadFile(store.Migrations, "migrations/"+e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["migrations/"+e.Name()] = &fstest.MapFile{Data: data}
+	}
+	return out
+}
+
+// TestUpgradeGivesEveryUserARole opens a database migrated before the admin flag existed (only
+// 001), then one before roles existed (up to 003), with every migration: the bootstrap user
+// `admin` and a user made an admin under 002 become admins, everyone else an operator (what
+// they could do before), and the role column refuses names authz does not know.
+func TestUpgradeGivesEveryUserARole(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	db := testenv.DB(t)
-	first, err := fs.ReadFile(store.Migrations, "migrations/001_create_users_and_tokens.up.sql")
-	if err != nil {
-		t.Fatal(err)
+	step := func(last, sql string) {
+		t.Helper()
+		old, err := service.OpenPostgres(ctx, db.URL, store.Schema, migrationsUpTo(t, last))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer old.Close()
+		if _, err := old.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
 	}
-	old, err := service.OpenPostgres(ctx, db.URL, store.Schema, fstest.MapFS{
-		"migrations/001_create_users_and_tokens.up.sql": {Data: first},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := old.Exec(ctx, `INSERT INTO users (username, password_hash) VALUES ('Admin', '$h'), ('bob', '$h')`); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
+	step("001", `INSERT INTO users (username, password_hash) VALUES ('Admin', '$h'), ('bob', '$h'), ('carol', '$h')`)
+	step("003", `UPDATE users SET admin = true WHERE username = 'carol'`)
 
 	pool, err := service.OpenPostgres(ctx, db.URL, store.Schema, store.Migrations)
 	if err != nil {
@@ -190,16 +212,94 @@ func TestUpgradeMakesTheFirstUserAnAdmin(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	st := store.New(pool)
-	for name, want := range map[string]bool{"admin": true, "bob": false} {
+	for name, want := range map[string]authz.Role{"admin": authz.Admin, "bob": authz.Operator, "carol": authz.Admin} {
 		u, err := st.UserByName(ctx, name)
-		if err != nil || u.Admin != want {
-			t.Fatalf("%s after the upgrade: admin=%v %v", name, u.Admin, err)
+		if err != nil || u.Role != want || u.Admin != (want == authz.Admin) {
+			t.Fatalf("%s after the upgrade: role %q admin %v %v", name, u.Role, u.Admin, err)
 		}
 	}
-	if u, err := st.SetAdmin(ctx, "BOB", true); err != nil || !u.Admin {
-		t.Fatalf("grant: %+v %v", u, err)
+	var admin bool
+	if err := pool.QueryRow(ctx, `SELECT admin FROM users WHERE username = 'bob'`).Scan(&admin); err != nil || admin {
+		t.Fatalf("the admin column must follow the role: %v %v", admin, err)
 	}
-	if _, err := st.SetAdmin(ctx, "nobody", true); !errors.Is(err, identity.ErrNotFound) {
-		t.Fatalf("grant to nobody: %v", err)
+	if _, err := pool.Exec(ctx, `UPDATE users SET role = 'root' WHERE username = 'bob'`); err == nil {
+		t.Fatal("the role column accepted an unknown role")
+	}
+	if u, err := st.SetRole(ctx, "BOB", authz.Viewer); err != nil || u.Role != authz.Viewer {
+		t.Fatalf("set role: %+v %v", u, err)
+	}
+	if _, err := st.SetRole(ctx, "nobody", authz.Admin); !errors.Is(err, identity.ErrNotFound) {
+		t.Fatalf("set role of nobody: %v", err)
+	}
+}
+
+// TestSetRoleKeepsAnAdminAndRevokesTokens: a role change revokes every live token of the user
+// (one token.revoked event each, as disabling does); setting the role a user has changes
+// nothing; the last enabled admin cannot be demoted, also when two admins demote each other at
+// once.
+func TestSetRoleKeepsAnAdminAndRevokesTokens(t *testing.T) {
+	t.Parallel()
+	st, ctx := open(t)
+	if _, err := st.CreateUser(ctx, "root", "$h", authz.Admin); err != nil {
+		t.Fatal(err)
+	}
+	dan, _ := st.CreateUser(ctx, "dan", "$h", authz.Operator)
+	now := time.Now()
+	for _, id := range []string{"d1", "d2"} {
+		if err := st.CreateToken(ctx, identity.Token{ID: id, UserID: dan.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, identity.Attempt{Username: "dan", At: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	revoked := events.SubjectOf(&eventsv1.TokenRevoked{})
+	if u, err := st.SetRole(ctx, "dan", authz.Operator); err != nil || u.Role != authz.Operator {
+		t.Fatalf("same role: %+v %v", u, err)
+	}
+	if a, ok, _ := st.ValidToken(ctx, "d1", now); !ok || a.Role != authz.Operator || outboxCount(t, ctx, st, revoked) != 0 {
+		t.Fatal("setting the role a user has must not revoke anything")
+	}
+	if u, err := st.SetRole(ctx, "dan", authz.Viewer); err != nil || u.Role != authz.Viewer || u.Admin {
+		t.Fatalf("demote: %+v %v", u, err)
+	}
+	for _, id := range []string{"d1", "d2"} {
+		if _, ok, _ := st.ValidToken(ctx, id, now); ok {
+			t.Fatalf("token %s survived a role change", id)
+		}
+	}
+	if n := outboxCount(t, ctx, st, revoked); n != 2 {
+		t.Fatalf("%d token.revoked events, want one per token (2)", n)
+	}
+
+	if _, err := st.SetRole(ctx, "root", authz.Operator); !errors.Is(err, identity.ErrLastAdmin) {
+		t.Fatalf("demoting the last admin: %v", err)
+	}
+	// A disabled admin does not count: it cannot sign in to administer anyone.
+	if _, err := st.SetRole(ctx, "dan", authz.Admin); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetDisabled(ctx, "dan", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetRole(ctx, "root", authz.Operator); !errors.Is(err, identity.ErrLastAdmin) {
+		t.Fatalf("demoting the last enabled admin: %v", err)
+	}
+	if u, err := st.SetRole(ctx, "dan", authz.Viewer); err != nil || u.Role != authz.Viewer {
+		t.Fatalf("demoting a disabled admin: %+v %v", u, err)
+	}
+	if _, err := st.SetDisabled(ctx, "dan", false); err != nil {
+		t.Fatal(err)
+	}
+
+	// Two admins demote each other at once: exactly one demotion succeeds.
+	if _, err := st.SetRole(ctx, "dan", authz.Admin); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, name := range []string{"root", "dan"} {
+		wg.Go(func() { _, errs[i] = st.SetRole(ctx, name, authz.Operator) })
+	}
+	wg.Wait()
+	if (errs[0] == nil) == (errs[1] == nil) || !(errors.Is(errs[0], identity.ErrLastAdmin) || errors.Is(errs[1], identity.ErrLastAdmin)) {
+		t.Fatalf("concurrent demotions: %v, %v; want one success and one ErrLastAdmin", errs[0], errs[1])
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
@@ -31,18 +32,19 @@ func (s *Store) CreateToken(ctx context.Context, t identity.Token, a identity.At
 	})
 }
 
-// ValidToken reports whether id is an existing, unexpired, unrevoked token of an enabled user.
-func (s *Store) ValidToken(ctx context.Context, id string, now time.Time) (string, bool, error) {
-	var userID string
-	err := s.pool.QueryRow(ctx, `SELECT t.user_id::text FROM tokens t JOIN users u ON u.id = t.user_id
-		WHERE t.id = $1 AND t.revoked_at IS NULL AND t.expires_at > $2 AND NOT u.disabled`, id, now).Scan(&userID)
+// ValidToken reports whether id is an existing, unexpired, unrevoked token of an enabled user,
+// and that user's account (id, username, role).
+func (s *Store) ValidToken(ctx context.Context, id string, now time.Time) (authn.Account, bool, error) {
+	var a authn.Account
+	err := s.pool.QueryRow(ctx, `SELECT u.id::text, u.username, u.role FROM tokens t JOIN users u ON u.id = t.user_id
+		WHERE t.id = $1 AND t.revoked_at IS NULL AND t.expires_at > $2 AND NOT u.disabled`, id, now).Scan(&a.ID, &a.Name, &a.Role)
 	if err == pgx.ErrNoRows {
-		return "", false, nil
+		return authn.Account{}, false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("select token: %w", err)
+		return authn.Account{}, false, fmt.Errorf("select token: %w", err)
 	}
-	return userID, true, nil
+	return a, true, nil
 }
 
 // RevokeToken revokes one live token and records token.revoked; an unknown or already revoked
@@ -88,6 +90,9 @@ func revokedEvent(tokenID, userID string, r identity.RevokeReason) *eventsv1.Tok
 		identity.RevokePasswordChanged: eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_PASSWORD_CHANGED,
 		identity.RevokeUserDisabled:    eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_USER_DISABLED,
 		identity.RevokeAdmin:           eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN,
+		// An admin changed the role; the event's reasons predate roles (the row keeps
+		// "role_changed").
+		identity.RevokeRoleChanged: eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN,
 	}[r]
 	return &eventsv1.TokenRevoked{TokenId: tokenID, UserId: userID, Reason: reason}
 }

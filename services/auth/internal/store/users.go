@@ -6,22 +6,24 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
-const userColumns = `id::text, username, password_hash, disabled, admin, created_at, updated_at`
+const userColumns = `id::text, username, password_hash, disabled, role, created_at, updated_at`
 
 func scanUser(row pgx.Row) (identity.User, error) {
 	var u identity.User
-	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Disabled, &u.Admin, &u.CreatedAt, &u.UpdatedAt)
+	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Disabled, &u.Role, &u.CreatedAt, &u.UpdatedAt)
+	u.Admin = u.Role == authz.Admin
 	return u, err
 }
 
 // CreateUser inserts a user; a case-insensitively equal username is identity.ErrExists.
-func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, admin bool) (identity.User, error) {
+func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, role authz.Role) (identity.User, error) {
 	u, err := scanUser(s.pool.QueryRow(ctx,
-		`INSERT INTO users (username, password_hash, admin) VALUES ($1, $2, $3) RETURNING `+userColumns, username, passwordHash, admin))
+		`INSERT INTO users (username, password_hash, role) VALUES ($1, $2, $3) RETURNING `+userColumns, username, passwordHash, string(role)))
 	if isUniqueViolation(err) {
 		return identity.User{}, identity.ErrExists
 	}
@@ -60,12 +62,41 @@ func (s *Store) UsersAfter(ctx context.Context, after string, limit int) ([]iden
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (identity.User, error) { return scanUser(r) })
 }
 
-// SetAdmin grants or takes back admin rights.
-func (s *Store) SetAdmin(ctx context.Context, username string, admin bool) (identity.User, error) {
-	u, err := scanUser(s.pool.QueryRow(ctx, `UPDATE users SET admin = $2, updated_at = now()
-		WHERE lower(username) = lower($1) RETURNING `+userColumns, username, admin))
+// SetRole gives the user role and, when it changes, revokes every live token of the user (one
+// token.revoked event each) in the same transaction. The enabled admins' rows are locked first
+// (in id order, so concurrent changes queue rather than deadlock): two admins demoting each
+// other at once cannot both succeed and leave nobody able to administer users.
+func (s *Store) SetRole(ctx context.Context, username string, role authz.Role) (identity.User, error) {
+	var u identity.User
+	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id::text FROM users WHERE role = 'admin' AND NOT disabled ORDER BY id FOR UPDATE`)
+		if err != nil {
+			return fmt.Errorf("lock admins: %w", err)
+		}
+		admins, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("lock admins: %w", err)
+		}
+		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(username) = lower($1) FOR UPDATE`, username))
+		if err != nil {
+			return notFound(err, "select user")
+		}
+		if u.Role == role {
+			return nil
+		}
+		if u.Role == authz.Admin && !u.Disabled && len(admins) <= 1 {
+			return identity.ErrLastAdmin
+		}
+		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET role = $2, updated_at = now()
+			WHERE id::text = $1 RETURNING `+userColumns, u.ID, string(role)))
+		if err != nil {
+			return fmt.Errorf("update role: %w", err)
+		}
+		_, err = s.revokeUserTokens(ctx, tx, u.ID, identity.RevokeRoleChanged)
+		return err
+	})
 	if err != nil {
-		return identity.User{}, notFound(err, "update user")
+		return identity.User{}, err
 	}
 	return u, nil
 }
