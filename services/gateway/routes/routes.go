@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 
 // Access says who may call a route through the gateway.
@@ -170,8 +172,42 @@ func UnaryTimeout(backend string) time.Duration {
 	return DefaultUnaryTimeout
 }
 
+// DefaultMaxRequestBytes is the largest request message a backend accepts: grpc-go's default
+// receive limit, which every backend of the suite keeps (none sets grpc.MaxRecvMsgSize,
+// cnpgi-plugin included). The gateway refuses a larger one before reading it, so it never
+// buffers what the backend would refuse anyway.
+const DefaultMaxRequestBytes = 4 << 20
+
+// maxRequestBytes are the backends that accept larger request messages (none today).
+var maxRequestBytes = map[string]int{}
+
+// MaxRequestBytes is the largest request message the gateway relays to backend.
+func MaxRequestBytes(backend string) int {
+	if n, ok := maxRequestBytes[backend]; ok {
+		return n
+	}
+	return DefaultMaxRequestBytes
+}
+
+// LargestRequestBytes is the largest MaxRequestBytes of any backend.
+func LargestRequestBytes() int {
+	n := DefaultMaxRequestBytes
+	for _, b := range Backends() {
+		n = max(n, MaxRequestBytes(b))
+	}
+	return n
+}
+
 // BackendEnv is the gateway's variable for a backend's address, the one the launcher sets:
 // PLINTH_GATEWAY_BACKEND_<NAME>, the name upper-cased with dashes as underscores.
 func BackendEnv(backend string) string {
 	return "PLINTH_GATEWAY_BACKEND_" + strings.ToUpper(strings.ReplaceAll(backend, "-", "_"))
 }
+
+// APIPrefix is the path prefix under which both gateways' HTTP port also serves every route
+// (authz.APIPrefix: Koor data-control-center's UI's base URL).
+const APIPrefix = authz.APIPrefix
+
+// TrimAPIPrefix returns the call path p names under APIPrefix, and whether p was under it
+// (authz.TrimAPIPrefix).
+func TrimAPIPrefix(p string) (string, bool) { return authz.TrimAPIPrefix(p) }

@@ -2,12 +2,14 @@ package routes_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 
@@ -101,5 +103,55 @@ func TestUnaryTimeouts(t *testing.T) {
 		if got != want {
 			t.Errorf("UnaryTimeout(%s) = %v, want %v", b, got, want)
 		}
+	}
+}
+
+func TestMaxRequestBytes(t *testing.T) {
+	for _, b := range routes.Backends() {
+		// Every backend keeps grpc-go's default receive limit; a backend that raises it
+		// must say so in maxRequestBytes, or the gateway refuses what it would take.
+		if n := routes.MaxRequestBytes(b); n != routes.DefaultMaxRequestBytes || n > routes.LargestRequestBytes() {
+			t.Errorf("%s: %d (largest %d)", b, n, routes.LargestRequestBytes())
+		}
+	}
+	if routes.DefaultMaxRequestBytes != 4<<20 {
+		t.Errorf("default %d, want grpc-go's 4 MiB", routes.DefaultMaxRequestBytes)
+	}
+}
+
+// TestEveryMethodHasAKind prints what each role may call and checks that authz's tables name
+// only services and methods that exist (a renamed read method would otherwise silently become
+// a write, refused to viewers).
+func TestEveryMethodHasAKind(t *testing.T) {
+	for service := range authz.ListedServices() {
+		if _, err := routes.ServiceDescriptor(service); err != nil {
+			t.Errorf("authz lists service %s: %v", service, err)
+		}
+	}
+	for _, m := range authz.ListedReadMethods() {
+		service, method, _ := strings.Cut(strings.TrimPrefix(m, "/"), "/")
+		sd, err := routes.ServiceDescriptor(service)
+		if err != nil || sd.Methods().ByName(protoreflect.Name(method)) == nil {
+			t.Errorf("authz lists read method %s, which does not exist", m)
+		}
+	}
+	counts := map[authz.Kind]int{}
+	for _, r := range routes.Table {
+		if r.Access != routes.Token || r.Method != "" {
+			continue
+		}
+		sd, err := routes.ServiceDescriptor(r.Service)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range sd.Methods().Len() {
+			m := "/" + r.Service + "/" + string(sd.Methods().Get(i).Name())
+			k := authz.MethodKind(m)
+			counts[k]++
+			t.Logf("%-60s %s", m, k)
+		}
+	}
+	if counts[authz.Read] == 0 || counts[authz.Write] == 0 || counts[authz.UserAdmin] == 0 {
+		t.Errorf("kinds %v: every kind should have methods", counts)
 	}
 }

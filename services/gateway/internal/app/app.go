@@ -24,11 +24,13 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/mtls"
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/telemetry"
 	"github.com/plinth-dev/plinth/services/gateway/internal/catalog"
 	"github.com/plinth-dev/plinth/services/gateway/internal/front"
+	"github.com/plinth-dev/plinth/services/gateway/internal/koor"
 	"github.com/plinth-dev/plinth/services/gateway/internal/proxy"
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
@@ -44,11 +46,20 @@ type Options struct {
 type Gateway struct {
 	Service  *service.Service
 	lis      net.Listener
+	koorLis  net.Listener
 	backends *proxy.Backends
 }
 
 // Addr is the bound address of the gateway's port ("127.0.0.1:8080").
 func (g *Gateway) Addr() string { return g.lis.Addr().String() }
+
+// KoorAddr is the bound address of the Koor UI's port, "" when it is off.
+func (g *Gateway) KoorAddr() string {
+	if g.koorLis == nil {
+		return ""
+	}
+	return g.koorLis.Addr().String()
+}
 
 // gcPercent is the gateway's GOGC unless the environment sets one. The gateway's live heap
 // is small (connections, the route table, the token cache) and every proxied call allocates
@@ -57,10 +68,19 @@ func (g *Gateway) Addr() string { return g.lis.Addr().String() }
 // a fifth off the gateway's CPU per call (bench/gateway.sh).
 const gcPercent = 400
 
+// memoryLimit is the gateway's soft memory limit unless the environment sets GOMEMLIMIT: with
+// GOGC at 400 the heap may grow to five times the live heap, so a burst (many large messages
+// at once) would otherwise be kept until the next, late collection. Past the limit the GC
+// runs as often as it must and returns memory to the OS.
+const memoryLimit = 256 << 20
+
 // Main runs the gateway binary.
 func Main(ctx context.Context, args, environ []string, o Options) error {
 	if !slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, "GOGC=") }) {
 		debug.SetGCPercent(gcPercent)
+	}
+	if !slices.ContainsFunc(environ, func(kv string) bool { return strings.HasPrefix(kv, "GOMEMLIMIT=") }) {
+		debug.SetMemoryLimit(memoryLimit)
 	}
 	cfg := Defaults()
 	return service.Main(ctx, service.Binary{Name: "gateway", Config: &cfg,
@@ -69,7 +89,7 @@ func Main(ctx context.Context, args, environ []string, o Options) error {
 			if err != nil {
 				return nil, err
 			}
-			log.Info("gateway listening", "addr", g.Addr(), "backends", g.backends.Names())
+			log.Info("gateway listening", "addr", g.Addr(), "koor_addr", g.KoorAddr(), "backends", g.backends.Names())
 			return g.Service, nil
 		}}, args, environ)
 }
@@ -88,14 +108,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 	if err != nil {
 		return nil, err
 	}
-	conns := map[string]grpc.ClientConnInterface{}
-	for name, addr := range cfg.Backends() {
-		conn, err := s.Dial(name, addr,
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxCallSendMsgSize(cfg.MaxMessageBytes)))
-		if err != nil {
-			return nil, err
-		}
-		conns[name] = conn
+	conns, err := dialBackends(s, cfg, log)
+	if err != nil {
+		return nil, err
 	}
 	verifier, err := openVerifier(s, cfg, conns[routes.Auth], log)
 	if err != nil {
@@ -114,40 +129,117 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 	gs, hs := newGRPCServer(px, cat, cfg, log)
 	h, err := front.New(front.Options{
 		GRPC: gs, Services: append(cat.Services(), healthpb.Health_ServiceDesc.ServiceName),
-		CORSOrigins: cfg.CORSOrigins, Console: o.Console,
+		CORSOrigins: cfg.CORSOrigins, Console: o.Console, MaxMessageBytes: cfg.MaxMessageBytes,
+		Endpoints: koor.Endpoints(version()),
 	})
 	if err != nil {
 		return nil, err
 	}
-	network, address, err := config.ParseListenAddr(cfg.GRPCAddr)
-	if err != nil {
+	portConns := front.NewConns(front.ConnLimits{PerClient: cfg.MaxConnsPerClient, Total: cfg.MaxConns})
+	if err := registerConnMetrics(s.Metrics(), portConns); err != nil {
 		return nil, err
 	}
-	lis, err := net.Listen(network, address)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: listen on %s: %w", cfg.GRPCAddr, err)
+	g := &Gateway{Service: s, backends: backends}
+	if g.lis, err = listen(s, "gateway", cfg.GRPCAddr); err != nil {
+		return nil, err
 	}
-	closeLis := sync.OnceValue(lis.Close)
-	s.Defer("gateway listener", func(context.Context) error {
-		if err := closeLis(); err != nil && !errors.Is(err, net.ErrClosed) {
-			return err
+	// Koor's UI on a port of its own, with the same /api surface beside it (the UI calls its
+	// own origin): its build at /, as Plinth's console is at / on the gateway's port.
+	var koorH *front.Handler
+	if cfg.KoorAddr != "" {
+		ui, err := koor.UI(cfg.KoorUIDir)
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	// Shutdown begins by ending Lifetime: health says NOT_SERVING, streams end, and the port
-	// stops taking calls, finishing in-flight ones within the shutdown deadline.
+		koorH = h.WithConsole(ui)
+		if g.koorLis, err = listen(s, "koor", cfg.KoorAddr); err != nil {
+			return nil, err
+		}
+	}
+	// Shutdown begins by ending Lifetime: health says NOT_SERVING, streams end, and the ports
+	// stop taking calls, finishing in-flight ones within the shutdown deadline. Both ports
+	// count against the same connection caps.
+	serve := func(lis net.Listener, h http.Handler) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			serveCtx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			stop := context.AfterFunc(s.Lifetime(), cancel)
+			defer stop()
+			return front.Serve(serveCtx, lis, h, gs, front.ServeOptions{
+				Grace: cfg.ShutdownTimeout, IdleTimeout: cfg.IdleTimeout, Conns: portConns,
+			})
+		}
+	}
 	s.Go("gateway", func(ctx context.Context) error {
 		go func() {
 			<-s.Lifetime().Done()
 			hs.Shutdown()
 		}()
-		serveCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(s.Lifetime(), cancel)
-		defer stop()
-		return front.Serve(serveCtx, lis, h, gs, cfg.ShutdownTimeout)
+		return serve(g.lis, h)(ctx)
 	})
-	return &Gateway{Service: s, lis: lis, backends: backends}, nil
+	if koorH != nil {
+		s.Go("koor", serve(g.koorLis, koorH))
+	}
+	return g, nil
+}
+
+// dialBackends connects to every configured backend: with mutual TLS those BackendTLS
+// names (their files re-read when they change), plaintext the others.
+func dialBackends(s *service.Service, cfg Config, log *slog.Logger) (map[string]grpc.ClientConnInterface, error) {
+	withTLS, err := cfg.BackendTLS()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.BackendTLSDir != "" {
+		log.Info("backends dialled with mutual TLS", "backends", tlsBackendNames(withTLS), "tls_dir", cfg.BackendTLSDir)
+	}
+	conns := map[string]grpc.ClientConnInterface{}
+	for name, addr := range cfg.Backends() {
+		opts := []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(cfg.MaxMessageBytes),
+			grpc.MaxCallSendMsgSize(min(cfg.MaxMessageBytes, routes.MaxRequestBytes(name))))}
+		if files, ok := withTLS[name]; ok {
+			client, err := mtls.NewClient(files, log.With("backend", name))
+			if err != nil {
+				return nil, fmt.Errorf("PLINTH_GATEWAY_BACKEND_TLS_DIR: %s: %w", name, err)
+			}
+			opts = append(opts, grpc.WithTransportCredentials(client.Credentials()))
+		}
+		conn, err := s.Dial(name, addr, opts...)
+		if err != nil {
+			return nil, err
+		}
+		conns[name] = conn
+	}
+	return conns, nil
+}
+
+// listen opens the port addr, closed when s closes.
+func listen(s *service.Service, name, addr string) (net.Listener, error) {
+	network, address, err := config.ParseListenAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	lis, err := net.Listen(network, address)
+	if err != nil {
+		return nil, fmt.Errorf("%s: listen on %s: %w", name, addr, err)
+	}
+	closeLis := sync.OnceValue(lis.Close)
+	s.Defer(name+" listener", func(context.Context) error {
+		if err := closeLis(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
+	return lis, nil
+}
+
+// version is the gateway's module version as Go's build recorded it ("(devel)" for a build
+// from a checkout), which Koor's UI shows as the server's.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }
 
 // tracerProvider is the one telemetry.Setup installed when traces are exported, else nil:
@@ -172,7 +264,7 @@ func openVerifier(s *service.Service, cfg Config, authConn grpc.ClientConnInterf
 		log.Warn("no NATS (PLINTH_NATS_URL): every token is checked with auth on every call")
 		return authn.NewVerifier(checker, authn.Options{Logger: log})
 	}
-	_, js, err := s.NATS(cfg.NATSURL)
+	_, js, err := s.NATS(cfg.NATS)
 	if err != nil {
 		return nil, err
 	}
@@ -186,9 +278,9 @@ func newGRPCServer(px *proxy.Proxy, cat *catalog.Catalog, cfg Config, log *slog.
 	opts := append(px.ServerOptions(),
 		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(rec)),
 		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(rec)),
-		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes), grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
 		grpc.MaxHeaderListSize(server.DefaultMaxHeaderListSize),
 	)
+	opts = append(opts, front.ServerOptions(cfg.MaxMessageBytes, cfg.IdleTimeout)...)
 	gs := grpc.NewServer(opts...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)

@@ -27,17 +27,27 @@ type Config struct {
 	BackendVagrantServer string `env:"PLINTH_GATEWAY_BACKEND_VAGRANT_SERVER" flag:"backend-vagrant-server" usage:"vagrant-server's gRPC address"`
 	BackendLvmdAgent     string `env:"PLINTH_GATEWAY_BACKEND_LVMD_AGENT" flag:"backend-lvmd-agent" usage:"lvmd-agent's gRPC address (its unix socket: unix:///path/lvmd.sock)"`
 	BackendCNPGIPlugin   string `env:"PLINTH_GATEWAY_BACKEND_CNPGI_PLUGIN" flag:"backend-cnpgi-plugin" usage:"cnpgi-plugin's gRPC address (its unix socket: unix:///path/plugins/<name>)"`
+	BackendTLSDir        string `env:"PLINTH_GATEWAY_BACKEND_TLS_DIR" flag:"backend-tls-dir" usage:"a directory of mutual-TLS client pairs, laid out as the certs volume: a host:port backend with <dir>/<backend>/client.crt is dialled with TLS 1.3, presenting client.crt and client.key, trusting server.crt alone, server name <backend> (unix sockets stay plaintext)"`
 
-	UnaryTimeout    time.Duration `env:"PLINTH_GATEWAY_UNARY_TIMEOUT" flag:"unary-timeout" usage:"deadline of every unary call the client sent without a shorter one (streams have none); unset: the route table's, as in Envoy (60s, cnpgi-plugin 15m)"`
-	TokenCacheTTL   time.Duration `env:"PLINTH_GATEWAY_TOKEN_CACHE_TTL" flag:"token-cache-ttl" default:"10s" usage:"how long auth's yes for a token is reused (at most 30s; revocations drop it at once; 0 asks auth every call; without NATS always 0)"`
-	CORSOrigins     []string      `env:"PLINTH_GATEWAY_CORS_ORIGINS" flag:"cors-origins" default:"*" usage:"origins browsers may call from (comma separated, e.g. https://console.example); * allows all (tokens are never cookies)"`
-	MaxMessageBytes int           `env:"PLINTH_GATEWAY_MAX_MESSAGE_BYTES" flag:"max-message-bytes" default:"16777216" usage:"largest message relayed either way"`
+	UnaryTimeout      time.Duration `env:"PLINTH_GATEWAY_UNARY_TIMEOUT" flag:"unary-timeout" usage:"deadline of every unary call the client sent without a shorter one (streams have none); unset: the route table's, as in Envoy (60s, cnpgi-plugin 15m)"`
+	TokenCacheTTL     time.Duration `env:"PLINTH_GATEWAY_TOKEN_CACHE_TTL" flag:"token-cache-ttl" default:"10s" usage:"how long auth's yes for a token is reused (at most 30s; revocations drop it at once; 0 asks auth every call; without NATS always 0)"`
+	CORSOrigins       []string      `env:"PLINTH_GATEWAY_CORS_ORIGINS" flag:"cors-origins" default:"*" usage:"origins browsers may call from (comma separated, e.g. https://console.example); * allows all (tokens are never cookies)"`
+	MaxMessageBytes   int           `env:"PLINTH_GATEWAY_MAX_MESSAGE_BYTES" flag:"max-message-bytes" default:"16777216" usage:"largest response message relayed; also caps every route's request limit (4 MiB, routes.MaxRequestBytes)"`
+	IdleTimeout       time.Duration `env:"PLINTH_GATEWAY_IDLE_TIMEOUT" flag:"idle-timeout" usage:"a connection (HTTP/1.1 keep-alive, HTTP/2) that carries no request for this long is closed (default 2m, routes.IdleTimeout)"`
+	MaxConnsPerClient int           `env:"PLINTH_GATEWAY_MAX_CONNS_PER_CLIENT" flag:"max-conns-per-client" usage:"most connections one client address (an IPv6 client's /64) holds at once; more are closed at accept (default 64, routes.MaxConnsPerClient)"`
+	MaxConns          int           `env:"PLINTH_GATEWAY_MAX_CONNS" flag:"max-conns" usage:"most connections the gateway's port holds at once; more are closed at accept (default 2048, routes.MaxConns)"`
+
+	KoorAddr  string `env:"PLINTH_GATEWAY_KOOR_ADDR" flag:"koor-addr" usage:"a second port serving the Koor data-control-center UI build of PLINTH_GATEWAY_KOOR_UI_DIR at / and the same /api surface (host:port; unset: off)"`
+	KoorUIDir string `env:"PLINTH_GATEWAY_KOOR_UI_DIR" flag:"koor-ui-dir" usage:"a Koor data-control-center UI build (its .output/public, with index.html) for PLINTH_GATEWAY_KOOR_ADDR"`
 }
 
-// Defaults returns a Config with the gateway's own ports; Load fills the rest.
+// Defaults returns a Config with the gateway's own ports and the connection limits both
+// gateways share (routes: the generated Envoy configs carry the same); Load fills the rest.
 func Defaults() Config {
 	var c Config
 	c.GRPCAddr, c.AdminAddr = "127.0.0.1:8080", "127.0.0.1:8180"
+	c.IdleTimeout = routes.IdleTimeout
+	c.MaxConns, c.MaxConnsPerClient = routes.MaxConns, routes.MaxConnsPerClient
 	return c
 }
 
@@ -68,6 +78,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q must be host:port or unix:///abs/path", BackendEnv(name), addr))
 		}
 	}
+	if _, err := c.BackendTLS(); err != nil {
+		errs = append(errs, err)
+	}
 	if c.UnaryTimeout < 0 {
 		errs = append(errs, errors.New("PLINTH_GATEWAY_UNARY_TIMEOUT: must not be negative (e.g. 30s; unset uses the route table's)"))
 	}
@@ -76,6 +89,22 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxMessageBytes < 1<<10 {
 		errs = append(errs, errors.New("PLINTH_GATEWAY_MAX_MESSAGE_BYTES: must be at least 1024"))
+	}
+	if c.IdleTimeout < time.Second {
+		errs = append(errs, errors.New("PLINTH_GATEWAY_IDLE_TIMEOUT: must be at least 1s (e.g. 2m)"))
+	}
+	if c.MaxConns < 1 {
+		errs = append(errs, errors.New("PLINTH_GATEWAY_MAX_CONNS: must be at least 1"))
+	}
+	if c.MaxConnsPerClient < 1 || c.MaxConnsPerClient > c.MaxConns {
+		errs = append(errs, fmt.Errorf("PLINTH_GATEWAY_MAX_CONNS_PER_CLIENT: must be between 1 and PLINTH_GATEWAY_MAX_CONNS (%d)", c.MaxConns))
+	}
+	if (c.KoorAddr == "") != (c.KoorUIDir == "") {
+		errs = append(errs, errors.New("PLINTH_GATEWAY_KOOR_ADDR and PLINTH_GATEWAY_KOOR_UI_DIR: set both (the Koor UI's port and its build) or neither"))
+	} else if c.KoorAddr != "" {
+		if _, _, err := config.ParseListenAddr(c.KoorAddr); err != nil {
+			errs = append(errs, fmt.Errorf("PLINTH_GATEWAY_KOOR_ADDR: %w", err))
+		}
 	}
 	if len(c.CORSOrigins) == 0 {
 		errs = append(errs, errors.New("PLINTH_GATEWAY_CORS_ORIGINS: name at least one origin, or *"))

@@ -127,12 +127,14 @@ func TestGateway(t *testing.T) {
 	t.Run("trace context", func(t *testing.T) { testTraceContext(t, s, g, token) })
 	t.Run("access log and metrics", func(t *testing.T) { testAccessLogAndMetrics(t, s, g, token) })
 	t.Run("console mount", func(t *testing.T) { testConsoleMount(t, s) })
+	t.Run("Koor UI", func(t *testing.T) { testKoorUI(t, s) })
 	t.Run("hostile client", func(t *testing.T) {
 		// Through the gateway to the in-process backends: garbage metadata, 64 KiB of headers,
 		// huge and NUL strings, cut streams; the gateway must answer and stay healthy.
 		hostiletest.Run(t, hostiletest.Target{Conn: g.conn, Services: []string{"proto.VGService", "stats.StatsService"},
 			Metadata: metadata.Pairs("authorization", "Bearer "+token)})
 	})
+	t.Run("undecodable requests", func(t *testing.T) { testUndecodable(t, s, g, token) })
 	t.Run("shutdown ends streams", func(t *testing.T) { testShutdownEndsStreams(t, s, token) })
 	t.Run("unconfigured backend", func(t *testing.T) {
 		testUnconfiguredBackend(t, s)

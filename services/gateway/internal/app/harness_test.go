@@ -82,8 +82,10 @@ func (s *suite) environ(extra ...string) []string {
 // gateway is one running gateway of a test.
 type gateway struct {
 	addr, admin string
-	conn        *grpc.ClientConn
-	running     *servicetest.Running
+	// koor is the Koor UI's port, "" when it is off.
+	koor    string
+	conn    *grpc.ClientConn
+	running *servicetest.Running
 }
 
 func (s *suite) gateway(t *testing.T, o app.Options, extra ...string) *gateway {
@@ -104,7 +106,7 @@ func (s *suite) gateway(t *testing.T, o app.Options, extra ...string) *gateway {
 		t.Fatal(err)
 	}
 	r := servicetest.Run(t, g.Service)
-	return &gateway{addr: g.Addr(), admin: r.Service.AdminAddr(), conn: dial(t, g.Addr()), running: r}
+	return &gateway{addr: g.Addr(), admin: r.Service.AdminAddr(), koor: g.KoorAddr(), conn: dial(t, g.Addr()), running: r}
 }
 
 // startAuth builds and runs the real auth binary until the test ends, and returns its address.

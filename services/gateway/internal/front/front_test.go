@@ -85,7 +85,7 @@ func TestSplitRoutesByPreface(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp := newSplit(lis)
+	sp := newSplit(lis, nil)
 	defer sp.close()
 	for _, tt := range []struct {
 		send string

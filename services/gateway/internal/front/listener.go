@@ -3,8 +3,10 @@ package front
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -15,15 +17,20 @@ var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
 // split hands each accepted connection to one of two listeners by its first bytes: HTTP/2
 // prior knowledge (gRPC clients) to h2, everything else (HTTP/1.1: browsers, Connect and
 // gRPC-Web clients, the console) to h1. gRPC then runs on grpc-go's own HTTP/2 transport,
-// several times cheaper per call than grpc-go's net/http handler mode.
+// several times cheaper per call than grpc-go's net/http handler mode. Every connection is
+// first admitted by conns (the connection caps), before any of it is read.
 type split struct {
 	lis    net.Listener
+	conns  *Conns
 	h1, h2 *subListener
 	once   sync.Once
 }
 
-func newSplit(lis net.Listener) *split {
-	s := &split{lis: lis}
+func newSplit(lis net.Listener, conns *Conns) *split {
+	if conns == nil {
+		conns = NewConns(ConnLimits{})
+	}
+	s := &split{lis: lis, conns: conns}
 	done := make(chan struct{})
 	s.h1 = &subListener{addr: lis.Addr(), conns: make(chan net.Conn), done: done, close: s.close}
 	s.h2 = &subListener{addr: lis.Addr(), conns: make(chan net.Conn), done: done, close: s.close}
@@ -37,26 +44,54 @@ func (s *split) close() error {
 	return err
 }
 
+// maxAcceptDelay caps the pause after a failed Accept.
+const maxAcceptDelay = time.Second
+
+// accept hands every admitted connection to route until the listener is closed. A failed
+// Accept that is not the listener closing (out of file descriptors: EMFILE, ENFILE; an
+// aborted handshake) is waited out, as net/http does, instead of ending the port: a flood
+// of connections must not stop the gateway serving.
 func (s *split) accept(done chan struct{}) {
 	defer close(done)
+	var delay time.Duration
 	for {
 		c, err := s.lis.Accept()
 		if err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if !retryable(err) {
+				return
 			}
-			return
+			delay = min(max(2*delay, 5*time.Millisecond), maxAcceptDelay)
+			time.Sleep(delay)
+			continue
 		}
-		go s.route(c, done)
+		delay = 0
+		if c, ok := s.conns.admit(c); ok {
+			go s.route(c, done)
+		}
 	}
+}
+
+// retryable reports an Accept error that passes: a timeout, the process or the system out
+// of file descriptors or buffers, a connection aborted before it was accepted. Anything else
+// (the listener closed) ends the port.
+func retryable(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // route reads as much of the connection's start as it takes to tell: an HTTP/1.1 request
 // differs from the preface within its first two bytes, so only an HTTP/2 client waits for
 // the whole preface.
 func (s *split) route(c net.Conn, done chan struct{}) {
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(ReadHeaderTimeout))
 	r := bufio.NewReaderSize(c, 4096)
 	isH2 := true
 	for n := 1; n <= len(h2Preface); n++ {

@@ -13,12 +13,13 @@ import (
 
 // dropped are request headers that describe the client's connection to the gateway, not the
 // call: the transport sets its own, the browser's belong to the browser, and the account
-// header is the gateway's to set.
+// headers (id, name, role) are the gateway's to set.
 var dropped = map[string]bool{
 	"content-type": true, "user-agent": true, "te": true, "connection": true, "host": true,
 	"content-length": true, "accept-encoding": true, "keep-alive": true, "upgrade": true,
 	"proxy-connection": true, "transfer-encoding": true, "origin": true, "referer": true,
-	"x-grpc-web": true, "x-user-agent": true, "cookie": true, authn.AccountHeader: true,
+	"x-grpc-web": true, "x-user-agent": true, "cookie": true,
+	authn.AccountHeader: true, authn.NameHeader: true, authn.RoleHeader: true,
 }
 
 // traceHeaders carry the W3C trace context. A tracing gateway injects its own (its span as
@@ -40,18 +41,21 @@ func forwardable(key string, tracing bool) bool {
 }
 
 // outgoing turns the client's metadata into the backend call's, in place (md is the
-// caller's own copy): everything that describes the call, minus any plinth-account-id the
-// client sent (only a verified token names an account), plus account when the gateway
-// verified a token, plus the client's address appended to x-forwarded-for as a proxy does.
-// A tracing gateway drops the client's trace context, to inject its own.
-func outgoing(md metadata.MD, p *peer.Peer, account string, tracing bool) metadata.MD {
+// caller's own copy): everything that describes the call, minus any plinth-account-id, -name
+// or -role the client sent (only a verified token names an account), plus the account's when
+// the gateway verified a token (account.ID set), plus the client's address appended to
+// x-forwarded-for as a proxy does. A tracing gateway drops the client's trace context, to
+// inject its own.
+func outgoing(md metadata.MD, p *peer.Peer, account authn.Account, tracing bool) metadata.MD {
 	for k := range md {
 		if !forwardable(k, tracing) {
 			delete(md, k)
 		}
 	}
-	if account != "" {
-		md.Set(authn.AccountHeader, account)
+	if account.ID != "" {
+		for k, v := range account.Headers() {
+			md[k] = v
+		}
 	}
 	if ip := peerIP(p); ip != "" {
 		xff := strings.Join(md.Get("x-forwarded-for"), ", ")

@@ -6,18 +6,22 @@ import (
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+
+	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 
 func TestOutgoingMetadata(t *testing.T) {
 	in := metadata.Pairs(
-		"authorization", "Bearer plt_x", "plinth-account-id", "forged", "x-forwarded-for", "203.0.113.9",
+		"authorization", "Bearer plt_x", "plinth-account-id", "forged", "plinth-account-name", "admin",
+		"plinth-account-role", "admin", "x-forwarded-for", "203.0.113.9",
 		"content-type", "application/grpc", "user-agent", "grpc-go", ":authority", "gw",
 		"grpc-accept-encoding", "gzip", "traceparent", "00-abc", "x-grpc-web", "1",
 		"connect-protocol-version", "1", "origin", "http://x", "cookie", "session=1",
 		"sec-fetch-mode", "cors", "x-request-id", "r1", "vagrant-token", "v",
 	)
 	tcp := &peer.Peer{Addr: &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 5000}}
-	out := outgoing(in.Copy(), tcp, "", true)
+	out := outgoing(in.Copy(), tcp, authn.Account{}, true)
 	want := metadata.Pairs("authorization", "Bearer plt_x", "x-forwarded-for", "203.0.113.9, 127.0.0.1",
 		"x-request-id", "r1", "vagrant-token", "v")
 	if len(out) != len(want) {
@@ -28,23 +32,27 @@ func TestOutgoingMetadata(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
 	}
-	out = outgoing(in.Copy(), tcp, "account-7", true)
-	if got := out.Get("plinth-account-id"); len(got) != 1 || got[0] != "account-7" {
-		t.Errorf("verified account: %q", got)
+	out = outgoing(in.Copy(), tcp, authn.Account{ID: "account-7", Name: "vera", Role: authz.Viewer}, true)
+	for k, v := range map[string]string{"plinth-account-id": "account-7", "plinth-account-name": "vera", "plinth-account-role": "viewer"} {
+		if got := out.Get(k); len(got) != 1 || got[0] != v {
+			t.Errorf("verified account: %s = %q, want only %q", k, got, v)
+		}
 	}
 	// A gateway that does not trace passes the client's trace context on as it came.
-	out = outgoing(in.Copy(), tcp, "", false)
+	out = outgoing(in.Copy(), tcp, authn.Account{}, false)
 	if got := out.Get("traceparent"); len(got) != 1 || got[0] != "00-abc" {
 		t.Errorf("untraced: traceparent %q, want the client's", got)
 	}
-	if got := out.Get("plinth-account-id"); len(got) != 0 {
-		t.Errorf("untraced: the forged account passed: %q", got)
+	for _, k := range []string{"plinth-account-id", "plinth-account-name", "plinth-account-role"} {
+		if got := out.Get(k); len(got) != 0 {
+			t.Errorf("untraced: the forged %s passed: %q", k, got)
+		}
 	}
 	unix := &peer.Peer{Addr: &net.UnixAddr{Name: "@", Net: "unix"}}
-	if got := outgoing(metadata.MD{}, unix, "", true).Get("x-forwarded-for"); len(got) != 0 {
+	if got := outgoing(metadata.MD{}, unix, authn.Account{}, true).Get("x-forwarded-for"); len(got) != 0 {
 		t.Errorf("a unix-socket peer has no address to forward: %q", got)
 	}
-	if got := outgoing(metadata.MD{}, nil, "", true).Get("x-forwarded-for"); len(got) != 0 {
+	if got := outgoing(metadata.MD{}, nil, authn.Account{}, true).Get("x-forwarded-for"); len(got) != 0 {
 		t.Errorf("no peer: %q", got)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/input"
+	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/services/gateway/internal/catalog"
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
@@ -82,15 +83,21 @@ func New(o Options) *Proxy {
 }
 
 // ServerOptions are the options the gateway's gRPC server needs for the proxy: the raw-frame
-// codec and the unknown-service handler that every routed call reaches.
+// codec and the unknown-service handler that every routed call reaches. The codec is wrapped
+// as every Plinth server's is (server.RequestChecks): frames pass untouched (their backend
+// decodes them), and a request to the gateway's own services (health, reflection) it cannot
+// decode is refused with InvalidArgument, not Internal.
 func (p *Proxy) ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ForceServerCodecV2(p.codec), grpc.UnknownServiceHandler(p.Handle)}
+	return append(server.RequestChecks(p.codec), grpc.UnknownServiceHandler(p.Handle))
 }
 
 // Handle proxies one call (a grpc.StreamHandler).
 func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	start := time.Now()
 	method, _ := grpc.MethodFromServerStream(ss)
+	// A gRPC client whose base path is /api (Koor's): the same route as without it. Only the
+	// gateway's own services (health, reflection) are not served under the prefix this way.
+	method, _ = routes.TrimAPIPrefix(method)
 	md, _ := metadata.FromIncomingContext(ss.Context()) // a copy: outgoing edits it
 	ctx, span := p.startSpan(ss.Context(), md, method)
 	call := Call{Method: method}
@@ -110,7 +117,7 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	if err != nil {
 		return err
 	}
-	var account string
+	var account authn.Account
 	if r.Access == routes.Token {
 		if p.o.Auth == nil {
 			return status.Error(codes.Unavailable, "token checks need the auth backend, which is not configured on this gateway")
@@ -119,9 +126,8 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 		if err != nil {
 			return err
 		}
-		if a, ok := authn.AccountFrom(actx); ok {
-			account = a.ID
-		}
+		// Authenticate also checked the account's role against the method (authz).
+		account, _ = authn.AccountFrom(actx)
 	}
 	shape, known := p.o.Methods.Shape(method)
 	if !known {
@@ -164,6 +170,11 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 func forwardOne(ss grpc.ServerStream, cs grpc.ClientStream) error {
 	f := &frame{}
 	if err := ss.RecvMsg(f); err != nil {
+		if errors.Is(err, io.EOF) {
+			// Why InvalidArgument: the client ended its side without the request message
+			// the method takes (a Connect body the transcoder could not decode ends so).
+			return status.Error(codes.InvalidArgument, "the call ended before its request message")
+		}
 		return err
 	}
 	if err := cs.SendMsg(f); err != nil && !errors.Is(err, io.EOF) {
