@@ -55,7 +55,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 	if err != nil {
 		return nil, err
 	}
-	pub, err := s.Publisher(ctx, events.PublisherConfig{URL: cfg.NATSURL, Service: "kaas",
+	pub, err := s.Publisher(ctx, cfg.NATS, events.PublisherConfig{Service: "kaas",
 		Stream: events.StreamOf(&eventsv1.ClusterStatusChanged{}), Pool: pool})
 	if err != nil {
 		return nil, err
@@ -86,8 +86,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(pool, cfg.FailAfter)
-	svc, err := cluster.NewService(st, rules, vault, inspect.New(providers, vault, cfg.InspectTimeout, log), providers.Default())
+	st := store.New(pool)
+	svc, err := cluster.NewService(st, rules, vault, inspect.New(providers, vault, cfg.InspectTimeout, log), providers, providers.Default())
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 
 	rec, err := reconciler.New(st, vault, providers, reconciler.Options{Owner: owner, Workers: cfg.Workers, Lease: cfg.Lease,
 		Poll: cfg.Poll, Resync: cfg.Resync, RetryMax: cfg.RetryMax, CallTimeout: cfg.CallTimeout,
-		ProvisionTimeout: cfg.ProvisionTimeout, Logger: log})
+		ProvisionTimeout: cfg.ProvisionTimeout, FailAfter: cfg.FailAfter, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 		}
 	}
 	s.Go("reconciler", rec.Run)
-	s.Go("reconciler wake-ups", func(ctx context.Context) error { return rec.Listen(ctx, pool) })
+	s.Go("reconciler wake-ups", func(ctx context.Context) error { return rec.Listen(ctx, pool, store.WakeChannel) })
 	log.Info("kaas assembled", "instance", owner, "providers", providers.Names(), "default_provider", providers.Default())
 
 	a := &App{Service: s}
@@ -144,8 +144,9 @@ func openProviders(s *service.Service, cfg Config, owner string) (*provider.Regi
 		if err != nil {
 			return nil, err
 		}
-		p, err := vagrant.New(vagrant.NewClient(conn, vagrant.TokenSource(cfg.Vagrant.Token, cfg.Vagrant.TokenFile)), vagrant.Options{
-			Basis: cfg.Vagrant.Basis, MachineDir: cfg.Vagrant.MachineDir, KubeBinDir: bin, Wait: cfg.Vagrant.Wait})
+		p, err := vagrant.New(vagrant.NewClient(conn, vagrant.TokenSource(cfg.Vagrant.Token, cfg.Vagrant.TokenFile), cfg.Vagrant.RunnerID), vagrant.Options{
+			Basis: cfg.Vagrant.Basis, MachineDir: cfg.Vagrant.MachineDir, KubeBinDir: bin, Wait: cfg.Vagrant.Wait,
+			Etcd: cfg.Vagrant.Etcd, KubeBuildStatus: cfg.Vagrant.KubeBuild})
 		if err != nil {
 			return nil, err
 		}

@@ -60,9 +60,12 @@ type VagrantConfig struct {
 	Token      string        `env:"PLINTH_KAAS_VAGRANT_TOKEN" secret:"true" usage:"vagrant-server login token"`
 	TokenFile  string        `env:"PLINTH_KAAS_VAGRANT_TOKEN_FILE" flag:"vagrant-token-file" usage:"file holding the vagrant-server login token (reread on every call)"`
 	KubeBinDir string        `env:"PLINTH_KAAS_VAGRANT_KUBE_BIN_DIR" flag:"vagrant-kube-bin-dir" default:"bin" usage:"directory of kube-apiserver-<version>, kube-controller-manager-<version> and kwok (make tools-k8s)"`
+	Etcd       string        `env:"PLINTH_KAAS_VAGRANT_ETCD" flag:"vagrant-etcd" default:"/usr/bin/etcd" usage:"etcd binary control-plane machines run (Debian's etcd-server)"`
+	KubeBuild  string        `env:"PLINTH_KAAS_VAGRANT_KUBE_BUILD_STATUS" flag:"vagrant-kube-build-status" usage:"status file (JSON) of a build of the kube binaries in progress: clusters wait for it instead of being refused; empty: none"`
 	MachineDir string        `env:"PLINTH_KAAS_VAGRANT_MACHINE_DIR" flag:"vagrant-machine-dir" default:"/var/lib/plinth-kaas" usage:"directory machines keep their Kubernetes files in"`
 	Basis      string        `env:"PLINTH_KAAS_VAGRANT_BASIS" flag:"vagrant-basis" default:"plinth-kaas" usage:"vagrant basis kaas registers its projects in"`
 	Wait       time.Duration `env:"PLINTH_KAAS_VAGRANT_WAIT" flag:"vagrant-wait" default:"20s" usage:"how long one reconciler step follows a job before reporting progress"`
+	RunnerID   string        `env:"PLINTH_KAAS_VAGRANT_RUNNER_ID" flag:"vagrant-runner-id" usage:"runner id kaas's jobs target (a vagrant-runner's PLINTH_VAGRANT_RUNNER_RESERVED_ID); empty: any runner"`
 }
 
 // Defaults returns a Config with kaas's own ports; Load fills the rest.
@@ -127,7 +130,7 @@ func (c *Config) Rules() (cluster.Rules, error) {
 	if err != nil {
 		return cluster.Rules{}, fmt.Errorf("PLINTH_KAAS_VERSIONS: %w", err)
 	}
-	r := cluster.Rules{Catalog: cat, InstanceTypes: c.InstanceTypes, MaxPoolSize: c.MaxPoolSize}
+	r := cluster.Rules{Catalog: cat, InstanceTypes: c.InstanceTypes, MaxPoolSize: c.MaxPoolSize, FailAfter: c.FailAfter}
 	if err := r.Validate(); err != nil {
 		return cluster.Rules{}, fmt.Errorf("PLINTH_KAAS_INSTANCE_TYPES / PLINTH_KAAS_MAX_POOL_SIZE: %w", err)
 	}

@@ -86,6 +86,22 @@ func assertStatusEvents(t *testing.T, e *env, cluster string, want []kaaspb.Clus
 	if clusters[0].GetPreviousStatus() != eventsv1.KaasClusterStatus_KAAS_CLUSTER_STATUS_UNSPECIFIED {
 		t.Fatalf("first event %v", clusters[0])
 	}
+	// The user's calls (create, delete) name the caller; the reconciler's work names nobody.
+	for _, ev := range clusters {
+		var want string
+		switch ev.GetStatus() {
+		case eventsv1.KaasClusterStatus_KAAS_CLUSTER_STATUS_PROVISIONING, eventsv1.KaasClusterStatus_KAAS_CLUSTER_STATUS_STOPPING:
+			if ev.GetPreviousStatus() == eventsv1.KaasClusterStatus_KAAS_CLUSTER_STATUS_UNSPECIFIED || !ev.GetDeleted() && ev.GetStatus() == eventsv1.KaasClusterStatus_KAAS_CLUSTER_STATUS_STOPPING {
+				want = e.accountID
+			}
+		}
+		if want != "" && (ev.GetActor().GetUserId() != want || ev.GetActor().GetUsername() != "admin") {
+			t.Fatalf("%v -> %v: actor %v, want the admin (%s)", ev.GetPreviousStatus(), ev.GetStatus(), ev.GetActor(), want)
+		}
+		if ev.GetStatus() == eventsv1.KaasClusterStatus_KAAS_CLUSTER_STATUS_RUNNING && ev.GetActor() != nil {
+			t.Fatalf("the reconciler's %v -> RUNNING names actor %v", ev.GetPreviousStatus(), ev.GetActor())
+		}
+	}
 	deployed := slices.ContainsFunc(machines, func(m *eventsv1.MachineStateChanged) bool {
 		return m.GetState() == eventsv1.MachineState_MACHINE_STATE_READY && len(m.GetAddresses()) > 0 && m.GetProviderStatus() != "" && m.GetProviderId() != ""
 	})

@@ -42,6 +42,7 @@ type env struct {
 	dbURL, natsURL string
 	authAddr       string
 	token          string
+	accountID      string // the admin's user id, the actor of the env's calls
 	maas           *maastest.Server
 	logs           *testenv.SyncBuffer
 }
@@ -65,6 +66,7 @@ func newEnv(t testing.TB, mo maastest.Options) *env {
 		t.Fatal(err)
 	}
 	e.token = resp.GetToken()
+	e.accountID = resp.GetAccountId()
 	mo.Key = maasKey
 	e.maas = maastest.New(mo)
 	t.Cleanup(e.maas.Close)

@@ -167,11 +167,3 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
-
-func envList(kv map[string]string) []string {
-	var out []string
-	for k, v := range kv {
-		out = append(out, k+"="+v)
-	}
-	return out
-}

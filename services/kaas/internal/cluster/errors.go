@@ -15,6 +15,10 @@ var ErrExists = errors.New("already exists")
 // not allow it now (it is being deleted, is not up yet, an upgrade is running).
 var ErrConflict = errors.New("conflicts with the cluster's state")
 
+// ErrUnmet is wrapped by UnmetError: the request is valid but the provider lacks what its
+// machines need (a binary on the host) and nothing under way will bring it.
+var ErrUnmet = errors.New("provider prerequisite missing")
+
 // NotFoundError names what is missing.
 type NotFoundError struct{ What string }
 
@@ -32,6 +36,12 @@ type ConflictError struct{ Reason string }
 
 func (e *ConflictError) Error() string { return e.Reason }
 func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// UnmetError says what the provider lacks and how to get it.
+type UnmetError struct{ Reason string }
+
+func (e *UnmetError) Error() string { return e.Reason }
+func (e *UnmetError) Unwrap() error { return ErrUnmet }
 
 func clusterNotFound(name string) error { return &NotFoundError{What: fmt.Sprintf("cluster %q", name)} }
 

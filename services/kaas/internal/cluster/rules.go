@@ -33,6 +33,9 @@ type Rules struct {
 	InstanceTypes []string
 	// MaxPoolSize bounds every worker pool's machine count.
 	MaxPoolSize int
+	// FailAfter is how many failed reconciler passes in a row (an unreachable provider)
+	// show in the status (see Derive); 0: never.
+	FailAfter int
 }
 
 // Validate reports a misconfiguration.

@@ -7,21 +7,23 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/google/uuid"
+
 	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
-// Store keeps clusters. Update runs change on the cluster's current view under a lock and
-// saves what change set (the cluster's Deleting and TargetVersion, pools added or changed),
-// re-derives the status, records the events and wakes the reconciler, all in one
-// transaction; an error from change saves nothing.
+// Store keeps clusters. It persists and decides nothing: Create writes the Change New
+// made; Update loads the cluster under a lock, passes it to update and writes exactly the
+// Change update returns — the view and its events (outbox) — in that transaction, waking
+// the reconciler; an error from update saves nothing.
 type Store interface {
-	Create(ctx context.Context, c Cluster, pools []Pool, secrets []byte) (View, error)
+	Create(ctx context.Context, c Change, secrets []byte) (View, error)
 	Get(ctx context.Context, name string) (View, error)
 	Secrets(ctx context.Context, name string) ([]byte, error)
 	// Detail is the cluster's own row with its sealed key material, in one read.
 	Detail(ctx context.Context, name string) (Cluster, []byte, error)
 	List(ctx context.Context) ([]Cluster, error)
-	Update(ctx context.Context, name string, change func(*View) error) (View, error)
+	Update(ctx context.Context, name string, update func(View) (Change, error)) (View, error)
 }
 
 // Credentials makes a cluster's key material (sealed, as the store keeps it) and the admin
@@ -44,21 +46,38 @@ type Inspector interface {
 	Inspect(ctx context.Context, v View, sealed []byte) ([]NodeStatus, error)
 }
 
+// Prerequisites tells whether a provider can build machines running a version.
+type Prerequisites interface {
+	// Preflight returns nil when provider can provision machines running version now, or
+	// once a preparation under way ends; otherwise an error saying what is missing.
+	Preflight(provider, version string) error
+}
+
 // Service carries out the API's requests on the store; the reconciler does the work.
 type Service struct {
 	store     Store
 	rules     Rules
 	creds     Credentials
 	inspector Inspector
+	prereqs   Prerequisites
 	provider  string
 }
 
-// NewService serves clusters whose new machines come from provider.
-func NewService(store Store, rules Rules, creds Credentials, inspector Inspector, provider string) (*Service, error) {
+// NewService serves clusters whose new machines come from provider. Requests that would
+// need machines a provider cannot build (prereqs) are refused before anything is recorded.
+func NewService(store Store, rules Rules, creds Credentials, inspector Inspector, prereqs Prerequisites, provider string) (*Service, error) {
 	if err := rules.Validate(); err != nil {
 		return nil, err
 	}
-	return &Service{store: store, rules: rules, creds: creds, inspector: inspector, provider: provider}, nil
+	return &Service{store: store, rules: rules, creds: creds, inspector: inspector, prereqs: prereqs, provider: provider}, nil
+}
+
+// preflight refuses a request whose new machines, running version, provider cannot build.
+func (s *Service) preflight(provider, version string) error {
+	if err := s.prereqs.Preflight(provider, version); err != nil {
+		return &UnmetError{Reason: fmt.Sprintf("the %s provider cannot build Kubernetes %s machines here: %v", provider, version, err)}
+	}
+	return nil
 }
 
 // NodesStatus returns the cluster and the status of each of its machines.
@@ -88,12 +107,15 @@ func (s *Service) Create(ctx context.Context, spec CreateSpec) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
+	if err := s.preflight(s.provider, v.String()); err != nil {
+		return View{}, err
+	}
 	sealed, err := s.creds.New(spec.Name)
 	if err != nil {
 		return View{}, fmt.Errorf("make the cluster's key material: %w", err)
 	}
-	c := Cluster{Name: spec.Name, Provider: s.provider, Version: v.String(), TargetVersion: v.String()}
-	return s.store.Create(ctx, c, pools, sealed)
+	c := Cluster{UID: uuid.NewString(), Name: spec.Name, Provider: s.provider, Version: v.String(), TargetVersion: v.String()}
+	return s.store.Create(ctx, New(c, pools, s.rules.FailAfter), sealed)
 }
 
 // Get returns a cluster with its pools and machines.
@@ -121,12 +143,17 @@ func (s *Service) Detail(ctx context.Context, name string) (Cluster, []byte, err
 // List returns every cluster, by name.
 func (s *Service) List(ctx context.Context) ([]Cluster, error) { return s.store.List(ctx) }
 
+// update runs change on the cluster called name and saves it settled (see Update).
+func (s *Service) update(ctx context.Context, name string, change func(*View) error) (View, error) {
+	return s.store.Update(ctx, name, func(before View) (Change, error) { return Update(before, change, s.rules.FailAfter) })
+}
+
 // Delete starts deleting a cluster; already reports a deletion that was under way.
 func (s *Service) Delete(ctx context.Context, name string) (v View, already bool, err error) {
 	if err := ValidName("name", name); err != nil {
 		return View{}, false, err
 	}
-	v, err = s.store.Update(ctx, name, func(v *View) error {
+	v, err = s.update(ctx, name, func(v *View) error {
 		already = v.Deleting
 		v.Deleting = true
 		return nil
@@ -145,7 +172,7 @@ func (s *Service) AddPools(ctx context.Context, name string, specs []PoolSpec) e
 	if _, err := s.rules.WorkerPools("worker_node_pools", specs, nil); err != nil {
 		return err
 	}
-	_, err := s.store.Update(ctx, name, func(v *View) error {
+	_, err := s.update(ctx, name, func(v *View) error {
 		if err := mutable(v); err != nil {
 			return err
 		}
@@ -159,12 +186,19 @@ func (s *Service) AddPools(ctx context.Context, name string, specs []PoolSpec) e
 		if err != nil {
 			return err
 		}
+		adds := false
 		for _, p := range pools {
 			if old, ok := v.Pool(p.Name); ok {
 				if old.Deleting {
 					return conflict("node pool %q of cluster %q is still being deleted; add it again once it is gone", p.Name, v.Name)
 				}
 				return &ExistsError{What: fmt.Sprintf("node pool %q in cluster %q", p.Name, v.Name)}
+			}
+			adds = adds || p.Count > 0
+		}
+		if adds {
+			if err := s.preflight(v.Provider, v.newMachineVersion()); err != nil {
+				return err
 			}
 		}
 		v.Pools = append(v.Pools, pools...)
@@ -193,7 +227,7 @@ func (s *Service) DeletePools(ctx context.Context, name string, pools []string) 
 			return input.Invalid(f, "the control plane is not a node pool; delete the cluster instead")
 		}
 	}
-	_, err := s.store.Update(ctx, name, func(v *View) error {
+	_, err := s.update(ctx, name, func(v *View) error {
 		if err := mutable(v); err != nil {
 			return err
 		}
@@ -245,7 +279,7 @@ func (s *Service) Scale(ctx context.Context, name string, specs []ScaleSpec) err
 			return err
 		}
 	}
-	_, err := s.store.Update(ctx, name, func(v *View) error {
+	_, err := s.update(ctx, name, func(v *View) error {
 		if err := mutable(v); err != nil {
 			return err
 		}
@@ -256,6 +290,11 @@ func (s *Service) Scale(ctx context.Context, name string, specs []ScaleSpec) err
 			}
 			if pool.Deleting {
 				return conflict("node pool %q of cluster %q is being deleted", sp.Name, v.Name)
+			}
+			if sp.Count > pool.Count {
+				if err := s.preflight(v.Provider, v.newMachineVersion()); err != nil {
+					return err
+				}
 			}
 		}
 		for _, sp := range specs {
@@ -295,7 +334,7 @@ func (s *Service) Upgrade(ctx context.Context, name, version string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.store.Update(ctx, name, func(v *View) error {
+	_, err = s.update(ctx, name, func(v *View) error {
 		if err := mutable(v); err != nil {
 			return err
 		}
@@ -323,6 +362,9 @@ func (s *Service) Upgrade(ctx context.Context, name, version string) error {
 			return conflict("cluster %q cannot move from %s to %s: Kubernetes upgrades go to a newer patch or the next minor version (possible now: %s)",
 				v.Name, cur, target, listOrNone(allowed))
 		}
+		if err := s.preflight(v.Provider, target.String()); err != nil {
+			return err
+		}
 		v.TargetVersion = target.String()
 		return nil
 	})
@@ -348,8 +390,8 @@ func mutable(v *View) error {
 // IsNotFound reports a missing cluster or pool.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
-// ClusterNotFound is the error a store returns for a missing cluster.
-func ClusterNotFound(name string) error { return clusterNotFound(name) }
+// NotFound is the error a store returns for a missing cluster.
+func NotFound(name string) error { return clusterNotFound(name) }
 
 // ClusterExists is the error a store returns when the name is taken.
 func ClusterExists(name string) error { return &ExistsError{What: fmt.Sprintf("cluster %q", name)} }

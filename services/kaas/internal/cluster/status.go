@@ -153,10 +153,10 @@ func more(n int, what string) string {
 	return fmt.Sprintf(" (and %d more %s(s))", n, what)
 }
 
-// Settle records what the machines show: an upgrade whose every machine runs the target
+// settle records what the machines show: an upgrade whose every machine runs the target
 // version is finished, and a cluster whose machines all were ready once has been created.
-// The store calls it before deriving the status of every change.
-func Settle(v *View) {
+// Settle calls it before deriving the status of every change.
+func settle(v *View) {
 	if v.Deleting {
 		return
 	}

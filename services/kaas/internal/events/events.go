@@ -1,12 +1,17 @@
 // Package events builds what kaas publishes (plinth.events.v1 ClusterStatusChanged and
 // MachineStateChanged, stream PLINTH_KAAS) from its clusters and machines. The store writes
-// them to the outbox in the transaction of the change they describe.
+// them (cluster.Change's events) to the outbox in the transaction of the change they describe.
 package events
 
 import (
+	"context"
+	"fmt"
 	"slices"
 
+	"google.golang.org/protobuf/proto"
+
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 )
@@ -28,12 +33,19 @@ func ClusterStatus(c cluster.Cluster, previous cluster.Status, deleted bool) *ev
 	}
 }
 
-// MachineChanged reports whether a machine changed in a way its event describes: its state,
-// addresses, provider status, version or message.
-func MachineChanged(before, after cluster.Machine) bool {
-	return before.State != after.State || !slices.Equal(before.Addresses, after.Addresses) ||
-		before.ProviderStatus != after.ProviderStatus || before.Version != after.Version ||
-		before.Message != after.Message || before.ProviderID != after.ProviderID
+// Payload is the event e of a change (see cluster.Change) as kaas publishes it. A status
+// change names the user whose request ctx carries (a delete, scale or upgrade); the
+// reconciler's ctx names nobody.
+func Payload(ctx context.Context, e cluster.Event) (proto.Message, error) {
+	switch e := e.(type) {
+	case cluster.StatusChange:
+		p := ClusterStatus(e.Cluster, e.Previous, e.Deleted)
+		p.Actor = authn.Actor(ctx)
+		return p, nil
+	case cluster.MachineChange:
+		return MachineState(e.Cluster, e.Machine, e.Previous, e.InstanceType), nil
+	}
+	return nil, fmt.Errorf("events: %T has no payload", e)
 }
 
 // MachineState is the event for machine m of c (in a pool of instance type instanceType)

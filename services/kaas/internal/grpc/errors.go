@@ -22,6 +22,8 @@ import (
 //   - cluster.ErrExists → AlreadyExists: the name is taken; pick another or use the existing.
 //   - cluster.ErrConflict → FailedPrecondition: the request is valid but the cluster's state
 //     refuses it now (being deleted, still being created, upgrading); retry once it changed.
+//   - cluster.ErrUnmet → FailedPrecondition: the request is valid but the provider lacks what
+//     its machines need (the message names it and how to get it); retry once it is there.
 //   - anything else → grpcerr.Unexpected: context errors keep their codes, an unreachable
 //     database is Unavailable, the rest Internal with a fixed message; the cause is logged
 //     with the RPC and attrs, never sent.
@@ -37,7 +39,7 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, cluster.ErrExists):
 		return status.Error(codes.AlreadyExists, err.Error())
-	case errors.Is(err, cluster.ErrConflict):
+	case errors.Is(err, cluster.ErrConflict), errors.Is(err, cluster.ErrUnmet):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	}
 	return grpcerr.Unexpected(ctx, log, err, attrs...)

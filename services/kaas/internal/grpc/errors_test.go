@@ -22,10 +22,11 @@ func TestToStatus(t *testing.T) {
 	}{
 		{input.Invalid("name", "bad"), codes.InvalidArgument},
 		{fmt.Errorf("wrapped: %w", input.Invalid("name", "bad")), codes.InvalidArgument},
-		{cluster.ClusterNotFound("x"), codes.NotFound},
+		{cluster.NotFound("x"), codes.NotFound},
 		{&cluster.NotFoundError{What: "node pool"}, codes.NotFound},
 		{cluster.ClusterExists("x"), codes.AlreadyExists},
 		{&cluster.ConflictError{Reason: "being deleted"}, codes.FailedPrecondition},
+		{&cluster.UnmetError{Reason: "/usr/bin/etcd is missing"}, codes.FailedPrecondition},
 		{context.DeadlineExceeded, codes.DeadlineExceeded},
 		{&pgconn.ConnectError{}, codes.Unavailable},
 		{errors.New("disk on fire"), codes.Internal},

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
@@ -15,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
 	"github.com/plinth-dev/plinth/libs/platform/input"
@@ -64,11 +67,12 @@ type Gateway struct {
 func NewGateway(conn grpc.ClientConnInterface, log *slog.Logger) (*Gateway, error) {
 	g := &Gateway{client: kaaspb.NewClusterClient(conn)}
 	g.mux = runtime.NewServeMux(
-		// Upstream's gateway was grpc-gateway v1: proto field names, enums by name, no
-		// zero values, unknown fields refused.
+		// Upstream's gateway was grpc-gateway v1.8.5 with its default marshaler,
+		// JSONPb{OrigName: true}: proto field names, enums by name, no zero values out;
+		// either name of a field and unknown fields (ignored) in.
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
 			MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true},
-			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
 		}),
 		runtime.WithErrorHandler(v1Errors(log)),
 		runtime.WithRoutingErrorHandler(routingErrors),
@@ -116,7 +120,12 @@ func unary[Req any, PReq interface {
 	return rt
 }
 
-// decode fills req from the body (body routes) or the query string (the others).
+// decode fills req from the body (body routes) or the query string (the others), as the
+// handlers grpc-gateway v1.8.5 generated for upstream did: unknown JSON fields ignored (v1's
+// jsonpb.Unmarshaler{AllowUnknownFields: true}); a body route reads no query parameters; a
+// query route reads only the URL's query (never a body), where malformed pairs are dropped
+// (url.URL.Query), unknown names are ignored, each field answers to its proto name and its
+// lowerCamel JSON name, and a singular field given twice takes the first value.
 func decode(w http.ResponseWriter, r *http.Request, m runtime.Marshaler, req proto.Message, body bool) error {
 	if body {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
@@ -125,57 +134,95 @@ func decode(w http.ResponseWriter, r *http.Request, m runtime.Marshaler, req pro
 		}
 		return nil
 	}
-	if err := r.ParseForm(); err != nil {
-		return status.Error(codes.InvalidArgument, "query: "+input.Truncate(err.Error(), 200))
-	}
-	if err := runtime.PopulateQueryParameters(req, r.Form, utilities.NewDoubleArray(nil)); err != nil {
+	q := r.URL.Query()
+	firstOfSingular(req.ProtoReflect().Descriptor(), q)
+	if err := runtime.PopulateQueryParameters(req, q, utilities.NewDoubleArray(nil)); err != nil {
 		return status.Error(codes.InvalidArgument, "query: "+input.Truncate(err.Error(), 200))
 	}
 	return nil
 }
 
-// routingErrors answers a path that does not exist (404) or a method a path does not take
-// (405, not grpc-gateway's default 501), in the error body below.
-func routingErrors(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
-	code := codes.NotFound
-	switch httpStatus {
-	case http.StatusMethodNotAllowed:
-		code = codes.Unimplemented
-	case http.StatusBadRequest:
-		code = codes.InvalidArgument
+// firstOfSingular keeps only the first value of each query parameter that names a singular
+// field (grpc-gateway v1 used values[0]; v2 refuses "too many values").
+func firstOfSingular(d protoreflect.MessageDescriptor, q url.Values) {
+	for key, vs := range q {
+		if len(vs) < 2 {
+			continue
+		}
+		md := d
+		var f protoreflect.FieldDescriptor
+		for _, part := range strings.Split(key, ".") {
+			if md == nil {
+				f = nil
+				break
+			}
+			if f = md.Fields().ByName(protoreflect.Name(part)); f == nil {
+				f = md.Fields().ByJSONName(part)
+			}
+			if f == nil || f.IsList() || f.IsMap() {
+				break
+			}
+			md = f.Message()
+		}
+		if f != nil && !f.IsList() && !f.IsMap() && f.Message() == nil {
+			q[key] = vs[:1]
+		}
 	}
-	err := &runtime.HTTPStatusError{HTTPStatus: httpStatus, Err: status.Error(code, http.StatusText(httpStatus))}
-	runtime.HTTPError(ctx, mux, m, w, r, err)
 }
 
-// v1Errors writes errors as grpc-gateway v1 did — {"error", "code", "message", "details"} —
-// which v2 clients read too (code, message, details), with the HTTP status of the gRPC code.
+// routingErrors answers a path that does not exist (404), a method a path does not take
+// (405, where grpc-gateway v2 would say 501) and an unparsable request line (400) as
+// grpc-gateway v1's mux did without a proto error handler (upstream's setup): http.Error's
+// plain-text status line, not a JSON body.
+func routingErrors(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, httpStatus int) {
+	http.Error(w, http.StatusText(httpStatus), httpStatus)
+}
+
+// errorBody is grpc-gateway v1's error body, with its members in v1's order; details, like
+// every empty field under v1's JSONPb (EmitDefaults off), is left out when there are none.
+type errorBody struct {
+	Error   string            `json:"error"`
+	Message string            `json:"message"`
+	Code    int32             `json:"code"`
+	Details []json.RawMessage `json:"details,omitempty"`
+}
+
+// v1Errors writes errors as grpc-gateway v1 did — {"error", "message", "code"[, "details"]},
+// error and message both the status message — with the HTTP status of v1's table
+// (v1HTTPStatus). The mux's own errors (a form it cannot parse on the POST fallback) are
+// plain text, as v1's OtherErrorHandler wrote them.
 func v1Errors(log *slog.Logger) runtime.ErrorHandlerFunc {
-	return func(ctx context.Context, mux *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-		st := status.Convert(err)
-		var httpStatus int
+	return func(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
 		var he *runtime.HTTPStatusError
 		if errors.As(err, &he) {
-			httpStatus = he.HTTPStatus
-			st = status.Convert(he.Err)
-		} else {
-			httpStatus = runtime.HTTPStatusFromCode(st.Code())
+			http.Error(w, status.Convert(he.Err).Message(), he.HTTPStatus)
+			return
 		}
-		details := st.Proto().GetDetails()
-		var rendered []json.RawMessage
-		for _, d := range details {
+		st := status.Convert(err)
+		body := errorBody{Error: st.Message(), Message: st.Message(), Code: int32(st.Code())}
+		for _, d := range st.Proto().GetDetails() {
 			if b, err := protojson.Marshal(d); err == nil {
-				rendered = append(rendered, b)
+				body.Details = append(body.Details, b)
 			}
 		}
-		body := map[string]any{"error": st.Message(), "code": int32(st.Code()), "message": st.Message(), "details": rendered}
-		if rendered == nil {
-			body["details"] = []any{}
-		}
+		w.Header().Del("Trailer")
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(httpStatus)
+		w.WriteHeader(v1HTTPStatus(st.Code()))
 		if err := json.NewEncoder(w).Encode(body); err != nil {
 			log.DebugContext(ctx, "writing a REST error failed", "error", err)
 		}
 	}
+}
+
+// v1HTTPStatus is the HTTP status grpc-gateway v1.8.5 (upstream's go.mod and vendor/) gave
+// each gRPC code. It differs from v2's runtime.HTTPStatusFromCode in two places:
+// FailedPrecondition is 412 (v2 and the last v1, 1.16, say 400) and Canceled is 408 (v2: 499).
+func v1HTTPStatus(c codes.Code) int {
+	switch c {
+	case codes.FailedPrecondition:
+		return http.StatusPreconditionFailed
+	case codes.Canceled:
+		return http.StatusRequestTimeout
+	}
+	return runtime.HTTPStatusFromCode(c)
 }

@@ -102,6 +102,17 @@ type Provider interface {
 	Observe(ctx context.Context, m Machine) (Observation, error)
 }
 
+// Checker is a Provider whose machines need something on hand before they can be built
+// (binaries on the host, for the vagrant provider). The cluster service asks before it
+// accepts a cluster, an upgrade or new machines, so a request that cannot succeed is refused
+// at once instead of failing minutes later.
+type Checker interface {
+	// Preflight returns nil when machines running version can be provisioned now or will be
+	// once a preparation under way ends; otherwise an error saying, in one line, what is
+	// missing and how to get it.
+	Preflight(version string) error
+}
+
 // Registry holds the configured providers by name.
 type Registry struct {
 	byName map[string]Provider
@@ -133,6 +144,16 @@ func (r *Registry) Get(name string) (Provider, error) {
 		return nil, fmt.Errorf("%w: %q (configured: %v)", ErrNotConfigured, name, r.Names())
 	}
 	return p, nil
+}
+
+// Preflight asks provider name whether it can provision machines running version (see
+// Checker); providers that need nothing, and names not configured (the reconciler reports
+// those), pass.
+func (r *Registry) Preflight(name, version string) error {
+	if c, ok := r.byName[name].(Checker); ok {
+		return c.Preflight(version)
+	}
+	return nil
 }
 
 // Names lists the configured providers.

@@ -14,7 +14,6 @@ import (
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 	"github.com/plinth-dev/plinth/services/kaas/internal/pki"
 	"github.com/plinth-dev/plinth/services/kaas/internal/provider"
-	"github.com/plinth-dev/plinth/services/kaas/internal/store"
 )
 
 // APIPort is the port of every control-plane machine's API server.
@@ -23,7 +22,7 @@ const APIPort = "6443"
 // pass is one reconciler pass over one claimed cluster.
 type pass struct {
 	r     *Reconciler
-	claim store.Claim
+	claim cluster.Claim
 	log   *slog.Logger
 
 	view cluster.View // the cluster as last saved
@@ -56,7 +55,7 @@ func (p *pass) run(ctx context.Context) (time.Duration, string) {
 	p.release(ctx)
 	if p.view.Deleting {
 		if len(p.view.Machines) == 0 && len(p.errs) == 0 {
-			if err := p.r.store.Remove(ctx, p.claim.ID, p.r.o.Owner); err != nil {
+			if err := p.r.store.Remove(ctx, p.claim.ID, p.r.o.Owner, cluster.Remove); err != nil {
 				return p.aborted(ctx, err)
 			}
 			p.log.Info("cluster deleted: every machine is released")
@@ -75,7 +74,7 @@ func (p *pass) run(ctx context.Context) (time.Duration, string) {
 
 // aborted ends a pass that could not read or write the store (or lost its lease).
 func (p *pass) aborted(ctx context.Context, err error) (time.Duration, string) {
-	if errors.Is(err, store.ErrLeaseLost) || ctx.Err() != nil {
+	if errors.Is(err, cluster.ErrLeaseLost) || ctx.Err() != nil {
 		p.log.Warn("stopped a pass: the lease is lost or kaas is stopping", "error", context.Cause(ctx))
 		return p.r.o.Poll, "lease_lost"
 	}
@@ -122,9 +121,12 @@ func (p *pass) record(machine string, err error) {
 	p.mu.Unlock()
 }
 
-// apply saves change on the cluster (fenced by the lease) and keeps the saved view.
+// apply saves change on the cluster, settled (cluster.Update) and fenced by the lease, and
+// keeps the saved view.
 func (p *pass) apply(ctx context.Context, change func(*cluster.View) error) error {
-	v, err := p.r.store.Apply(ctx, p.claim.ID, p.r.o.Owner, change)
+	v, err := p.r.store.Apply(ctx, p.claim.ID, p.r.o.Owner, func(before cluster.View) (cluster.Change, error) {
+		return cluster.Update(before, change, p.r.o.FailAfter)
+	})
 	if err != nil {
 		return err
 	}

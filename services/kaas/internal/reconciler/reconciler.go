@@ -2,7 +2,7 @@
 // state (pools, counts, version, deletion) with its machines and moves the machines toward it
 // through the cluster's provider, in idempotent steps, with retries and backoff. Progress is
 // written after every step, so a restarted kaas resumes where it was. Clusters are leased
-// (store.Claim), so across replicas one reconciler at a time acts on a cluster.
+// (cluster.Claim), so across replicas one reconciler at a time acts on a cluster.
 package reconciler
 
 import (
@@ -21,17 +21,28 @@ import (
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 	"github.com/plinth-dev/plinth/services/kaas/internal/pki"
 	"github.com/plinth-dev/plinth/services/kaas/internal/provider"
-	"github.com/plinth-dev/plinth/services/kaas/internal/store"
 )
 
-// Store is what the reconciler needs of the store (store.Store).
+// Store is what the reconciler needs of the store: leases on clusters, and writes fenced
+// by them. Every write of a cluster whose lease owner no longer holds fails with
+// cluster.ErrLeaseLost and changes nothing.
 type Store interface {
-	Claim(ctx context.Context, owner string, lease time.Duration) (store.Claim, bool, error)
+	// Claim leases the cluster due longest and held by nobody to owner; ok is false when
+	// none is due.
+	Claim(ctx context.Context, owner string, lease time.Duration) (c cluster.Claim, ok bool, err error)
+	// Renew extends owner's lease.
 	Renew(ctx context.Context, id int64, owner string, lease time.Duration) error
-	Release(ctx context.Context, c store.Claim, owner string, delay time.Duration) error
+	// Release gives up owner's lease; the next pass is due after delay, or at once when the
+	// API changed the cluster since c was claimed.
+	Release(ctx context.Context, c cluster.Claim, owner string, delay time.Duration) error
+	// Load returns the cluster's view and sealed key material.
 	Load(ctx context.Context, id int64) (cluster.View, []byte, error)
-	Apply(ctx context.Context, id int64, owner string, change func(*cluster.View) error) (cluster.View, error)
-	Remove(ctx context.Context, id int64, owner string) error
+	// Apply passes the cluster's current view to update and writes the change it returns,
+	// view and events, in one transaction; an error from update saves nothing.
+	Apply(ctx context.Context, id int64, owner string, update func(cluster.View) (cluster.Change, error)) (cluster.View, error)
+	// Remove deletes the cluster with the events remove returns for its current view; an
+	// error from remove deletes nothing.
+	Remove(ctx context.Context, id int64, owner string, remove func(cluster.View) ([]cluster.Event, error)) error
 }
 
 // Keys opens a cluster's sealed key material (pki.Vault).
@@ -60,7 +71,10 @@ type Options struct {
 	CallTimeout time.Duration
 	// ProvisionTimeout fails a machine not ready this long after it was created [30m].
 	ProvisionTimeout time.Duration
-	Logger           *slog.Logger
+	// FailAfter is how many failed passes in a row (an unreachable provider) show in the
+	// status (cluster.Derive); 0: never [0].
+	FailAfter int
+	Logger    *slog.Logger
 }
 
 func (o *Options) defaults() error {
@@ -142,12 +156,12 @@ func (r *Reconciler) Run(ctx context.Context) error {
 	return nil
 }
 
-// Listen wakes the workers on every store.WakeChannel notification (an API change anywhere,
-// on any replica) until ctx ends, reconnecting with backoff; Poll covers the gaps.
-func (r *Reconciler) Listen(ctx context.Context, pool *pgxpool.Pool) error {
+// Listen wakes the workers on every notification on channel (the store's, on an API change
+// anywhere, on any replica) until ctx ends, reconnecting with backoff; Poll covers the gaps.
+func (r *Reconciler) Listen(ctx context.Context, pool *pgxpool.Pool, channel string) error {
 	b := backoff.Backoff{Min: 100 * time.Millisecond, Max: 10 * time.Second}
 	for ctx.Err() == nil {
-		err := pg.ListenOnce(ctx, pool, pg.ListenOptions{Channel: store.WakeChannel,
+		err := pg.ListenOnce(ctx, pool, pg.ListenOptions{Channel: channel,
 			Listening: func() { b.Reset(); r.Wake() }, Notify: func(string) { r.Wake() }})
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("listening for cluster changes failed; polling until it is back", "error", err)
@@ -182,7 +196,7 @@ func (r *Reconciler) work(ctx context.Context) {
 }
 
 // claimed runs one pass on c while renewing the lease; it returns when the next pass is due.
-func (r *Reconciler) claimed(ctx context.Context, c store.Claim) time.Duration {
+func (r *Reconciler) claimed(ctx context.Context, c cluster.Claim) time.Duration {
 	passCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	renewed := make(chan struct{})

@@ -7,47 +7,38 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	platformevents "github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
-	"github.com/plinth-dev/plinth/services/kaas/internal/events"
 )
-
-// Claim is a reconciler's hold on one cluster.
-type Claim struct {
-	ID         int64
-	Name       string
-	Generation int64
-}
 
 // Claim takes the lease on the cluster that is due longest (next_reconcile_at passed) and
 // held by nobody, for owner until lease from now. ok is false when no cluster is due.
 // SKIP LOCKED lets replicas claim side by side, each a different cluster.
-func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (Claim, bool, error) {
-	var c Claim
+func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (cluster.Claim, bool, error) {
+	var c cluster.Claim
 	err := s.pool.QueryRow(ctx, `UPDATE clusters SET lease_owner = $1, lease_expires = now() + $2 * interval '1 microsecond'
 		WHERE id = (SELECT id FROM clusters
 			WHERE next_reconcile_at <= now() AND (lease_expires IS NULL OR lease_expires < now())
 			ORDER BY next_reconcile_at LIMIT 1 FOR UPDATE SKIP LOCKED)
 		RETURNING id, name, generation`, owner, lease.Microseconds()).Scan(&c.ID, &c.Name, &c.Generation)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Claim{}, false, nil
+		return cluster.Claim{}, false, nil
 	}
 	return c, err == nil, err
 }
 
-// Renew extends owner's lease; ErrLeaseLost when owner no longer holds it.
+// Renew extends owner's lease; cluster.ErrLeaseLost when owner no longer holds it.
 func (s *Store) Renew(ctx context.Context, id int64, owner string, lease time.Duration) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE clusters SET lease_expires = now() + $3 * interval '1 microsecond'
 		WHERE id = $1 AND lease_owner = $2 AND lease_expires > now()`, id, owner, lease.Microseconds())
 	if err == nil && tag.RowsAffected() == 0 {
-		return ErrLeaseLost
+		return cluster.ErrLeaseLost
 	}
 	return err
 }
 
 // Release gives up owner's lease and schedules the next pass after delay — at once when the
 // API changed the cluster since the claim (its generation moved).
-func (s *Store) Release(ctx context.Context, c Claim, owner string, delay time.Duration) error {
+func (s *Store) Release(ctx context.Context, c cluster.Claim, owner string, delay time.Duration) error {
 	_, err := s.pool.Exec(ctx, `UPDATE clusters SET lease_owner = NULL, lease_expires = NULL,
 		next_reconcile_at = CASE WHEN generation <> $3 THEN now() ELSE now() + $4 * interval '1 microsecond' END
 		WHERE id = $1 AND lease_owner = $2`, c.ID, owner, c.Generation, delay.Microseconds())
@@ -66,10 +57,10 @@ func (s *Store) Load(ctx context.Context, id int64) (cluster.View, []byte, error
 	return v, sealed, err
 }
 
-// Apply runs change on the claimed cluster's current view and saves it (see save), provided
-// owner still holds the lease: a reconciler whose lease lapsed (it stalled, another took
-// over) gets ErrLeaseLost and changes nothing.
-func (s *Store) Apply(ctx context.Context, id int64, owner string, change func(*cluster.View) error) (cluster.View, error) {
+// Apply passes the claimed cluster's current view to update and writes the change it
+// returns (see save), provided owner still holds the lease: a reconciler whose lease lapsed
+// (it stalled, another took over) gets cluster.ErrLeaseLost and changes nothing.
+func (s *Store) Apply(ctx context.Context, id int64, owner string, update func(cluster.View) (cluster.Change, error)) (cluster.View, error) {
 	var after cluster.View
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := checkLease(ctx, tx, id, owner); err != nil {
@@ -79,17 +70,19 @@ func (s *Store) Apply(ctx context.Context, id int64, owner string, change func(*
 		if err != nil {
 			return err
 		}
-		after = clone(before)
-		if err := change(&after); err != nil {
+		c, err := update(before.Clone()) // update may change what it is given; before stays as loaded
+		if err != nil {
 			return err
 		}
-		return s.save(ctx, tx, before, &after)
+		after, err = s.save(ctx, tx, before, c)
+		return err
 	})
 	return after, err
 }
 
-// Remove deletes a cluster being deleted once every machine is released, with its last event.
-func (s *Store) Remove(ctx context.Context, id int64, owner string) error {
+// Remove deletes the claimed cluster with the events remove (cluster.Remove) returns for its
+// current view, provided owner still holds the lease; an error from remove deletes nothing.
+func (s *Store) Remove(ctx context.Context, id int64, owner string, remove func(cluster.View) ([]cluster.Event, error)) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := checkLease(ctx, tx, id, owner); err != nil {
 			return err
@@ -98,15 +91,14 @@ func (s *Store) Remove(ctx context.Context, id int64, owner string) error {
 		if err != nil {
 			return err
 		}
-		if !v.Deleting || len(v.Machines) > 0 {
-			return errors.New("store: only a deleted cluster without machines can be removed")
+		evs, err := remove(v)
+		if err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM clusters WHERE id = $1`, id); err != nil {
 			return err
 		}
-		v.StatusMessage = "deleted: every machine is released"
-		_, err = platformevents.Outbox{}.Add(ctx, tx, platformevents.Event{Payload: events.ClusterStatus(v.Cluster, v.Status, true)})
-		return err
+		return publish(ctx, tx, evs)
 	})
 }
 
@@ -114,7 +106,7 @@ func checkLease(ctx context.Context, tx pgx.Tx, id int64, owner string) error {
 	var ok bool
 	err := tx.QueryRow(ctx, `SELECT lease_owner = $2 AND lease_expires > now() FROM clusters WHERE id = $1 FOR UPDATE`, id, owner).Scan(&ok)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !ok) {
-		return ErrLeaseLost
+		return cluster.ErrLeaseLost
 	}
 	return err
 }

@@ -1,7 +1,7 @@
 // Package store keeps kaas's clusters, node pools and machines in Postgres (schema kaas).
-// Every change goes through one saver that diffs the view before and after, writes what
-// changed, derives the cluster's status and adds the events to the outbox in the same
-// transaction.
+// It persists and decides nothing: every write is a cluster.Change the domain made (the
+// view to save, its status already derived, and its events), written with its events
+// (outbox) in one transaction.
 package store
 
 import (
@@ -30,23 +30,14 @@ const WakeChannel = "plinth_kaas_reconcile"
 //go:embed migrations/*.up.sql
 var Migrations embed.FS
 
-// ErrLeaseLost: the reconciler's lease on the cluster expired and another may hold it; the
-// change was not saved.
-var ErrLeaseLost = errors.New("the reconciler's lease on the cluster was lost")
-
-// Store is the Postgres store.
+// Store is the Postgres store: cluster.Store for the API, reconciler.Store for the
+// reconciler.
 type Store struct {
 	pool *pgxpool.Pool
-	// failAfter is passed to cluster.Derive: failed passes before an unreachable provider
-	// shows in the status.
-	failAfter int
 }
 
-// New returns a store on pool; failAfter as cluster.Derive takes it.
-func New(pool *pgxpool.Pool, failAfter int) *Store { return &Store{pool: pool, failAfter: failAfter} }
-
-// Pool is the store's connection pool.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+// New returns a store on pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
 const clusterColumns = `id, uid, name, provider, version, target_version, status, status_message, deleting,
 	ready_once, endpoint, attempts, last_error, created_at, updated_at`
@@ -64,7 +55,7 @@ func scanCluster(row pgx.Row, extra ...any) (cluster.Cluster, error) {
 func (s *Store) Get(ctx context.Context, name string) (cluster.View, error) {
 	c, err := scanCluster(s.pool.QueryRow(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return cluster.View{}, cluster.ClusterNotFound(name)
+		return cluster.View{}, cluster.NotFound(name)
 	}
 	if err != nil {
 		return cluster.View{}, err
@@ -136,7 +127,7 @@ func (s *Store) Secrets(ctx context.Context, name string) ([]byte, error) {
 	var sealed []byte
 	err := s.pool.QueryRow(ctx, `SELECT secrets FROM clusters WHERE name = $1`, name).Scan(&sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, cluster.ClusterNotFound(name)
+		return nil, cluster.NotFound(name)
 	}
 	return sealed, err
 }
@@ -146,7 +137,7 @@ func (s *Store) Detail(ctx context.Context, name string) (cluster.Cluster, []byt
 	var sealed []byte
 	c, err := scanCluster(s.pool.QueryRow(ctx, `SELECT `+clusterColumns+`, secrets FROM clusters WHERE name = $1`, name), &sealed)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, nil, cluster.ClusterNotFound(name)
+		return c, nil, cluster.NotFound(name)
 	}
 	return c, sealed, err
 }
@@ -178,7 +169,7 @@ func (s *Store) lock(ctx context.Context, tx pgx.Tx, id int64, name string) (clu
 		if name == "" {
 			name = fmt.Sprintf("#%d", id)
 		}
-		return cluster.View{}, cluster.ClusterNotFound(name)
+		return cluster.View{}, cluster.NotFound(name)
 	}
 	if err != nil {
 		return cluster.View{}, err

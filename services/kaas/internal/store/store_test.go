@@ -3,35 +3,66 @@ package store_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 	"github.com/plinth-dev/plinth/services/kaas/internal/store"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/plinth-dev/plinth/services/kaas/internal/cluster/clustertest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-func newStore(t *testing.T) *store.Store {
+// open opens the store on the database at url, closed when t ends.
+func open(t *testing.T, url string) (*store.Store, *pgxpool.Pool) {
 	t.Helper()
-	db := testenv.DB(t)
-	pool, err := service.OpenPostgres(context.Background(), db.URL, store.Schema, store.Migrations)
+	pool, err := service.OpenPostgres(context.Background(), url, store.Schema, store.Migrations)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	return store.New(pool, 3)
+	return store.New(pool), pool
+}
+
+// newStore is a store on a fresh database, with the test's own pool on it to read the outbox.
+func newStore(t *testing.T) (*store.Store, *pgxpool.Pool) {
+	t.Helper()
+	return open(t, testenv.DB(t).URL)
+}
+
+// TestClusterStoreConformance runs cluster.Store's suite on Postgres, plain and reopening
+// the store (a new pool on the same database) mid-test.
+func TestClusterStoreConformance(t *testing.T) {
+	var mu sync.Mutex
+	urls := map[*testing.T]string{}
+	clustertest.Run(t, func(t *testing.T) (cluster.Store, clustertest.Published) {
+		url := testenv.DB(t).URL
+		mu.Lock()
+		urls[t] = url
+		mu.Unlock()
+		s, pool := open(t, url)
+		return s, func(t *testing.T) []proto.Message { return outbox(t, pool) }
+	}, func(t *testing.T, _ cluster.Store) cluster.Store {
+		mu.Lock()
+		url := urls[t]
+		mu.Unlock()
+		s, _ := open(t, url)
+		return s
+	})
 }
 
 func create(t *testing.T, s *store.Store, name string) cluster.View {
 	t.Helper()
-	v, err := s.Create(context.Background(), cluster.Cluster{Name: name, Provider: "maas", Version: "v1.32.13", TargetVersion: "v1.32.13"},
-		[]cluster.Pool{{Name: cluster.ControlPlanePool, Role: cluster.RoleControlPlane, InstanceType: "standard", Count: 1},
-			{Name: "w", Role: cluster.RoleWorker, InstanceType: "gpu", Count: 2, Labels: []cluster.Label{{Name: "a", Value: "b"}}}},
+	v, err := s.Create(context.Background(), cluster.New(cluster.Cluster{UID: "uid-" + name, Name: name, Provider: "maas", Version: "v1.32.13", TargetVersion: "v1.32.13"},
+		[]cluster.Pool{{Name: cluster.ControlPlanePool, Role: cluster.RoleControlPlane, InstanceType: "standard", Count: 1, NextOrdinal: 1},
+			{Name: "w", Role: cluster.RoleWorker, InstanceType: "gpu", Count: 2, Labels: []cluster.Label{{Name: "a", Value: "b"}}, NextOrdinal: 1}}, 3),
 		[]byte("sealed"))
 	if err != nil {
 		t.Fatal(err)
@@ -39,10 +70,20 @@ func create(t *testing.T, s *store.Store, name string) cluster.View {
 	return v
 }
 
+// update is the API's settled update (cluster.Update) of the cluster called name.
+func update(s *store.Store, name string, change func(*cluster.View) error) (cluster.View, error) {
+	return s.Update(context.Background(), name, func(v cluster.View) (cluster.Change, error) { return cluster.Update(v, change, 3) })
+}
+
+// apply is the reconciler's settled write.
+func apply(s *store.Store, id int64, owner string, change func(*cluster.View) error) (cluster.View, error) {
+	return s.Apply(context.Background(), id, owner, func(v cluster.View) (cluster.Change, error) { return cluster.Update(v, change, 3) })
+}
+
 // outbox returns the payloads in the outbox, oldest first.
-func outbox(t *testing.T, s *store.Store) []proto.Message {
+func outbox(t *testing.T, pool *pgxpool.Pool) []proto.Message {
 	t.Helper()
-	rows, err := s.Pool().Query(context.Background(), `SELECT subject, payload FROM outbox ORDER BY id`)
+	rows, err := pool.Query(context.Background(), `SELECT subject, payload FROM outbox ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,56 +107,9 @@ func outbox(t *testing.T, s *store.Store) []proto.Message {
 	return out
 }
 
-func TestCreateGetUpdate(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	ctx := context.Background()
-	v := create(t, s, "alpha")
-	if v.Status != cluster.StatusProvisioning || v.UID == "" {
-		t.Fatalf("new cluster %+v", v.Cluster)
-	}
-	if _, err := s.Create(ctx, cluster.Cluster{Name: "alpha", Provider: "maas", Version: "v1", TargetVersion: "v1"}, nil, []byte("x")); !errors.Is(err, cluster.ErrExists) {
-		t.Fatalf("duplicate: %v", err)
-	}
-	got, err := s.Get(ctx, "alpha")
-	if err != nil || len(got.Pools) != 2 || got.Pools[1].Labels[0].Value != "b" || got.Pools[1].NextOrdinal != 1 {
-		t.Fatalf("get: %+v %v", got, err)
-	}
-	if _, err := s.Get(ctx, "nope"); !cluster.IsNotFound(err) {
-		t.Fatalf("missing: %v", err)
-	}
-	boom := errors.New("refused")
-	if _, err := s.Update(ctx, "alpha", func(v *cluster.View) error { v.Pools[1].Count = 9; return boom }); !errors.Is(err, boom) {
-		t.Fatal(err)
-	}
-	if got, _ := s.Get(ctx, "alpha"); got.Pools[1].Count != 2 {
-		t.Fatal("a refused change was saved")
-	}
-	_, err = s.Update(ctx, "alpha", func(v *cluster.View) error {
-		v.Pools = append(v.Pools, cluster.Pool{Name: "x", Role: cluster.RoleWorker, InstanceType: "standard", Count: 1})
-		v.Deleting = true
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ = s.Get(ctx, "alpha")
-	if len(got.Pools) != 3 || !got.Deleting || got.Status != cluster.StatusStopping {
-		t.Fatalf("after update %+v", got)
-	}
-	evs := outbox(t, s)
-	if len(evs) != 2 || evs[1].(*eventsv1.ClusterStatusChanged).GetStatus() != eventsv1.KaasClusterStatus_KAAS_CLUSTER_STATUS_STOPPING ||
-		evs[1].(*eventsv1.ClusterStatusChanged).GetPreviousStatus() != eventsv1.KaasClusterStatus_KAAS_CLUSTER_STATUS_PROVISIONING {
-		t.Fatalf("events %v", evs)
-	}
-	if sealed, err := s.Secrets(ctx, "alpha"); err != nil || string(sealed) != "sealed" {
-		t.Fatal(sealed, err)
-	}
-}
-
 func TestLeaseIsExclusiveAndFencesWrites(t *testing.T) {
 	t.Parallel()
-	s := newStore(t)
+	s, pool := newStore(t)
 	ctx := context.Background()
 	create(t, s, "beta")
 	a, ok, err := s.Claim(ctx, "replica-a", 300*time.Millisecond)
@@ -131,7 +125,7 @@ func TestLeaseIsExclusiveAndFencesWrites(t *testing.T) {
 		v.Pools[0].NextOrdinal = 2
 		return nil
 	}
-	if _, err := s.Apply(ctx, a.ID, "replica-a", addMachine); err != nil {
+	if _, err := apply(s, a.ID, "replica-a", addMachine); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(400 * time.Millisecond) // replica-a stalls past its lease
@@ -139,10 +133,10 @@ func TestLeaseIsExclusiveAndFencesWrites(t *testing.T) {
 	if err != nil || !ok || b.ID != a.ID {
 		t.Fatalf("replica-b could not take over an expired lease: %v %v", ok, err)
 	}
-	if _, err := s.Apply(ctx, a.ID, "replica-a", addMachine); !errors.Is(err, store.ErrLeaseLost) {
+	if _, err := apply(s, a.ID, "replica-a", addMachine); !errors.Is(err, cluster.ErrLeaseLost) {
 		t.Fatalf("a stale owner wrote: %v", err)
 	}
-	if err := s.Renew(ctx, a.ID, "replica-a", time.Minute); !errors.Is(err, store.ErrLeaseLost) {
+	if err := s.Renew(ctx, a.ID, "replica-a", time.Minute); !errors.Is(err, cluster.ErrLeaseLost) {
 		t.Fatalf("a stale owner renewed: %v", err)
 	}
 	v, _, err := s.Load(ctx, b.ID)
@@ -150,7 +144,7 @@ func TestLeaseIsExclusiveAndFencesWrites(t *testing.T) {
 		t.Fatalf("%+v %v", v, err)
 	}
 	// An API change during the pass makes the release schedule the next pass at once.
-	if _, err := s.Update(ctx, "beta", func(v *cluster.View) error { v.Pools[1].Count = 3; return nil }); err != nil {
+	if _, err := update(s, "beta", func(v *cluster.View) error { v.Pools[1].Count = 3; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Release(ctx, b, "replica-b", time.Hour); err != nil {
@@ -159,7 +153,7 @@ func TestLeaseIsExclusiveAndFencesWrites(t *testing.T) {
 	if _, ok, _ := s.Claim(ctx, "replica-a", time.Minute); !ok {
 		t.Fatal("a change made during the pass must make the cluster due again")
 	}
-	evs := outbox(t, s)
+	evs := outbox(t, pool)
 	var machine *eventsv1.MachineStateChanged
 	for _, e := range evs {
 		if m, ok := e.(*eventsv1.MachineStateChanged); ok {
@@ -174,20 +168,20 @@ func TestLeaseIsExclusiveAndFencesWrites(t *testing.T) {
 
 func TestRemoveAfterEveryMachineIsReleased(t *testing.T) {
 	t.Parallel()
-	s := newStore(t)
+	s, pool := newStore(t)
 	ctx := context.Background()
 	create(t, s, "gamma")
 	c, _, _ := s.Claim(ctx, "r", time.Minute)
-	if _, err := s.Update(ctx, "gamma", func(v *cluster.View) error { v.Deleting = true; return nil }); err != nil {
+	if _, err := update(s, "gamma", func(v *cluster.View) error { v.Deleting = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Remove(ctx, c.ID, "r"); err != nil {
+	if err := s.Remove(ctx, c.ID, "r", cluster.Remove); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx, "gamma"); !cluster.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	evs := outbox(t, s)
+	evs := outbox(t, pool)
 	if last := evs[len(evs)-1].(*eventsv1.ClusterStatusChanged); !last.GetDeleted() {
 		t.Fatalf("last event %v", last)
 	}

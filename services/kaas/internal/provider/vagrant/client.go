@@ -55,13 +55,24 @@ func TokenSource(token, file string) func() (string, error) {
 // Client calls vagrant-server as a Vagrant client does: protocol header and login token on
 // every call.
 type Client struct {
-	api   vagrant.VagrantClient
-	token func() (string, error)
+	api    vagrant.VagrantClient
+	token  func() (string, error)
+	runner string
 }
 
-// NewClient uses conn with the token from token.
-func NewClient(conn grpc.ClientConnInterface, token func() (string, error)) *Client {
-	return &Client{api: vagrant.NewVagrantClient(conn), token: token}
+// NewClient uses conn with the token from token. Jobs go to runner, a runner id (a
+// by-id-only id reserved for kaas: provisioning never waits behind other clients' jobs), or,
+// when runner is "", to any runner.
+func NewClient(conn grpc.ClientConnInterface, token func() (string, error), runner string) *Client {
+	return &Client{api: vagrant.NewVagrantClient(conn), token: token, runner: runner}
+}
+
+// targetRunner is whom the client's jobs are for.
+func (c *Client) targetRunner() *vagrant.Ref_Runner {
+	if c.runner != "" {
+		return &vagrant.Ref_Runner{Target: &vagrant.Ref_Runner_Id{Id: &vagrant.Ref_RunnerId{Id: c.runner}}}
+	}
+	return &vagrant.Ref_Runner{Target: &vagrant.Ref_Runner_Any{Any: &vagrant.Ref_RunnerAny{}}}
 }
 
 func (c *Client) ctx(ctx context.Context) (context.Context, error) {
@@ -148,8 +159,8 @@ func (c *Client) deleteTarget(ctx context.Context, id string) error {
 	return err
 }
 
-// queue queues command with args on target for any runner; a job no runner takes within
-// expires ends in error.
+// queue queues command with args on target for the client's runner (targetRunner); a job no
+// runner takes within expires ends in error.
 func (c *Client) queue(ctx context.Context, target, command string, args []string, expires time.Duration) (string, error) {
 	ctx, err := c.ctx(ctx)
 	if err != nil {
@@ -158,7 +169,7 @@ func (c *Client) queue(ctx context.Context, target, command string, args []strin
 	ref := &sdk.Ref_Target{ResourceId: target}
 	r, err := c.api.QueueJob(ctx, &vagrant.QueueJobRequest{ExpiresIn: expires.String(), Job: &vagrant.Job{
 		Scope:        &vagrant.Job_Target{Target: ref},
-		TargetRunner: &vagrant.Ref_Runner{Target: &vagrant.Ref_Runner_Any{Any: &vagrant.Ref_RunnerAny{}}},
+		TargetRunner: c.targetRunner(),
 		Labels:       map[string]string{"plinth.dev/by": "kaas"},
 		Operation: &vagrant.Job_Command{Command: &vagrant.Job_CommandOp{Command: command,
 			CliArgs: &sdk.Command_Arguments{Args: args}}},

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 )
@@ -31,13 +34,14 @@ type result struct {
 func (c *Client) follow(ctx context.Context, id string, wait time.Duration) (result, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	slack := min(maxDeadlineSlack, wait/4)
 	cctx, err := c.ctx(ctx)
 	if err != nil {
 		return result{}, err
 	}
 	stream, err := c.api.GetJobStream(cctx, &vagrant.GetJobStreamRequest{JobId: id})
 	if err != nil {
-		return result{}, notDone(ctx, err)
+		return result{}, notDone(ctx, slack, err)
 	}
 	var out tail
 	var r result
@@ -48,10 +52,7 @@ func (c *Client) follow(ctx context.Context, id string, wait time.Duration) (res
 				return r, fmt.Errorf("job %s: the stream ended without completion", id)
 			}
 			r.Output = out.String()
-			if ctx.Err() != nil {
-				return r, nil // waited long enough; follow again later
-			}
-			return r, err
+			return r, notDone(ctx, slack, err) // nil: waited long enough; follow again later
 		}
 		switch e := ev.GetEvent().(type) {
 		case *vagrant.GetJobStreamResponse_State_:
@@ -75,10 +76,25 @@ func (c *Client) follow(ctx context.Context, id string, wait time.Duration) (res
 	}
 }
 
-// notDone tells a wait that ran out (not an error) from a failed call.
-func notDone(ctx context.Context, err error) error {
+// maxDeadlineSlack bounds how close to the follow's deadline an end of the stream by that
+// deadline counts as the wait running out.
+const maxDeadlineSlack = time.Second
+
+// notDone tells a wait that ran out (nil: not an error, follow again later) from a failed
+// call. The follow's deadline travels to vagrant-server, which ends the stream with
+// DeadlineExceeded (or resets it, which grpc-go reports as DeadlineExceeded or Canceled)
+// when it passes; that answer can arrive before this process's own timer has cancelled ctx,
+// the more so on a loaded machine. So such an end at most slack before the deadline is the
+// wait running out too; any other error, or one well before the deadline, is a failure.
+func notDone(ctx context.Context, slack time.Duration, err error) error {
 	if ctx.Err() != nil {
 		return nil
+	}
+	switch status.Code(err) {
+	case codes.DeadlineExceeded, codes.Canceled:
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= slack {
+			return nil
+		}
 	}
 	return err
 }

@@ -11,11 +11,18 @@ import (
 )
 
 // Provision moves m through its steps — target, up, address, etcd membership (a joining
-// control-plane machine), bootstrap, readiness — as far as it gets within Options.Wait.
+// control-plane machine), bootstrap, readiness — as far as it gets within Options.Wait. A
+// machine whose binaries are missing starts nothing: it waits while they are being built
+// and fails when nothing will bring them (Prerequisites); so does the bootstrap step.
 func (p *Provider) Provision(ctx context.Context, m provider.Machine, b provider.Bootstrap) (provider.Observation, error) {
 	st := readProgress(m.State)
 	if st.Step == "" {
 		st.Step = stepUp
+	}
+	if st.Step == stepUp && st.Job == "" {
+		if o, held := p.prerequisites(m, b, st); held {
+			return o, nil
+		}
 	}
 	if err := p.ensureTarget(ctx, m, &st); err != nil {
 		return provider.Observation{}, err
@@ -77,6 +84,11 @@ func (p *Provider) advance(ctx context.Context, m provider.Machine, b provider.B
 			}
 			st.EtcdCluster, st.EtcdState, st.Step = cl, "existing", stepBootstrap
 		case stepBootstrap:
+			if st.Job == "" {
+				if o, held := p.prerequisites(m, b, st); held {
+					return o, nil
+				}
+			}
 			args, err := p.bootstrapArgs(m, b, st)
 			if err != nil {
 				return provider.Observation{}, err

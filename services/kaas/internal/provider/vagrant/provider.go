@@ -29,6 +29,9 @@ type Options struct {
 	KubeBinDir string
 	// Etcd is the etcd binary on the machines [/usr/bin/etcd].
 	Etcd string
+	// KubeBuildStatus is the launcher's status file of a build of the Kubernetes binaries in
+	// progress (see Prerequisites); "" when there is none.
+	KubeBuildStatus string
 	// MachineProvider is the runner's machine provider targets use ["netns"].
 	MachineProvider string
 	// Wait bounds how long one call follows a job or waits for readiness before it reports
@@ -40,8 +43,9 @@ type Options struct {
 
 // Provider is the vagrant provider.
 type Provider struct {
-	c *Client
-	o Options
+	c   *Client
+	o   Options
+	pre Prerequisites
 }
 
 // New returns a provider calling vagrant-server through c.
@@ -70,11 +74,31 @@ func New(c *Client, o Options) (*Provider, error) {
 	if o.JobExpiry <= 0 {
 		o.JobExpiry = 10 * time.Minute
 	}
-	return &Provider{c: c, o: o}, nil
+	return &Provider{c: c, o: o, pre: Prerequisites{KubeBinDir: o.KubeBinDir, Etcd: o.Etcd, BuildStatus: o.KubeBuildStatus}}, nil
 }
 
 // Name returns "vagrant".
 func (p *Provider) Name() string { return Name }
+
+// Preflight refuses version when a binary its control-plane machines run is missing and no
+// build in progress will bring it; a build in progress is accepted (the machines wait).
+func (p *Provider) Preflight(version string) error {
+	_, err := p.pre.Check(version, true)
+	return err
+}
+
+// prerequisites holds back a machine whose bootstrap would not find its binaries: Pending
+// while a build brings them, Failed when nothing will (done: the caller returns o).
+func (p *Provider) prerequisites(m provider.Machine, b provider.Bootstrap, st progress) (o provider.Observation, done bool) {
+	wait, err := p.pre.Check(b.Version, isCP(m))
+	switch {
+	case err != nil:
+		return p.observation(m, st, provider.Failed, "failed", err.Error()), true
+	case wait != "":
+		return p.observation(m, st, provider.Pending, "waiting", wait), true
+	}
+	return provider.Observation{}, false
+}
 
 // Steps of a machine's provisioning, in order.
 const (

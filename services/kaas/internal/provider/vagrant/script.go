@@ -10,13 +10,25 @@ import (
 // settings are the variables at the top. It is idempotent: run again (an interrupted job, an
 // upgrade with a new version) it keeps a running etcd, restarts the API server and the
 // controller manager on $V, registers or updates the Node and restarts kwok. Nothing secret
-// is printed.
+// is printed. It fails at once, in one last line, when a binary it is about to start is
+// missing (before it starts anything) and when etcd or the API server exits while it waits
+// for the API server, rather than by timing out.
 const bootstrapScript = `set -eu
 P="$D/pki"
+fail() { echo "kaas: $*" >&2; exit 1; }
+need() { { [ -f "$1" ] && [ -x "$1" ]; } || fail "$1 is missing or not executable: $2"; }
+running() { [ -f "$D/$1.pid" ] && kill -0 "$(cat "$D/$1.pid")" 2>/dev/null; }
+exited() { fail "$1 exited: $(tail -n 1 "$D/$1.log" 2>/dev/null | cut -c 1-300) (log: $D/$1.log)"; }
+command -v curl >/dev/null 2>&1 || fail "curl is missing: install Debian's curl (apt-get install curl)"
+if [ "$ROLE" = control-plane ]; then
+  running etcd || need "$ETCD" "install Debian's etcd-server (apt-get install etcd-server)"
+  need "$BIN/kube-apiserver-$V" "run make tools-k8s"
+  need "$BIN/kube-controller-manager-$V" "run make tools-k8s"
+fi
+need "$BIN/kwok" "run make tools-k8s"
 umask 077
 mkdir -p "$P"
 for f in "$@"; do printf %s "${f#*=}" | base64 -d >"$P/${f%%=*}"; done
-running() { [ -f "$D/$1.pid" ] && kill -0 "$(cat "$D/$1.pid")" 2>/dev/null; }
 stop() {
   if running "$1"; then
     p=$(cat "$D/$1.pid"); kill "$p"; i=0
@@ -26,16 +38,19 @@ stop() {
   rm -f "$D/$1.pid"
 }
 start() { n=$1; shift; setsid "$@" >>"$D/$n.log" 2>&1 </dev/null & echo $! >"$D/$n.pid"; }
-fail() { echo "kaas: $*" >&2; exit 1; }
 api() { curl -sS -o "$D/api.out" -w '%{http_code}' --cacert "$P/ca.crt" --cert "$P/$1.crt" --key "$P/$1.key" -H "Content-Type: $2" -X "$3" --data-binary "@$P/$5" "https://$API$4"; }
 if [ "$ROLE" = control-plane ]; then
-  running etcd || start etcd "$ETCD" --name "$N" --data-dir "$D/etcd" \
-    --listen-client-urls "https://$A:2379,https://127.0.0.1:2379" --advertise-client-urls "https://$A:2379" \
-    --listen-peer-urls "https://$A:2380" --initial-advertise-peer-urls "https://$A:2380" \
-    --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$ETCD_STATE" \
-    --cert-file "$P/etcd.crt" --key-file "$P/etcd.key" --client-cert-auth --trusted-ca-file "$P/etcd-ca.crt" \
-    --peer-cert-file "$P/etcd.crt" --peer-key-file "$P/etcd.key" --peer-client-cert-auth --peer-trusted-ca-file "$P/etcd-ca.crt" \
-    --snapshot-count 5000 --log-level warn
+  if ! running etcd; then
+    start etcd "$ETCD" --name "$N" --data-dir "$D/etcd" \
+      --listen-client-urls "https://$A:2379,https://127.0.0.1:2379" --advertise-client-urls "https://$A:2379" \
+      --listen-peer-urls "https://$A:2380" --initial-advertise-peer-urls "https://$A:2380" \
+      --initial-cluster "$ETCD_CLUSTER" --initial-cluster-state "$ETCD_STATE" \
+      --cert-file "$P/etcd.crt" --key-file "$P/etcd.key" --client-cert-auth --trusted-ca-file "$P/etcd-ca.crt" \
+      --peer-cert-file "$P/etcd.crt" --peer-key-file "$P/etcd.key" --peer-client-cert-auth --peer-trusted-ca-file "$P/etcd-ca.crt" \
+      --snapshot-count 5000 --log-level warn
+    i=0
+    while [ $i -lt 5 ]; do sleep 0.2; running etcd || exited etcd; i=$((i+1)); done
+  fi
   stop kube-controller-manager
   stop kube-apiserver
   start kube-apiserver "$BIN/kube-apiserver-$V" --bind-address "$A" --advertise-address "$A" --secure-port 6443 \
@@ -48,6 +63,10 @@ if [ "$ROLE" = control-plane ]; then
 fi
 i=0
 until curl -sf --cacert "$P/ca.crt" "https://$API/readyz" >/dev/null 2>&1; do
+  if [ "$ROLE" = control-plane ]; then
+    running etcd || exited etcd
+    running kube-apiserver || exited kube-apiserver
+  fi
   i=$((i+1))
   if [ $i -gt 900 ]; then
     [ -f "$D/kube-apiserver.log" ] && tail -n 5 "$D/kube-apiserver.log" >&2

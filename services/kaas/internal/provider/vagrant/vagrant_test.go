@@ -1,11 +1,18 @@
 package vagrant
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/netip"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 	"github.com/plinth-dev/plinth/services/kaas/internal/pki"
@@ -71,6 +78,167 @@ func TestScriptVariablesAreQuoted(t *testing.T) {
 	if err != nil || string(out) != "it's $HOME|`id`; rm -rf /" {
 		t.Fatalf("%q %v", out, err)
 	}
+}
+
+// bootstrapHost is a machine for the bootstrap script: a directory with stand-ins for the
+// binaries it starts. A stand-in records that it was started (<binary>.started) and runs
+// its body.
+type bootstrapHost struct {
+	t                 *testing.T
+	dir, bin, machine string
+}
+
+func newBootstrapHost(t *testing.T) *bootstrapHost {
+	dir := t.TempDir()
+	h := &bootstrapHost{t: t, dir: dir, bin: filepath.Join(dir, "bin"), machine: filepath.Join(dir, "machine")}
+	if err := os.MkdirAll(h.bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"etcd", "kube-apiserver-v1.33.13", "kube-controller-manager-v1.33.13", "kwok"} {
+		h.binary(n, "exec sleep 60")
+	}
+	t.Cleanup(h.stopAll)
+	return h
+}
+
+// binary writes stand-in name with body.
+func (h *bootstrapHost) binary(name, body string) {
+	h.t.Helper()
+	script := "#!/bin/sh\necho started >\"$0.started\"\n" + body + "\n"
+	if err := os.WriteFile(filepath.Join(h.bin, name), []byte(script), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// started lists the stand-ins that ran.
+func (h *bootstrapHost) started() []string {
+	ms, _ := filepath.Glob(filepath.Join(h.bin, "*.started"))
+	var out []string
+	for _, m := range ms {
+		out = append(out, strings.TrimSuffix(filepath.Base(m), ".started"))
+	}
+	return out
+}
+
+// stopAll kills what the script started (its pid files).
+func (h *bootstrapHost) stopAll() {
+	pids, _ := filepath.Glob(filepath.Join(h.machine, "*.pid"))
+	for _, f := range pids {
+		b, _ := os.ReadFile(f)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// run runs the bootstrap of a machine in role with path as PATH, bounded by a minute (the
+// script must end long before: it fails at once). The API address refuses connections.
+func (h *bootstrapHost) run(role, path string) (stderr string, err error) {
+	h.t.Helper()
+	script := withVars(bootstrapScript, [][2]string{
+		{"D", h.machine}, {"BIN", h.bin}, {"ETCD", filepath.Join(h.bin, "etcd")}, {"V", "v1.33.13"}, {"N", "c-1"},
+		{"A", "127.0.0.1"}, {"API", "127.0.0.1:1"}, {"ROLE", role}, {"INIT", "1"}, {"ETCD_CLUSTER", "c-1=https://127.0.0.1:2380"},
+		{"ETCD_STATE", "new"}, {"LEADER_ELECT", "false"}, {"POD_CIDR", "10.244.0.0/24"},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script, "kaas-bootstrap")
+	cmd.Env = []string{"PATH=" + path}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		h.t.Fatalf("the bootstrap did not fail at once: %s", out.String())
+	}
+	return out.String(), err
+}
+
+// lastLine is the line kaas's status shows of a failed bootstrap.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestBootstrapFailsAtOnceOnAMissingBinary: the bootstrap checks every binary it is about to
+// start before it starts any, and names the missing one in its last line.
+func TestBootstrapFailsAtOnceOnAMissingBinary(t *testing.T) {
+	cases := []struct {
+		role, missing, says string
+	}{
+		{"control-plane", "etcd", "etcd is missing or not executable: install Debian's etcd-server (apt-get install etcd-server)"},
+		{"control-plane", "kube-apiserver-v1.33.13", "kube-apiserver-v1.33.13 is missing or not executable: run make tools-k8s"},
+		{"control-plane", "kube-controller-manager-v1.33.13", "kube-controller-manager-v1.33.13 is missing or not executable: run make tools-k8s"},
+		{"control-plane", "kwok", "kwok is missing or not executable: run make tools-k8s"},
+		{"worker", "kwok", "kwok is missing or not executable: run make tools-k8s"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.role+" without "+tc.missing, func(t *testing.T) {
+			h := newBootstrapHost(t)
+			if err := os.Remove(filepath.Join(h.bin, tc.missing)); err != nil {
+				t.Fatal(err)
+			}
+			out, err := h.run(tc.role, os.Getenv("PATH"))
+			if err == nil {
+				t.Fatalf("the bootstrap succeeded without %s: %s", tc.missing, out)
+			}
+			if want := "kaas: " + filepath.Join(h.bin, tc.says); lastLine(out) != want {
+				t.Fatalf("last line %q, want %q", lastLine(out), want)
+			}
+			if s := h.started(); len(s) > 0 {
+				t.Fatalf("started %v before finding %s missing", s, tc.missing)
+			}
+		})
+	}
+	t.Run("without curl", func(t *testing.T) {
+		h := newBootstrapHost(t)
+		path := filepath.Join(h.dir, "path") // the tools the script uses, but curl
+		if err := os.Mkdir(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range []string{"cat", "base64", "mkdir", "kill", "sleep", "setsid", "tail", "cut", "rm"} {
+			p, err := exec.LookPath(tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(p, filepath.Join(path, tool)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := h.run("control-plane", path)
+		if err == nil || lastLine(out) != "kaas: curl is missing: install Debian's curl (apt-get install curl)" || len(h.started()) > 0 {
+			t.Fatalf("%v: %s (started %v)", err, out, h.started())
+		}
+	})
+}
+
+// TestBootstrapReportsAProcessThatExits: etcd that exits at once, and an API server that
+// exits while the script waits for it, end the bootstrap at once with the last line of
+// their logs — not with the API server's timeout 180 s later.
+func TestBootstrapReportsAProcessThatExits(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("the bootstrap needs curl")
+	}
+	t.Run("etcd", func(t *testing.T) {
+		h := newBootstrapHost(t)
+		h.binary("etcd", `echo '{"level":"fatal","msg":"listener failed","error":"listen tcp 127.0.0.1:2380: bind: address already in use"}'; exit 1`)
+		out, err := h.run("control-plane", os.Getenv("PATH"))
+		want := `kaas: etcd exited: {"level":"fatal","msg":"listener failed","error":"listen tcp 127.0.0.1:2380: bind: address already in use"} (log: ` +
+			filepath.Join(h.machine, "etcd.log") + ")"
+		if err == nil || lastLine(out) != want {
+			t.Fatalf("%v: last line %q, want %q", err, lastLine(out), want)
+		}
+		if s := strings.Join(h.started(), " "); s != "etcd" {
+			t.Fatalf("started %s after etcd exited", s)
+		}
+	})
+	t.Run("kube-apiserver", func(t *testing.T) {
+		h := newBootstrapHost(t)
+		h.binary("kube-apiserver-v1.33.13", `sleep 0.5; echo 'E1127 run.go:72] "command failed" err="Error creating leases: error creating storage factory: context deadline exceeded"'; exit 1`)
+		out, err := h.run("control-plane", os.Getenv("PATH"))
+		if err == nil || !strings.HasPrefix(lastLine(out), `kaas: kube-apiserver exited: E1127 run.go:72] "command failed" err="Error creating leases`) {
+			t.Fatalf("%v: last line %q", err, lastLine(out))
+		}
+	})
 }
 
 func TestNodeObjectIsMarkedSimulated(t *testing.T) {
