@@ -55,19 +55,15 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.Publisher(ctx, events.PublisherConfig{
-		URL: cfg.NATSURL, Service: "lvmd-agent", Stream: events.StreamOf(&eventsv1.NodeHeartbeat{}), Pool: pool,
+	_, err = s.Publisher(ctx, cfg.NATS, events.PublisherConfig{
+		Service: "lvmd-agent", Stream: events.StreamOf(&eventsv1.NodeHeartbeat{}), Pool: pool,
 	})
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(pool)
 	volumes := volume.New(volume.Options{Classes: cfg.classes, LVM: runner, Logger: log,
-		Record: func(ctx context.Context, c volume.Capacity, vols []volume.Volume) (bool, error) {
-			m.observeClass(c)
-			ch, err := st.Sync(ctx, cfg.NodeName, c, vols)
-			return ch.CapacityChanged, err
-		}})
+		Recorder: st.VolumeRecord(cfg.NodeName), Observe: m.observeClass})
 	if err := volumes.CheckVolumeGroups(ctx); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.ConfigFile, err)
 	}
@@ -92,7 +88,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	if err != nil {
 		return nil, err
 	}
-	lvmdpb.RegisterLVServiceServer(srv.GRPC(), lvmdgrpc.NewLVServer(volumes, jobs, log))
+	s3Default, err := cfg.s3Default()
+	if err != nil {
+		return nil, err
+	}
+	if s3Default != nil {
+		log.Info("default S3 store for requests that name no endpoint and no credentials", "endpoint", s3Default.Endpoint)
+	}
+	lvmdpb.RegisterLVServiceServer(srv.GRPC(), lvmdgrpc.NewLVServer(volumes, jobs, s3Default, log))
 	lvmdpb.RegisterVGServiceServer(srv.GRPC(), lvmdgrpc.NewVGServer(volumes, cfg.WatchInterval, s.Lifetime(), log))
 	jobspb.RegisterJobServiceServer(srv.GRPC(), lvmdgrpc.NewJobServer(st, cfg.NodeName, log))
 	if tlsLis != nil {

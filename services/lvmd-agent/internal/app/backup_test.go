@@ -22,6 +22,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/storage/s3test"
 
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/app"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/lvm/lvmtest"
 )
@@ -277,4 +278,54 @@ func waitJob(t testing.TB, ctx context.Context, e *env, name string, state event
 		return false
 	})
 	return found
+}
+
+// TestDefaultS3Store: with PLINTH_LVMD_DEFAULT_S3_* (make up's dev S3), a backup and a restore
+// that name only a path use the agent's endpoint and keys; a request naming any endpoint or
+// credential is taken as it comes (lvmd's rule: no endpoint means AWS, keys are required).
+func TestDefaultS3Store(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{size: 4 << 30})
+	b := newBucket(t, e)
+	dir := t.TempDir()
+	keyFile, secretFile := filepath.Join(dir, "id"), filepath.Join(dir, "secret")
+	if err := os.WriteFile(keyFile, []byte(b.srv.AccessKeyID+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secretFile, []byte(b.srv.SecretAccessKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := e.start(t, e.config(t, func(c *app.Config) {
+		c.DefaultS3Endpoint, c.DefaultS3AccessKeyFile, c.DefaultS3SecretKeyFile = b.srv.Endpoint, keyFile, secretFile
+	}))
+	ctx := ctxT(t)
+	if _, err := a.lv.CreateLV(ctx, &lvmdpb.CreateLVRequest{Name: "src", SizeGb: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := fill(t, e.vgs[0], "src", 1<<30)
+	pathOnly := &lvmdpb.DataSource_S3{Path: b.name + "/default/src"}
+	req := &lvmdpb.CreateBackupRequest{Backup: &lvmdpb.Backup{Name: "bk-default", VolumeHandle: "src",
+		DataSource: &lvmdpb.DataSource{Type: &lvmdpb.DataSource_S3_{S3: pathOnly}}}}
+	if st := backupUntilDone(t, ctx, a, req); st.GetState() != lvmdpb.StateType_COMPLETE {
+		t.Fatalf("backup to the default store ended %v", st)
+	}
+	if m := b.manifest(t, "default/src"); m.VolumeHandle != "src" {
+		t.Fatalf("manifest %+v", m)
+	}
+	if _, err := a.lv.CreateLV(ctx, &lvmdpb.CreateLVRequest{Name: "restored", SizeGb: 1,
+		DataSource: &lvmdpb.DataSource{SynchronousRestore: true, Type: &lvmdpb.DataSource_S3_{S3: pathOnly}}}); err != nil {
+		t.Fatalf("restore from the default store: %v", err)
+	}
+	if got := e.vgs[0].HashLV(t, "restored", 1<<30); got != want {
+		t.Fatal("the volume restored from the default store differs")
+	}
+	// Any endpoint or credential in the request: the default is not mixed in.
+	for _, s := range []*lvmdpb.DataSource_S3{
+		{Path: b.name + "/x/y", Endpoint: b.srv.Endpoint},
+		{Path: b.name + "/x/y", AccessKeyId: b.srv.AccessKeyID},
+	} {
+		_, err := a.lv.CreateBackup(ctx, &lvmdpb.CreateBackupRequest{Backup: &lvmdpb.Backup{Name: "bk-explicit", VolumeHandle: "src",
+			DataSource: &lvmdpb.DataSource{Type: &lvmdpb.DataSource_S3_{S3: s}}}})
+		wantCode(t, err, codes.InvalidArgument, "data_source.s3.")
+	}
 }

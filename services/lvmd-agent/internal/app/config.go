@@ -6,14 +6,17 @@ package app
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
 	"github.com/plinth-dev/plinth/libs/storage/compression"
 
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/deviceclass"
+	lvmdgrpc "github.com/plinth-dev/plinth/services/lvmd-agent/internal/grpc"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/lvm"
 )
 
@@ -41,6 +44,10 @@ type Config struct {
 	TLSCert            string        `env:"PLINTH_LVMD_TLS_CERT" flag:"tls-cert" usage:"server certificate (PEM) for the TLS port"`
 	TLSKey             string        `env:"PLINTH_LVMD_TLS_KEY" flag:"tls-key" usage:"server key (PEM) for the TLS port"`
 	TLSClientCA        string        `env:"PLINTH_LVMD_TLS_CLIENT_CA" flag:"tls-client-ca" usage:"CA certificates (PEM) client certificates must chain to"`
+
+	DefaultS3Endpoint      string `env:"PLINTH_LVMD_DEFAULT_S3_ENDPOINT" flag:"default-s3-endpoint" usage:"S3 endpoint for backup and restore requests that name no endpoint and no credentials (make up: its dev radosgw); empty: such requests are refused, as lvmd does"`
+	DefaultS3AccessKeyFile string `env:"PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE" flag:"default-s3-access-key-id-file" usage:"file holding the access key id for PLINTH_LVMD_DEFAULT_S3_ENDPOINT (read at start)"`
+	DefaultS3SecretKeyFile string `env:"PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE" flag:"default-s3-secret-access-key-file" usage:"file holding the secret access key for PLINTH_LVMD_DEFAULT_S3_ENDPOINT (read at start)"`
 
 	// classes is the parsed ConfigFile (Resolve).
 	classes *deviceclass.Classes
@@ -120,7 +127,42 @@ func (c *Config) Validate() error {
 	if c.TLSAddr != "" && (c.TLSCert == "" || c.TLSKey == "" || c.TLSClientCA == "") {
 		errs = append(errs, errors.New("PLINTH_LVMD_TLS_ADDR: needs PLINTH_LVMD_TLS_CERT, PLINTH_LVMD_TLS_KEY and PLINTH_LVMD_TLS_CLIENT_CA (mutual TLS only)"))
 	}
+	if _, err := c.s3Default(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// s3Default reads the agent's default S3 store: nil when PLINTH_LVMD_DEFAULT_S3_ENDPOINT is
+// unset; the endpoint needs both key files.
+func (c *Config) s3Default() (*lvmdgrpc.S3Default, error) {
+	if c.DefaultS3Endpoint == "" {
+		if c.DefaultS3AccessKeyFile != "" || c.DefaultS3SecretKeyFile != "" {
+			return nil, errors.New("PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE and _SECRET_ACCESS_KEY_FILE: need PLINTH_LVMD_DEFAULT_S3_ENDPOINT")
+		}
+		return nil, nil
+	}
+	if u, err := url.Parse(c.DefaultS3Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, errors.New("PLINTH_LVMD_DEFAULT_S3_ENDPOINT: want http(s)://host[:port] without credentials")
+	}
+	d := &lvmdgrpc.S3Default{Endpoint: c.DefaultS3Endpoint}
+	for _, f := range []struct {
+		name, path string
+		to         *string
+	}{{"PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE", c.DefaultS3AccessKeyFile, &d.AccessKeyID},
+		{"PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE", c.DefaultS3SecretKeyFile, &d.SecretAccessKey}} {
+		if f.path == "" {
+			return nil, fmt.Errorf("%s: required with PLINTH_LVMD_DEFAULT_S3_ENDPOINT", f.name)
+		}
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.name, err)
+		}
+		if *f.to = strings.TrimRight(string(data), "\r\n"); *f.to == "" {
+			return nil, fmt.Errorf("%s: %s is empty", f.name, f.path)
+		}
+	}
+	return d, nil
 }
 
 // metadataOnly resolves PLINTH_LVMD_METADATA_ONLY.

@@ -57,6 +57,11 @@ func TestConfigReadsLvmdYAML(t *testing.T) {
 		{"device-classes:\n- {name: ssd, volume-group: vg1, default: true}\n", []string{"PLINTH_LVMD_TLS_ADDR=127.0.0.1:0"}, "needs PLINTH_LVMD_TLS_CERT"},
 		{"device-classes:\n- {name: ssd, volume-group: vg1, default: true}\n", []string{"PLINTH_LVMD_COMPRESSION=brotli"}, "PLINTH_LVMD_COMPRESSION"},
 		{"socket-name: relative.sock\ndevice-classes:\n- {name: ssd, volume-group: vg1, default: true}\n", nil, "absolute path"},
+		{"device-classes:\n- {name: ssd, volume-group: vg1, default: true}\n", []string{"PLINTH_LVMD_DEFAULT_S3_ENDPOINT=http://127.0.0.1:7304"}, "PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE: required"},
+		{"device-classes:\n- {name: ssd, volume-group: vg1, default: true}\n", []string{"PLINTH_LVMD_DEFAULT_S3_ENDPOINT=http://k:s@127.0.0.1:7304"}, "without credentials"},
+		{"device-classes:\n- {name: ssd, volume-group: vg1, default: true}\n", []string{"PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE=/x"}, "need PLINTH_LVMD_DEFAULT_S3_ENDPOINT"},
+		{"device-classes:\n- {name: ssd, volume-group: vg1, default: true}\n", []string{"PLINTH_LVMD_DEFAULT_S3_ENDPOINT=http://127.0.0.1:7304",
+			"PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE=/nonexistent/id", "PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE=/nonexistent/secret"}, "PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE: open"},
 	} {
 		p := write(tt.yaml)
 		if _, err := load(append([]string{"PLINTH_LVMD_CONFIG=" + p}, tt.env...)...); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
@@ -24,14 +25,18 @@ func TestEventsDescribeEveryChange(t *testing.T) {
 	a := e.start(t, e.config(t))
 	ctx := ctxT(t)
 	p := e.pool(t)
+	// The gateway names the verified caller to the agent in these headers.
+	const userID = "5f0c1d7e-3b7a-4c1e-9f55-8d2b6a4e0c11"
+	userCtx := metadata.AppendToOutgoingContext(ctx, "plinth-account-id", userID, "plinth-account-name", "ops")
+	isUser := func(a *eventsv1.Actor) bool { return a.GetUserId() == userID && a.GetUsername() == "ops" }
 
-	if _, err := a.lv.CreateLV(ctx, &lvmdpb.CreateLVRequest{Name: "ev-1", SizeGb: 1, Tags: []string{"t1"}}); err != nil {
+	if _, err := a.lv.CreateLV(userCtx, &lvmdpb.CreateLVRequest{Name: "ev-1", SizeGb: 1, Tags: []string{"t1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.lv.ResizeLV(ctx, &lvmdpb.ResizeLVRequest{Name: "ev-1", SizeGb: 2}); err != nil {
+	if _, err := a.lv.ResizeLV(userCtx, &lvmdpb.ResizeLVRequest{Name: "ev-1", SizeGb: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.lv.RemoveLV(ctx, &lvmdpb.RemoveLVRequest{Name: "ev-1"}); err != nil {
+	if _, err := a.lv.RemoveLV(userCtx, &lvmdpb.RemoveLVRequest{Name: "ev-1"}); err != nil {
 		t.Fatal(err)
 	}
 	e.vgs[0].Lvm(t, "lvcreate", "-n", "byhand", "-L", "1g", "-W", "y", "-y", e.vgs[0].Name)
@@ -49,19 +54,22 @@ func TestEventsDescribeEveryChange(t *testing.T) {
 		if c.GetNode() != e.node || c.GetDeviceClass() != "ssd" {
 			t.Fatalf("event %v", c)
 		}
-		if c.GetName() == "ev-1" && !slices.Equal(c.GetTags(), []string{"t1"}) {
-			t.Fatalf("created event without the tags: %v", c)
+		if c.GetName() == "ev-1" && (!slices.Equal(c.GetTags(), []string{"t1"}) || !isUser(c.GetActor())) {
+			t.Fatalf("created event without the tags or the caller: %v", c)
+		}
+		if c.GetName() == "byhand" && c.GetActor() != nil {
+			t.Fatalf("the agent's own discovery names an actor: %v", c)
 		}
 	}
 	if names["byhand"] != 1 || names["ev-1"] != 1 || len(names) != 2 {
 		t.Fatalf("created events per volume %v", names)
 	}
 	removed := outboxEvents(t, p, events.SubjectOf(&eventsv1.VolumeRemoved{}), func() *eventsv1.VolumeRemoved { return &eventsv1.VolumeRemoved{} })
-	if len(removed) != 1 || removed[0].GetName() != "ev-1" || removed[0].GetNode() != e.node {
+	if len(removed) != 1 || removed[0].GetName() != "ev-1" || removed[0].GetNode() != e.node || !isUser(removed[0].GetActor()) {
 		t.Fatalf("removed events %v", removed)
 	}
 	resized := outboxEvents(t, p, events.SubjectOf(&eventsv1.VolumeResized{}), func() *eventsv1.VolumeResized { return &eventsv1.VolumeResized{} })
-	if len(resized) != 1 || resized[0].GetName() != "ev-1" || resized[0].GetSizeBytes() != 2<<30 || resized[0].GetPreviousSizeBytes() != 1<<30 {
+	if len(resized) != 1 || resized[0].GetName() != "ev-1" || resized[0].GetSizeBytes() != 2<<30 || resized[0].GetPreviousSizeBytes() != 1<<30 || !isUser(resized[0].GetActor()) {
 		t.Fatalf("resized %v", resized)
 	}
 	caps := outboxEvents(t, p, events.SubjectOf(&eventsv1.CapacityChanged{}), func() *eventsv1.CapacityChanged { return &eventsv1.CapacityChanged{} })
@@ -88,6 +96,11 @@ func TestEventsDescribeEveryChange(t *testing.T) {
 	if got.Headers().Get("ce-type") != "plinth.events.v1.NodeHeartbeat" || got.Headers().Get("ce-source") != "plinth/lvmd-agent" {
 		t.Fatalf("headers %v", got.Headers())
 	}
+	// The actor reaches NATS with the event.
+	readStream(t, ctx, e.natsURL, events.SubjectOf(&eventsv1.VolumeRemoved{}), began, func(data []byte) bool {
+		var m eventsv1.VolumeRemoved
+		return proto.Unmarshal(data, &m) == nil && m.GetNode() == e.node && isUser(m.GetActor())
+	})
 }
 
 // readStream returns the first message on subject since start that match accepts.

@@ -2,13 +2,12 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 
+	"github.com/plinth-dev/plinth/libs/platform/mtls"
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 )
@@ -16,22 +15,16 @@ import (
 // listenTLS is the step that binds the optional mutual-TLS port (nil without TLSAddr), so a
 // bad certificate or a taken port fails the start. The port serves the same gRPC server as
 // the socket: the TLS handshake happens on the listener (TLS 1.3, client certificate
-// required and verified against the client CA, ALPN h2), and gRPC speaks HTTP/2 inside.
+// required and verified against the client CA, ALPN h2; the files re-read when they
+// change, so rotated certificates serve the next connection), and gRPC speaks HTTP/2 inside.
 func listenTLS(s *service.Service, cfg Config) (net.Listener, error) {
 	if cfg.TLSAddr == "" {
 		return nil, nil
 	}
-	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	files := mtls.ServerFiles{Cert: cfg.TLSCert, Key: cfg.TLSKey, ClientCA: cfg.TLSClientCA}
+	tlsServer, err := mtls.NewServer(files, s.Logger())
 	if err != nil {
-		return nil, fmt.Errorf("PLINTH_LVMD_TLS_CERT/KEY: %w", err)
-	}
-	pem, err := os.ReadFile(cfg.TLSClientCA)
-	if err != nil {
-		return nil, fmt.Errorf("PLINTH_LVMD_TLS_CLIENT_CA: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("PLINTH_LVMD_TLS_CLIENT_CA: %s holds no PEM certificate", cfg.TLSClientCA)
+		return nil, tlsFileError(err)
 	}
 	lis, err := net.Listen("tcp", cfg.TLSAddr)
 	if err != nil {
@@ -41,13 +34,22 @@ func listenTLS(s *service.Service, cfg Config) (net.Listener, error) {
 		_ = lis.Close() // closed already once served; a second close changes nothing
 		return nil
 	})
-	return tls.NewListener(lis, &tls.Config{
-		MinVersion:   tls.VersionTLS13,
-		Certificates: []tls.Certificate{cert},
-		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    pool,
-		NextProtos:   []string{"h2"},
-	}), nil
+	return tlsServer.Listener(lis), nil
+}
+
+// tlsFileError names the setting of the file that cannot be used.
+func tlsFileError(err error) error {
+	var fe *mtls.FileError
+	if !errors.As(err, &fe) {
+		return fmt.Errorf("PLINTH_LVMD_TLS_*: %w", err)
+	}
+	if fe.Role == mtls.ClientCA {
+		if errors.Is(fe.Err, mtls.ErrNoCertificate) {
+			return fmt.Errorf("PLINTH_LVMD_TLS_CLIENT_CA: %s holds no PEM certificate", fe.Cert)
+		}
+		return fmt.Errorf("PLINTH_LVMD_TLS_CLIENT_CA: %w", fe.Err)
+	}
+	return fmt.Errorf("PLINTH_LVMD_TLS_CERT/KEY: %w", fe.Err)
 }
 
 // serveTLS is the loop serving srv's services on the TLS port too; it ends with srv's stop.

@@ -15,14 +15,16 @@ import (
 // LVServer implements proto.LVService: validate → volume.Service or backup.Runner → toStatus.
 type LVServer struct {
 	lvmdpb.UnimplementedLVServiceServer
-	volumes *volume.Service
-	jobs    *backup.Runner
-	log     *slog.Logger
+	volumes   *volume.Service
+	jobs      *backup.Runner
+	s3Default *S3Default
+	log       *slog.Logger
 }
 
-// NewLVServer serves volumes and jobs.
-func NewLVServer(volumes *volume.Service, jobs *backup.Runner, log *slog.Logger) *LVServer {
-	return &LVServer{volumes: volumes, jobs: jobs, log: log}
+// NewLVServer serves volumes and jobs. s3Default, when not nil, completes backup and restore
+// requests that name no S3 endpoint and no credentials.
+func NewLVServer(volumes *volume.Service, jobs *backup.Runner, s3Default *S3Default, log *slog.Logger) *LVServer {
+	return &LVServer{volumes: volumes, jobs: jobs, s3Default: s3Default, log: log}
 }
 
 // CreateLV creates a volume, empty or (with data_source.s3) restored from a backup.
@@ -43,7 +45,7 @@ func (s *LVServer) CreateLV(ctx context.Context, req *lvmdpb.CreateLVRequest) (*
 	create := volume.CreateRequest{Name: req.GetName(), Size: size, Tags: req.GetTags(), DeviceClass: req.GetDeviceClass()}
 	var vol volume.Volume
 	if ds := req.GetDataSource(); ds != nil {
-		target, err := toTarget(fieldS3, ds.GetS3())
+		target, err := toTarget(fieldS3, s.s3Default.apply(ds.GetS3()))
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +104,7 @@ func (s *LVServer) CreateBackup(ctx context.Context, req *lvmdpb.CreateBackupReq
 	if err := lvName("backup.volume_handle", b.GetVolumeHandle()); err != nil {
 		return nil, err
 	}
-	target, err := toTarget("backup.data_source.s3", b.GetDataSource().GetS3())
+	target, err := toTarget("backup.data_source.s3", s.s3Default.apply(b.GetDataSource().GetS3()))
 	if err != nil {
 		return nil, err
 	}

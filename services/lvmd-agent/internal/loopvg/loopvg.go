@@ -102,19 +102,28 @@ func Remove(ctx context.Context, o Options) error {
 	return errors.Join(errs...)
 }
 
-// Attached returns the loop device backed by file, or "" when none is.
+// Attached returns the loop device backed by file, or "" when none is. It asks losetup for
+// the devices associated with the file, which it matches by the file's device and inode: the
+// path the kernel keeps for a loop device is the one seen where it was attached, so a device
+// attached through another path (a container's mount that is gone, a symlink) is found too.
 func Attached(ctx context.Context, file string, environ []string) (string, error) {
-	devs, err := List(ctx, environ)
-	if err != nil {
+	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	out, err := output(ctx, environ, "losetup", "--list", "--json", "--output", "NAME,BACK-FILE", "--associated", file)
+	if err != nil || out == "" {
 		return "", err
 	}
-	abs, _ := filepath.Abs(file)
-	for _, d := range devs {
-		if d.BackFile == abs || d.BackFile == file {
-			return d.Name, nil
-		}
+	var l struct {
+		Devices []Device `json:"loopdevices"`
 	}
-	return "", nil
+	if err := json.Unmarshal([]byte(out), &l); err != nil {
+		return "", fmt.Errorf("loopvg: losetup --json: %w", err)
+	}
+	if len(l.Devices) == 0 {
+		return "", nil
+	}
+	return l.Devices[0].Name, nil
 }
 
 // Device is an attached loop device.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 
@@ -79,7 +80,9 @@ func (s *Store) Claim(ctx context.Context, j backup.Job, restart bool) (backup.J
 		if err != nil || !claimed {
 			return err
 		}
-		return s.publish(ctx, tx, lvmdevents.JobState(out))
+		ev := lvmdevents.JobState(out)
+		ev.Actor = authn.Actor(ctx)
+		return s.publish(ctx, tx, ev)
 	})
 	if err != nil {
 		return backup.Job{}, false, fmt.Errorf("claim %s job: %w", j.Kind, err)

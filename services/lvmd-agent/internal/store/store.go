@@ -23,7 +23,7 @@ const Schema = "lvmd"
 //go:embed migrations/*.up.sql
 var Migrations embed.FS
 
-// Store implements backup.JobStore and the event reconciliation on Postgres.
+// Store implements backup.JobStore and, per node (VolumeRecord), volume.Recorder on Postgres.
 type Store struct {
 	pool   *pgxpool.Pool
 	outbox events.Outbox

@@ -12,8 +12,10 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup"
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup/jobstoretest"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/store"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume"
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume/volumetest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -141,4 +143,25 @@ func TestJobsClaimFinishInterrupt(t *testing.T) {
 	if want := strings.TrimSpace(strings.Repeat("backup.state_changed ", 6)); got2 != want {
 		t.Fatalf("events %s", got2)
 	}
+}
+
+// TestVolumeRecordConformance runs the volume service's Recorder suite on Postgres, each
+// restart a new pool and Store on the same schema.
+func TestVolumeRecordConformance(t *testing.T) {
+	volumetest.RecorderConformance(t, func(t *testing.T) func(string) volume.Recorder {
+		reopen := open(t)
+		return func(node string) volume.Recorder {
+			st, _ := reopen()
+			return st.VolumeRecord(node)
+		}
+	})
+}
+
+// TestJobStoreConformance runs backup.JobStore's suite on Postgres, each restart a new pool
+// and Store on the same schema.
+func TestJobStoreConformance(t *testing.T) {
+	jobstoretest.Run(t, func(t *testing.T) func() backup.JobStore {
+		reopen := open(t)
+		return func() backup.JobStore { st, _ := reopen(); return st }
+	})
 }

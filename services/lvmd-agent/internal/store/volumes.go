@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 
 	lvmdevents "github.com/plinth-dev/plinth/services/lvmd-agent/internal/events"
@@ -49,7 +50,7 @@ func (s *Store) Sync(ctx context.Context, node string, c volume.Capacity, vols [
 				if old.Size != v.Size {
 					ch.Resized++
 					if err := s.publish(ctx, tx, &eventsv1.VolumeResized{Node: node, DeviceClass: v.DeviceClass, Name: v.Name,
-						SizeBytes: v.Size, PreviousSizeBytes: old.Size}); err != nil {
+						SizeBytes: v.Size, PreviousSizeBytes: old.Size, Actor: authn.Actor(ctx)}); err != nil {
 						return err
 					}
 				}
@@ -64,7 +65,7 @@ func (s *Store) Sync(ctx context.Context, node string, c volume.Capacity, vols [
 			if _, err := tx.Exec(ctx, `DELETE FROM volumes WHERE node = $1 AND device_class = $2 AND name = $3`, node, c.DeviceClass, name); err != nil {
 				return err
 			}
-			if err := s.publish(ctx, tx, &eventsv1.VolumeRemoved{Node: node, DeviceClass: c.DeviceClass, Name: name}); err != nil {
+			if err := s.publish(ctx, tx, &eventsv1.VolumeRemoved{Node: node, DeviceClass: c.DeviceClass, Name: name, Actor: authn.Actor(ctx)}); err != nil {
 				return err
 			}
 		}
@@ -114,7 +115,7 @@ func (s *Store) volumeCreated(ctx context.Context, tx pgx.Tx, node string, v vol
 		return err
 	}
 	return s.publish(ctx, tx, &eventsv1.VolumeCreated{Node: node, DeviceClass: v.DeviceClass, Name: v.Name,
-		SizeBytes: v.Size, Tags: v.Tags, RestoredFrom: from})
+		SizeBytes: v.Size, Tags: v.Tags, RestoredFrom: from, Actor: authn.Actor(ctx)})
 }
 
 func (s *Store) syncCapacity(ctx context.Context, tx pgx.Tx, node string, c volume.Capacity) (bool, error) {

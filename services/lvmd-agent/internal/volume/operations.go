@@ -55,7 +55,7 @@ func (s *Service) Create(ctx context.Context, req CreateRequest) (v Volume, crea
 		}
 		return Volume{}, false, lvError(err, "create")
 	}
-	lv, ok := named(s.after(ctx, dc), req.Name)
+	lv, ok := named(s.recordChangeAndList(ctx, dc), req.Name)
 	if !ok { // the record could not read lvm: ask again
 		var err error
 		if lv, ok, err = s.find(ctx, dc, req.Name); err != nil {
@@ -121,7 +121,7 @@ func (s *Service) Resize(ctx context.Context, class, name string, size uint64) (
 		return lv.Size, lvError(err, "resize")
 	}
 	s.log.InfoContext(ctx, "resized a logical volume", "device_class", dc.Name, "name", name, "size", size, "previous", lv.Size)
-	s.after(ctx, dc)
+	s.recordChangeAndList(ctx, dc)
 	return lv.Size, nil
 }
 
@@ -154,7 +154,7 @@ func (s *Service) remove(ctx context.Context, dc *deviceclass.DeviceClass, name 
 		return lvError(err, "remove")
 	}
 	s.log.InfoContext(ctx, "removed a logical volume", "device_class", dc.Name, "name", name)
-	s.after(ctx, dc)
+	s.recordChangeAndList(ctx, dc)
 	return nil
 }
 

@@ -37,25 +37,60 @@ type Capacity struct {
 	Volumes int
 }
 
+// LVM is what the rules ask of lvm2. *lvm.Runner runs the real commands; volumetest.LVM is
+// an in-memory one for the rules' tests. Both pass volumetest.LVMConformance, so the fake
+// cannot drift from lvm. Failures carry lvm's classified kinds (lvm.ErrNoSpace, ...).
+type LVM interface {
+	// Lock serialises work on one volume group until unlock is called or ctx ends.
+	Lock(ctx context.Context, vg string) (unlock func(), err error)
+	// VG reports one volume group.
+	VG(ctx context.Context, name string) (lvm.VGInfo, error)
+	// VGs reports the named volume groups.
+	VGs(ctx context.Context, names ...string) ([]lvm.VGInfo, error)
+	// LVs lists a volume group's visible logical volumes, by name.
+	LVs(ctx context.Context, vg string) ([]lvm.LV, error)
+	// Create makes a logical volume, its size rounded up to whole extents (of every stripe).
+	Create(ctx context.Context, vg string, s lvm.CreateSpec) error
+	// Resize sets a logical volume's size.
+	Resize(ctx context.Context, vg, lv string, size uint64) error
+	// Remove deletes a logical volume.
+	Remove(ctx context.Context, vg, lv string) error
+}
+
+var _ LVM = (*lvm.Runner)(nil)
+
+// Recorder keeps the record of each device class's volumes and capacity that the agent's
+// events are derived from: given a class's state, it writes an event for every difference
+// from the last record. store.VolumeRecord is the Postgres one; volumetest.Record an
+// in-memory one; both pass volumetest.RecorderConformance.
+type Recorder interface {
+	// RecordClass records a class's capacity and volumes as lvm lists them now; it reports
+	// whether the capacity (size, free space or volume count) differs from the last record.
+	RecordClass(ctx context.Context, c Capacity, vols []Volume) (capacityChanged bool, err error)
+}
+
 // Options configure a Service.
 type Options struct {
 	Classes *deviceclass.Classes
-	LVM     *lvm.Runner
+	LVM     LVM
 	Logger  *slog.Logger
-	// Record, when set, is given a class's state after each change the agent makes, and
-	// on every Reconcile, while the class's volume group is locked: the store writes the
-	// events for what changed since the last record. It reports whether anything changed.
-	// Holding the lock keeps records in the order of the changes, so no event is lost or
-	// reversed when the agent's own changes and the poll meet.
-	Record func(ctx context.Context, c Capacity, vols []Volume) (changed bool, err error)
+	// Recorder, when set, is given a class's state after each change the agent makes, and
+	// on every Reconcile, while the class's volume group is locked. Holding the lock keeps
+	// records in the order of the changes, so no event is lost or reversed when the agent's
+	// own changes and the poll meet.
+	Recorder Recorder
+	// Observe, when set, is told each class's state just before it is recorded (the
+	// capacity gauges).
+	Observe func(Capacity)
 }
 
 // Service applies the rules; it is safe for concurrent use.
 type Service struct {
 	classes  *deviceclass.Classes
-	lvm      *lvm.Runner
+	lvm      LVM
 	log      *slog.Logger
-	record   func(context.Context, Capacity, []Volume) (bool, error)
+	recorder Recorder
+	observe  func(Capacity)
 	watchers watchers
 
 	mu   sync.Mutex
@@ -67,11 +102,19 @@ func New(o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Record == nil {
-		o.Record = func(context.Context, Capacity, []Volume) (bool, error) { return false, nil }
+	if o.Recorder == nil {
+		o.Recorder = noRecord{}
 	}
-	return &Service{classes: o.Classes, lvm: o.LVM, log: o.Logger, record: o.Record, busy: map[string]*hold{}}
+	if o.Observe == nil {
+		o.Observe = func(Capacity) {}
+	}
+	return &Service{classes: o.Classes, lvm: o.LVM, log: o.Logger, recorder: o.Recorder, observe: o.Observe, busy: map[string]*hold{}}
 }
+
+// noRecord is the Recorder of a Service that keeps no record.
+type noRecord struct{}
+
+func (noRecord) RecordClass(context.Context, Capacity, []Volume) (bool, error) { return false, nil }
 
 // Classes are the configured device classes.
 func (s *Service) Classes() *deviceclass.Classes { return s.classes }
@@ -89,10 +132,11 @@ func (s *Service) class(name string) (*deviceclass.DeviceClass, error) {
 // depend on the caller still waiting.
 const recordTimeout = 30 * time.Second
 
-// after records a change the agent made (the caller holds the group's lock), tells the
-// watchers, and returns the volumes as lvm now lists them (nil if it could not tell). A
-// failed record is retried by the next Reconcile.
-func (s *Service) after(ctx context.Context, dc *deviceclass.DeviceClass) []lvm.LV {
+// recordChangeAndList tells the watchers of a change the agent made (the caller holds the
+// group's lock), records the class's new state with the Recorder, and returns the volumes
+// as lvm now lists them (nil if it could not tell). A failed record is retried by the next
+// Reconcile.
+func (s *Service) recordChangeAndList(ctx context.Context, dc *deviceclass.DeviceClass) []lvm.LV {
 	s.watchers.notify()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
@@ -103,14 +147,16 @@ func (s *Service) after(ctx context.Context, dc *deviceclass.DeviceClass) []lvm.
 	return lvs
 }
 
-// recordLocked reads a class's state and records it; the caller holds the group's lock.
+// recordLocked reads a class's state and gives it to the Recorder; the caller holds the
+// group's lock.
 func (s *Service) recordLocked(ctx context.Context, dc *deviceclass.DeviceClass) (Capacity, []lvm.LV, error) {
 	vg, lvs, err := s.state(ctx, dc)
 	if err != nil {
 		return Capacity{}, nil, err
 	}
 	c, vols := capacityOf(dc, vg, lvs)
-	changed, err := s.record(ctx, c, vols)
+	s.observe(c)
+	changed, err := s.recorder.RecordClass(ctx, c, vols)
 	if changed {
 		s.watchers.notify()
 	}

@@ -126,13 +126,3 @@ func (v *VG) HashLV(t testing.TB, lv string, size int64) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
-
-// Zero overwrites volume lv's first size bytes with zeros (volumes reuse extents, and
-// metadata-only lvcreate cannot wipe them).
-func (v *VG) Zero(t testing.TB, lv string, size int64) {
-	t.Helper()
-	zeros := make([]byte, 4<<20)
-	for off := int64(0); off < size; off += int64(len(zeros)) {
-		v.WriteLV(t, lv, off, zeros[:min(int64(len(zeros)), size-off)])
-	}
-}

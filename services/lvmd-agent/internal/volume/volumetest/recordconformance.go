@@ -1,0 +1,96 @@
+package volumetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume"
+)
+
+// OpenRecord gives a test an empty record and returns how to open node's Recorder on it;
+// every call opens it anew on the same data, as a restarted agent would.
+type OpenRecord func(t *testing.T) (open func(node string) volume.Recorder)
+
+// RecorderConformance checks a volume.Recorder: the first record of a class is a change,
+// the same state again is not (after a restart too), each difference in size, free space
+// or volume count is, and nodes and classes are recorded apart. Every behaviour runs plain
+// and with the recorder reopened before every call. store.VolumeRecord runs it on Postgres
+// (each reopen a new pool), Record in memory.
+func RecorderConformance(t *testing.T, openRecord OpenRecord) {
+	for _, b := range recorderBehaviours {
+		for _, variant := range []string{"plain", "restart"} {
+			t.Run(b.name+"/"+variant, func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				t.Cleanup(cancel)
+				open := openRecord(t)
+				opened := map[string]volume.Recorder{}
+				get := func(node string) volume.Recorder {
+					if variant == "restart" || opened[node] == nil {
+						opened[node] = open(node)
+					}
+					return opened[node]
+				}
+				b.run(ctx, t, get)
+			})
+		}
+	}
+}
+
+var recorderBehaviours = []struct {
+	name string
+	run  func(ctx context.Context, t *testing.T, node func(string) volume.Recorder)
+}{
+	{"a class's first record is a change, the same state again is not", func(ctx context.Context, t *testing.T, node func(string) volume.Recorder) {
+		c, vols := testClass()
+		changed(ctx, t, "first record", node("n1"), c, vols, true)
+		changed(ctx, t, "the same state", node("n1"), c, vols, false)
+		changed(ctx, t, "the same state once more", node("n1"), c, vols, false)
+	}},
+	{"each capacity difference is a change", func(ctx context.Context, t *testing.T, node func(string) volume.Recorder) {
+		c, vols := testClass()
+		changed(ctx, t, "first record", node("n1"), c, vols, true)
+		c.Free -= 1 << 30
+		changed(ctx, t, "less free space", node("n1"), c, vols, true)
+		c.Size += 4 << 30
+		changed(ctx, t, "a grown volume group", node("n1"), c, vols, true)
+		vols = append(vols, volume.Volume{Name: "c", DeviceClass: c.DeviceClass, Size: 1 << 30})
+		c.Volumes = len(vols)
+		changed(ctx, t, "another volume", node("n1"), c, vols, true)
+		vols[0].Tags = []string{"retagged"}
+		changed(ctx, t, "a volume's tags alone", node("n1"), c, vols, false)
+		vols = vols[1:]
+		c.Volumes, c.Free = len(vols), c.Free+1<<30
+		changed(ctx, t, "a removed volume", node("n1"), c, vols, true)
+		changed(ctx, t, "the same state", node("n1"), c, vols, false)
+	}},
+	{"nodes and classes are recorded apart", func(ctx context.Context, t *testing.T, node func(string) volume.Recorder) {
+		c, vols := testClass()
+		changed(ctx, t, "n1", node("n1"), c, vols, true)
+		changed(ctx, t, "another node's identical class", node("n2"), c, vols, true)
+		other := c
+		other.DeviceClass, other.VolumeGroup, other.Default = "hdd", "vg2", false
+		changed(ctx, t, "another class of the node", node("n1"), other, nil, true)
+		c.Free -= 1 << 30
+		changed(ctx, t, "n2's class changed", node("n2"), c, vols, true)
+		c.Free += 1 << 30
+		changed(ctx, t, "n1's class as it was", node("n1"), c, vols, false)
+	}},
+}
+
+func testClass() (volume.Capacity, []volume.Volume) {
+	vols := []volume.Volume{{Name: "a", DeviceClass: "ssd", Size: 1 << 30, Tags: []string{"x"}}, {Name: "b", DeviceClass: "ssd", Size: 2 << 30}}
+	return volume.Capacity{DeviceClass: "ssd", VolumeGroup: "vg", Default: true, Size: 10 << 30, Free: 7 << 30, Volumes: len(vols)}, vols
+}
+
+func changed(ctx context.Context, t *testing.T, what string, r volume.Recorder, c volume.Capacity, vols []volume.Volume, want bool) {
+	t.Helper()
+	got, err := r.RecordClass(ctx, c, vols)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if got != want {
+		t.Fatalf("%s: capacity changed = %v, want %v", what, got, want)
+	}
+}
