@@ -36,7 +36,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	if err != nil {
 		return nil, err
 	}
-	_, js, err := s.NATS(cfg.NATSURL)
+	_, js, err := s.NATS(cfg.NATS)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		return nil, err
 	}
 	statspb.RegisterStatsServiceServer(srv.GRPC(), statsgrpc.NewStatsServer(col, log))
-	statsv1.RegisterHistoryServiceServer(srv.GRPC(), statsgrpc.NewHistoryServer(history, log))
+	statsv1.RegisterHistoryServiceServer(srv.GRPC(), statsgrpc.NewHistoryServer(history, st, log))
 	return s, nil
 }
 
@@ -86,7 +86,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 func openSources(s *service.Service, cfg Config, colCfg *cluster.Config, st *store.Store, pool *pgxpool.Pool, js jetstream.JetStream) error {
 	log := s.Logger()
 	if cfg.CephURL != "" {
-		src, err := ceph.New(cfg.cephConfig())
+		cc, err := cfg.cephConfig()
+		if err != nil {
+			return err
+		}
+		src, err := ceph.New(cc)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 
 	statspb "github.com/plinth-dev/plinth/libs/api/stats"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/hostiletest"
 )
 
@@ -56,13 +57,18 @@ func TestEveryCallNeedsAValidToken(t *testing.T) {
 				t.Errorf("%s: %v, want %v %q", name, err, tc.code, tc.msg)
 			}
 		}
-		if err := call(authed(t)); status.Code(err) == codes.Unauthenticated {
-			t.Errorf("%s with a valid token: %v", name, err)
+		if err := call(authed(t)); status.Code(err) == codes.Unauthenticated || status.Code(err) == codes.PermissionDenied {
+			t.Errorf("%s with a viewer's token: %v", name, err)
+		}
+		// A live token whose account has no role (auth named none) may call nothing.
+		want := authz.Check("", "/stats.StatsService/"+name).Error()
+		if err := call(bearer(ctxT(t), noRoleToken)); status.Code(err) != codes.PermissionDenied || status.Convert(err).Message() != want {
+			t.Errorf("%s without a role: %v, want PermissionDenied %q", name, err, want)
 		}
 	}
-	// Refusals are never cached (one per RPC); the valid token's yes is, once.
-	if n := e.auth.calls.Load(); n != int32(len(calls))+1 {
-		t.Errorf("auth was asked %d times; want %d", n, len(calls)+1)
+	// Refusals are never cached (one per RPC); each live token's yes is, once.
+	if n := e.auth.calls.Load(); n != int32(len(calls))+2 {
+		t.Errorf("auth was asked %d times; want %d", n, len(calls)+2)
 	}
 	e.authSrv.Stop()
 	if err := calls["GetClusterRadar"](bearer(ctxT(t), "plt_uncached-token")); status.Code(err) != codes.Unavailable {

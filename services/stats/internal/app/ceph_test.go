@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,9 +53,9 @@ func TestEveryRPCFromARealCephCluster(t *testing.T) {
 	c := cephtest.Start(t, cephtest.Options{Dashboard: true, RGW: true})
 	e := newEnv(t)
 	e.secrets = append(e.secrets, c.DashboardPassword)
-	u, _ := url.Parse(c.DashboardURL)
-	u.User = url.UserPassword(c.DashboardUser, c.DashboardPassword)
-	in := e.start(t, e.config(t, "PLINTH_STATS_CEPH_URL="+u.String(), "PLINTH_STATS_INVENTORY=false"))
+	// As make up configures it: the password in the cluster's 0600 file, never in the environment.
+	in := e.start(t, e.config(t, "PLINTH_STATS_CEPH_URL="+c.DashboardURL, "PLINTH_STATS_CEPH_USER="+c.DashboardUser,
+		"PLINTH_STATS_CEPH_PASSWORD_FILE="+c.Local().DashboardPasswordFile(), "PLINTH_STATS_INVENTORY=false"))
 	cl := in.client
 	want := c.Status(t) // the oracle: what the mon says, independently of the mgr stats reads
 

@@ -5,6 +5,8 @@ package app
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
@@ -20,11 +22,12 @@ type Config struct {
 	AuthAddr      string        `env:"PLINTH_STATS_AUTH_ADDR" flag:"auth-addr" usage:"auth's gRPC address (host:port or unix:///path): every call's token is checked there"`
 	TokenCacheTTL time.Duration `env:"PLINTH_STATS_TOKEN_CACHE_TTL" flag:"token-cache-ttl" default:"10s" usage:"how long auth's yes for a token is reused (at most 30s; revocations drop it at once; 0 asks auth every call)"`
 
-	CephURL      string `env:"PLINTH_STATS_CEPH_URL" flag:"ceph-url" secret:"url" usage:"the mgr dashboard (https://user:password@mgr:8443) or the mgr prometheus module (http://mgr:9283/metrics); empty: no Ceph source"`
-	CephUser     string `env:"PLINTH_STATS_CEPH_USER" flag:"ceph-user" usage:"dashboard user (instead of the URL's)"`
-	CephPassword string `env:"PLINTH_STATS_CEPH_PASSWORD" secret:"true" usage:"dashboard password (instead of the URL's)"`
-	CephCAFile   string `env:"PLINTH_STATS_CEPH_CA_FILE" flag:"ceph-ca-file" usage:"PEM CA bundle the mgr's certificate must chain to (default: the system's)"`
-	CephInsecure bool   `env:"PLINTH_STATS_CEPH_INSECURE_SKIP_VERIFY" flag:"ceph-insecure-skip-verify" usage:"accept any certificate from the mgr (a self-signed dashboard)"`
+	CephURL          string `env:"PLINTH_STATS_CEPH_URL" flag:"ceph-url" secret:"url" usage:"the mgr dashboard (https://user:password@mgr:8443) or the mgr prometheus module (http://mgr:9283/metrics); empty: no Ceph source"`
+	CephUser         string `env:"PLINTH_STATS_CEPH_USER" flag:"ceph-user" usage:"dashboard user (instead of the URL's)"`
+	CephPassword     string `env:"PLINTH_STATS_CEPH_PASSWORD" secret:"true" usage:"dashboard password (instead of the URL's)"`
+	CephPasswordFile string `env:"PLINTH_STATS_CEPH_PASSWORD_FILE" flag:"ceph-password-file" usage:"file holding the dashboard password (instead of PLINTH_STATS_CEPH_PASSWORD; trailing newline ignored; read at start)"`
+	CephCAFile       string `env:"PLINTH_STATS_CEPH_CA_FILE" flag:"ceph-ca-file" usage:"PEM CA bundle the mgr's certificate must chain to (default: the system's)"`
+	CephInsecure     bool   `env:"PLINTH_STATS_CEPH_INSECURE_SKIP_VERIFY" flag:"ceph-insecure-skip-verify" usage:"accept any certificate from the mgr (a self-signed dashboard)"`
 
 	Kubeconfig    string `env:"PLINTH_STATS_KUBECONFIG" flag:"kubeconfig" usage:"kubeconfig of the cluster Rook runs in; empty: no Kubernetes source unless in-cluster"`
 	KubeInCluster bool   `env:"PLINTH_STATS_KUBE_IN_CLUSTER" flag:"kube-in-cluster" usage:"read Kubernetes with the pod's service account"`
@@ -62,8 +65,12 @@ func (c *Config) Validate() error {
 	if c.Kubeconfig != "" && c.KubeInCluster {
 		errs = append(errs, errors.New("PLINTH_STATS_KUBECONFIG and PLINTH_STATS_KUBE_IN_CLUSTER exclude each other"))
 	}
-	if c.CephURL != "" {
-		if _, err := ceph.New(c.cephConfig()); err != nil {
+	if c.CephPassword != "" && c.CephPasswordFile != "" {
+		errs = append(errs, errors.New("PLINTH_STATS_CEPH_PASSWORD and PLINTH_STATS_CEPH_PASSWORD_FILE exclude each other"))
+	} else if c.CephURL != "" {
+		if cc, err := c.cephConfig(); err != nil {
+			errs = append(errs, err)
+		} else if _, err := ceph.New(cc); err != nil {
 			errs = append(errs, fmt.Errorf("PLINTH_STATS_CEPH_URL: %w", err))
 		}
 	}
@@ -85,8 +92,21 @@ func (c *Config) Validate() error {
 
 func (c *Config) kubeConfigured() bool { return c.Kubeconfig != "" || c.KubeInCluster }
 
-func (c *Config) cephConfig() ceph.Config {
-	return ceph.Config{URL: c.CephURL, User: c.CephUser, Password: c.CephPassword, CAFile: c.CephCAFile, InsecureSkipVerify: c.CephInsecure}
+// cephConfig is the Ceph source's configuration, with the password read from
+// PLINTH_STATS_CEPH_PASSWORD_FILE when that is set (make up's dev Ceph keeps it in a 0600 file).
+func (c *Config) cephConfig() (ceph.Config, error) {
+	password := c.CephPassword
+	if c.CephPasswordFile != "" {
+		data, err := os.ReadFile(c.CephPasswordFile)
+		if err != nil {
+			return ceph.Config{}, fmt.Errorf("PLINTH_STATS_CEPH_PASSWORD_FILE: %w", err)
+		}
+		password = strings.TrimRight(string(data), "\r\n")
+		if password == "" {
+			return ceph.Config{}, fmt.Errorf("PLINTH_STATS_CEPH_PASSWORD_FILE: %s is empty", c.CephPasswordFile)
+		}
+	}
+	return ceph.Config{URL: c.CephURL, User: c.CephUser, Password: password, CAFile: c.CephCAFile, InsecureSkipVerify: c.CephInsecure}, nil
 }
 
 func (c *Config) recorderOptions() cluster.RecorderOptions {

@@ -3,6 +3,8 @@ package app_test
 import (
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +46,22 @@ func TestConfigValidation(t *testing.T) {
 	}
 	if printed := config.LogValue(&cfg).String(); strings.Contains(printed, "s3cret-pw") {
 		t.Errorf("the dashboard password is printed: %s", printed)
+	}
+	pwFile := filepath.Join(t.TempDir(), "dashboard.pw")
+	if err := os.WriteFile(pwFile, []byte("file-pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load("PLINTH_STATS_CEPH_URL=http://127.0.0.1:7303", "PLINTH_STATS_CEPH_USER=plinth", "PLINTH_STATS_CEPH_PASSWORD_FILE="+pwFile); err != nil {
+		t.Errorf("the password from a file: %v", err)
+	}
+	for _, bad := range [][]string{
+		{"PLINTH_STATS_CEPH_PASSWORD_FILE=" + filepath.Join(t.TempDir(), "absent")},
+		{"PLINTH_STATS_CEPH_PASSWORD_FILE=" + pwFile, "PLINTH_STATS_CEPH_PASSWORD=x"},
+	} {
+		_, err := load(append([]string{"PLINTH_STATS_CEPH_URL=http://127.0.0.1:7303", "PLINTH_STATS_CEPH_USER=plinth"}, bad...)...)
+		if err == nil || !strings.Contains(err.Error(), "PLINTH_STATS_CEPH_PASSWORD_FILE") {
+			t.Errorf("%v: %v, want an error naming PLINTH_STATS_CEPH_PASSWORD_FILE", bad, err)
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	statspb "github.com/plinth-dev/plinth/libs/api/stats"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/config"
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/natsembed"
@@ -28,12 +29,16 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// validToken is the one token the test's auth accepts.
-const validToken = "plt_stats-test-token-4f9c2a7e"
+// validToken is the token of a viewer, the one role every stats call must allow; noRoleToken
+// is live but auth names no role for it.
+const (
+	validToken  = "plt_stats-test-token-4f9c2a7e"
+	noRoleToken = "plt_stats-no-role-token-0b5e"
+)
 
 // checkAuth plays auth's CheckToken (services.auth.AuthService), the only call stats makes to
-// it: one valid token, answered with the account header as auth sends it. Cross-service flows
-// with the real auth live in e2e/.
+// it: a viewer's token, answered with the account headers as auth sends them, and a token
+// whose account has no role. Cross-service flows with the real auth live in e2e/.
 type checkAuth struct {
 	authpb.UnimplementedAuthServiceServer
 	calls atomic.Int32
@@ -41,10 +46,16 @@ type checkAuth struct {
 
 func (a *checkAuth) CheckToken(ctx context.Context, r *authpb.CheckTokenRequest) (*authpb.CheckTokenResponse, error) {
 	a.calls.Add(1)
-	if r.GetToken() != validToken {
+	switch r.GetToken() {
+	case validToken:
+		// A viewer: stats serves only reads (authz), so a viewer may call all of it.
+		_ = grpc.SetHeader(ctx, authn.Account{ID: "account-1", Name: "vera", Role: authz.Viewer}.Headers())
+	case noRoleToken:
+		// An auth that names no role (one older than roles): the account may call nothing.
+		_ = grpc.SetHeader(ctx, metadata.Pairs(authn.AccountHeader, "account-2"))
+	default:
 		return &authpb.CheckTokenResponse{}, nil
 	}
-	_ = grpc.SetHeader(ctx, metadata.Pairs(authn.AccountHeader, "account-1"))
 	return &authpb.CheckTokenResponse{Success: true}, nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/input"
@@ -111,59 +110,4 @@ func readBody(resp *http.Response) ([]byte, error) {
 // statusError describes a refused request, quoting only a prefix of the body.
 func statusError(what string, resp *http.Response, body []byte) error {
 	return fmt.Errorf("%s: %s: %s", what, resp.Status, input.Quote(strings.TrimSpace(string(body))))
-}
-
-// Prometheus reads the mgr prometheus module.
-type Prometheus struct {
-	url    string
-	client *http.Client
-	mu     sync.Mutex
-	prev   Counters
-	prevAt time.Time
-}
-
-// ReadCeph scrapes the module. The I/O rates are the counters' growth since the previous
-// scrape (0 on the first, and after a counter reset).
-func (p *Prometheus) ReadCeph(ctx context.Context) (*cluster.Ceph, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := readBody(resp)
-	if err != nil {
-		return nil, fmt.Errorf("read metrics: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, statusError("GET metrics", resp, body)
-	}
-	ms, err := ParseMetrics(body)
-	if err != nil {
-		return nil, err
-	}
-	c, now, err := FromMetrics(ms)
-	if err != nil {
-		return nil, err
-	}
-	at := time.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if secs := at.Sub(p.prevAt).Seconds(); !p.prevAt.IsZero() && secs > 0 {
-		c.IO = cluster.IO{ReadOpsPerSec: rate(p.prev.ReadOps, now.ReadOps, secs), WriteOpsPerSec: rate(p.prev.WriteOps, now.WriteOps, secs),
-			ReadBytesPerSec: rate(p.prev.ReadBytes, now.ReadBytes, secs), WriteBytesPerSec: rate(p.prev.WriteBytes, now.WriteBytes, secs)}
-	}
-	p.prev, p.prevAt = now, at
-	return c, nil
-}
-
-// rate is a counter's growth per second; a counter that went down was reset: 0.
-func rate(before, after, secs float64) float64 {
-	if after < before {
-		return 0
-	}
-	return (after - before) / secs
 }

@@ -1,38 +1,29 @@
 package cephtest
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"net"
 	"sync"
 	"testing"
+
+	"github.com/plinth-dev/plinth/libs/platform/cephlocal"
+	"github.com/plinth-dev/plinth/libs/platform/ports"
 )
-
-// blockSize is how many consecutive ports one cluster takes: five fixed ones (mon msgr2 and
-// legacy, prometheus, dashboard, radosgw) and a range the mgr, OSD and radosgw messengers
-// bind in (the OSD alone binds eight).
-const blockSize = 40
-
-// ports are one cluster's loopback ports.
-type ports struct {
-	monV2, monV1, prometheus, dashboard, rgw int
-	daemonMin, daemonMax                     int
-}
 
 var (
 	blocksMu sync.Mutex
 	blocks   = map[int]bool{} // bases held by clusters of this test binary
 )
 
-// reservePorts picks a block whose ports are all free, below Linux's ephemeral range (32768),
-// where outgoing connections would take them. Blocks of clusters in this process never
-// overlap; other processes are avoided by probing.
-func reservePorts(t testing.TB) ports {
+// reservePorts picks a free block of cephlocal.BlockSize ports below Linux's ephemeral range.
+// Blocks of clusters in this test binary never overlap, also while their daemons have not
+// bound yet (parallel tests); other processes are avoided by probing.
+func reservePorts(t testing.TB) cephlocal.Ports {
 	blocksMu.Lock()
 	defer blocksMu.Unlock()
 	for range 200 {
-		base := 20000 + blockSize*rand.IntN((32768-20000)/blockSize-1)
-		if blocks[base] || !allFree(base, blockSize) {
+		base := ports.Min + cephlocal.BlockSize*rand.IntN((ports.Max-ports.Min)/cephlocal.BlockSize-1)
+		p := cephlocal.PortsAt(base)
+		if blocks[base] || p.Busy() != 0 {
 			continue
 		}
 		blocks[base] = true
@@ -41,20 +32,8 @@ func reservePorts(t testing.TB) ports {
 			delete(blocks, base)
 			blocksMu.Unlock()
 		})
-		return ports{monV2: base, monV1: base + 1, prometheus: base + 2, dashboard: base + 3, rgw: base + 4,
-			daemonMin: base + 8, daemonMax: base + blockSize - 1}
+		return p
 	}
-	t.Fatal("cephtest: no free block of ports in 20000-32767")
-	return ports{}
-}
-
-func allFree(base, n int) bool {
-	for p := base; p < base+n; p++ {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			return false
-		}
-		_ = l.Close()
-	}
-	return true
+	t.Fatalf("cephtest: no free block of ports in %d-%d", ports.Min, ports.Max)
+	return cephlocal.Ports{}
 }

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 )
@@ -59,121 +57,6 @@ func TestComposeFallsBackToRookAndThenTheInventory(t *testing.T) {
 		if c.health != HealthOK && len(v.Summary.Checks) == 0 {
 			t.Errorf("%s: a %s without a check says nothing about why", c.name, c.health)
 		}
-	}
-}
-
-// memoryHistory is a HistoryStore in memory, for the Recorder's rules.
-type memoryHistory struct{ samples []Sample }
-
-func (m *memoryHistory) AddSamples(_ context.Context, s []Sample) error {
-	m.samples = append(m.samples, s...)
-	return nil
-}
-
-func (m *memoryHistory) SamplesSince(_ context.Context, t time.Time) ([]Sample, error) {
-	var out []Sample
-	for i, s := range m.samples {
-		if !s.At.Before(t) {
-			if len(out) == 0 && i > 0 {
-				out = append(out, m.samples[i-1])
-			}
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
-
-func (m *memoryHistory) SamplesBetween(_ context.Context, from, to time.Time) ([]Sample, error) {
-	var out []Sample
-	for _, s := range m.samples {
-		if !s.At.Before(from) && !s.At.After(to) {
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
-
-func (m *memoryHistory) PruneSamples(context.Context, time.Time, int) (int64, error) { return 0, nil }
-
-func TestRecorderCountsChangesWithinTheWindowAndSurvivesARestart(t *testing.T) {
-	store := &memoryHistory{}
-	r := NewRecorder(store, RecorderOptions{Window: 10 * time.Minute, Every: time.Minute})
-	ok := Sample{Health: HealthOK, OSDsUp: 1, OSDsIn: 1}
-	warn := ok
-	warn.Health = HealthWarn
-	at := func(s Sample, d time.Duration) Sample { s.At = t0.Add(d); return s }
-
-	if n := r.Observe(at(ok, 0)); n != 0 {
-		t.Fatalf("the first sample is no change: %d", n)
-	}
-	if n := r.Observe(at(ok, 10*time.Second)); n != 0 {
-		t.Fatalf("same state: %d", n)
-	}
-	if n := r.Observe(at(warn, 20*time.Second)); n != 1 {
-		t.Fatalf("OK→WARN: %d changes, want 1", n)
-	}
-	if n := r.Observe(at(ok, 30*time.Second)); n != 2 {
-		t.Fatalf("WARN→OK: %d changes, want 2", n)
-	}
-	if err := r.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if len(store.samples) != 3 {
-		t.Fatalf("stored %d samples; want 3 (an unchanged state 10 s later is not sampled)", len(store.samples))
-	}
-	// A restart: a new recorder over the same store remembers the changes.
-	r2 := NewRecorder(store, RecorderOptions{Window: 10 * time.Minute, Every: time.Minute})
-	if err := r2.Load(context.Background(), t0.Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if n := r2.Observe(at(ok, time.Minute)); n != 2 {
-		t.Fatalf("after a restart: %d changes, want 2", n)
-	}
-	// The changes leave the window.
-	if n := r2.Observe(at(ok, 11*time.Minute)); n != 0 {
-		t.Fatalf("11 minutes later: %d changes, want 0", n)
-	}
-	if n := r2.Observe(at(warn, 12*time.Minute)); n != 1 {
-		t.Fatalf("a change at the window's start must count against the state before: %d", n)
-	}
-}
-
-func TestRecorderGrowth(t *testing.T) {
-	r := NewRecorder(&memoryHistory{}, RecorderOptions{Window: time.Hour, Every: time.Minute})
-	r.Observe(Sample{At: t0, Health: HealthOK, Used: 1000})
-	if _, ok := r.Growth(); ok {
-		t.Fatal("one sample makes no trend")
-	}
-	r.Observe(Sample{At: t0.Add(2 * time.Minute), Health: HealthOK, Used: 13000})
-	if g, ok := r.Growth(); !ok || g != 100 {
-		t.Fatalf("growth %v %v, want 100 B/s", g, ok)
-	}
-}
-
-func TestRecorderBetweenHasTheSamplesNotWrittenYet(t *testing.T) {
-	store := &memoryHistory{}
-	r := NewRecorder(store, RecorderOptions{Window: 10 * time.Minute, Every: time.Minute})
-	for i := range 5 {
-		r.Observe(Sample{At: t0.Add(time.Duration(i) * time.Minute), Health: HealthOK, Used: int64(i)})
-		if i == 2 {
-			if err := r.Flush(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if len(store.samples) != 3 {
-		t.Fatalf("stored %d, want 3 (two still pending)", len(store.samples))
-	}
-	got, err := r.Between(context.Background(), t0.Add(time.Minute), t0.Add(4*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var used []int64
-	for _, s := range got {
-		used = append(used, s.Used)
-	}
-	if fmt.Sprint(used) != "[1 2 3 4]" {
-		t.Fatalf("between 1m and 4m: used %v, want [1 2 3 4] once each, oldest first", used)
 	}
 }
 

@@ -25,18 +25,19 @@ const (
 	MaxMaxPoints     = 5000
 )
 
-// HistoryServer implements plinth.stats.v1.HistoryService over the usage history (schema
-// stats): Plinth's own API beside Koor's, read-only.
+// HistoryServer implements plinth.stats.v1.HistoryService over the usage history and the
+// activity (schema stats): Plinth's own API beside Koor's, read-only.
 type HistoryServer struct {
 	statsv1.UnimplementedHistoryServiceServer
-	history History
-	log     *slog.Logger
-	now     func() time.Time
+	history  History
+	activity ActivityLog
+	log      *slog.Logger
+	now      func() time.Time
 }
 
-// NewHistoryServer returns the service over h.
-func NewHistoryServer(h History, log *slog.Logger) *HistoryServer {
-	return &HistoryServer{history: h, log: log, now: time.Now}
+// NewHistoryServer returns the service over h and a.
+func NewHistoryServer(h History, a ActivityLog, log *slog.Logger) *HistoryServer {
+	return &HistoryServer{history: h, activity: a, log: log, now: time.Now}
 }
 
 // GetCapacityHistory answers the capacity over the window ending now, thinned to at most

@@ -74,6 +74,31 @@ func consumers(t *testing.T, js jetstream.JetStream, pool *pgxpool.Pool, st *sto
 	return stop
 }
 
+// setup opens a store on a fresh database and connects to a private NATS server: the streams'
+// names are the publishers' (PLINTH_LVMD, PLINTH_KAAS), so a shared server would mix this
+// test's events with other tests'.
+func setup(t *testing.T) (context.Context, *pgxpool.Pool, *store.Store, jetstream.JetStream) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	pool, err := pg.Open(ctx, testenv.DB(t).URL, store.Schema, store.Migrations, events.Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	srv := testenv.NATSServer(t, 0, t.TempDir())
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, pool, store.New(pool), js
+}
+
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -91,24 +116,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // published while stats was down arrive, none is applied twice.
 func TestConsumersApplyEachEventOnceAcrossRestarts(t *testing.T) {
 	t.Parallel()
-	db := testenv.DB(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	pool, err := pg.Open(ctx, db.URL, store.Schema, store.Migrations, events.Migrations())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	st := store.New(pool)
-	// A private server: the streams' names are the publishers' (PLINTH_LVMD, PLINTH_KAAS), so a
-	// shared server would mix this test's events with other tests'.
-	srv := testenv.NATSServer(t, 0, t.TempDir())
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	ctx, pool, st, js := setup(t)
 
 	stop := consumers(t, js, pool, st) // before the streams exist
 	time.Sleep(200 * time.Millisecond)

@@ -22,8 +22,9 @@ var (
 	capacitySubject  = events.SubjectOf(&eventsv1.CapacityChanged{})
 	machineSubject   = events.SubjectOf(&eventsv1.MachineStateChanged{})
 	clusterSubject   = events.SubjectOf(&eventsv1.ClusterStatusChanged{})
-	// LVMDSubjects and KaasSubjects are the consumers' filters.
-	LVMDSubjects = []string{heartbeatSubject, capacitySubject}
+	// LVMDSubjects and KaasSubjects are the consumers' filters: the inventory's events and the
+	// volume changes of the activity.
+	LVMDSubjects = []string{heartbeatSubject, capacitySubject, volumeCreatedSubject, volumeRemovedSubject, volumeResizedSubject}
 	KaasSubjects = []string{machineSubject, clusterSubject}
 )
 
@@ -98,15 +99,28 @@ func (h Handler) parse(subject string, data []byte, at time.Time) (change, error
 		return func(ctx context.Context, tx pgx.Tx) error { return h.Store.RecordMachine(ctx, tx, mc) }, nil
 	case clusterSubject:
 		var m eventsv1.ClusterStatusChanged
-		if err := decode(data, &m); err != nil || !m.GetDeleted() {
+		if err := decode(data, &m); err != nil {
 			return nil, err
 		}
 		if err := input.Required("cluster", m.GetCluster(), input.MaxName); err != nil {
 			return nil, err
 		}
+		act, err := activityOf(subject, &m, clusterSummary(&m), at)
+		if err != nil {
+			return nil, err
+		}
 		return func(ctx context.Context, tx pgx.Tx) error {
+			if err := h.Store.RecordActivity(ctx, tx, act); err != nil || !m.GetDeleted() {
+				return err
+			}
 			return h.Store.ReleaseMachines(ctx, tx, m.GetCluster(), at)
 		}, nil
+	}
+	if act, ok, err := volumeActivity(subject, data, at); ok {
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, tx pgx.Tx) error { return h.Store.RecordActivity(ctx, tx, act) }, nil
 	}
 	return nil, nil
 }

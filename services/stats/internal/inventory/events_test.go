@@ -43,6 +43,11 @@ func TestParseChecksEveryField(t *testing.T) {
 		{"machine huge pool", machineSubject, &eventsv1.MachineStateChanged{Name: "m", Pool: huge}, "pool"},
 		{"cluster deleted", clusterSubject, &eventsv1.ClusterStatusChanged{Cluster: "c", Deleted: true}, ""},
 		{"deleted cluster without name", clusterSubject, &eventsv1.ClusterStatusChanged{Deleted: true}, "cluster"},
+		{"cluster without name", clusterSubject, &eventsv1.ClusterStatusChanged{Status: 2}, "cluster"},
+		{"cluster with a huge actor", clusterSubject, &eventsv1.ClusterStatusChanged{Cluster: "c", Actor: &eventsv1.Actor{UserId: huge}}, "actor.user_id"},
+		{"volume created", volumeCreatedSubject, &eventsv1.VolumeCreated{Node: "n", Name: "v", Actor: &eventsv1.Actor{UserId: "u", Username: "ops"}}, ""},
+		{"volume removed by a NUL actor", volumeRemovedSubject, &eventsv1.VolumeRemoved{Name: "v", Actor: &eventsv1.Actor{UserId: "u", Username: "o\x00"}}, "actor.username"},
+		{"volume resized", volumeResizedSubject, &eventsv1.VolumeResized{Name: "v", SizeBytes: 2 << 30, PreviousSizeBytes: 1 << 30}, ""},
 	}
 	for _, c := range cases {
 		apply, err := h.parse(c.subject, payload(t, c.msg), t0)
@@ -54,8 +59,8 @@ func TestParseChecksEveryField(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.field)
 		}
 	}
-	if apply, err := h.parse(clusterSubject, payload(t, &eventsv1.ClusterStatusChanged{Cluster: "c", Status: 2}), t0); apply != nil || err != nil {
-		t.Errorf("a status change of a live cluster changes no machine: %v", err)
+	if apply, err := h.parse(clusterSubject, payload(t, &eventsv1.ClusterStatusChanged{Cluster: "c", Status: 2}), t0); apply == nil || err != nil {
+		t.Errorf("a status change of a live cluster is activity: %v", err)
 	}
 	if apply, err := h.parse(heartbeatSubject, []byte{0xff, 0xff}, t0); apply != nil || err == nil {
 		t.Error("an undecodable payload must be refused")
@@ -117,4 +122,37 @@ func FuzzParseEvent(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestActivitySummaries(t *testing.T) {
+	for _, c := range []struct {
+		subject string
+		msg     proto.Message
+		want    string
+	}{
+		{clusterSubject, &eventsv1.ClusterStatusChanged{Cluster: "c1", Status: 1, K8SVersion: "v1.33.13", Provider: "vagrant"},
+			"cluster c1 created (Kubernetes v1.33.13 on vagrant): provisioning"},
+		{clusterSubject, &eventsv1.ClusterStatusChanged{Cluster: "c1", Status: 4, PreviousStatus: 2, StatusMessage: "deleting"},
+			"cluster c1: running → stopping (deleting)"},
+		{clusterSubject, &eventsv1.ClusterStatusChanged{Cluster: "c1", Status: 4, PreviousStatus: 4, Deleted: true}, "cluster c1 deleted"},
+		{volumeCreatedSubject, &eventsv1.VolumeCreated{Node: "n1", DeviceClass: "ssd", Name: "v", SizeBytes: 1 << 30, RestoredFrom: "s3://b/x"},
+			"volume v (1 GiB) created in class ssd on node n1, restored from s3://b/x"},
+		{volumeRemovedSubject, &eventsv1.VolumeRemoved{Node: "n1", DeviceClass: "ssd", Name: "v"}, "volume v removed from class ssd on node n1"},
+		{volumeResizedSubject, &eventsv1.VolumeResized{Node: "n1", DeviceClass: "ssd", Name: "v", SizeBytes: 1536 << 20, PreviousSizeBytes: 1 << 30},
+			"volume v resized from 1 GiB to 1536 MiB in class ssd on node n1"},
+	} {
+		var got string
+		if c.subject == clusterSubject {
+			got = clusterSummary(c.msg.(*eventsv1.ClusterStatusChanged))
+		} else {
+			a, ok, err := volumeActivity(c.subject, payload(t, c.msg), t0)
+			if !ok || err != nil {
+				t.Fatalf("%s: %v %v", c.subject, ok, err)
+			}
+			got = a.Summary
+		}
+		if got != c.want {
+			t.Errorf("summary %q, want %q", got, c.want)
+		}
+	}
 }

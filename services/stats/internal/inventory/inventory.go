@@ -1,6 +1,7 @@
 // Package inventory is the suite's own node inventory: lvmd-agent's storage nodes (heartbeats
 // and capacity) and kaas's machines, built from their events and kept in schema stats, and the
-// rules that turn it into nodes, capacity and health for the dashboard.
+// rules that turn it into nodes, capacity and health for the dashboard; and, from the same
+// streams, the activity (who changed which cluster or volume) for the audit trail.
 package inventory
 
 import (
@@ -74,4 +75,6 @@ type Store interface {
 	Machines(ctx context.Context) ([]Machine, error)
 	// Forget deletes storage nodes silent since before and machines released before it.
 	Forget(ctx context.Context, before time.Time) (int64, error)
+	// RecordActivity keeps a change for the audit trail, dropping the oldest beyond a bound.
+	RecordActivity(ctx context.Context, tx pgx.Tx, a Activity) error
 }

@@ -1,0 +1,115 @@
+// Package inventorytest is the conformance suite every inventory.Store implementation must
+// pass (after Waypoint's statetest): a table of behaviours, each run twice — once on one store,
+// once reopening the store mid-test, so that nothing a behaviour relies on lives only in a
+// process.
+package inventorytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plinth-dev/plinth/services/stats/internal/inventory"
+)
+
+// Store is what the suite drives: inventory.Store, and the read of the activity it keeps (the
+// history API's ActivityLog), without which RecordActivity could not be checked.
+type Store interface {
+	inventory.Store
+	// Activity returns at most limit entries after cursor, newest first.
+	Activity(ctx context.Context, after inventory.ActivityCursor, limit int) ([]inventory.Activity, error)
+}
+
+// Opened is a store and the transactions its Record methods run in: the event consumer opens
+// one per event, in the store's database.
+type Opened struct {
+	Store Store
+	// InTx runs fn in a transaction, committed when fn returns nil and rolled back otherwise.
+	InTx func(ctx context.Context, fn func(tx pgx.Tx) error) error
+}
+
+// Factory returns an empty store for one test; it cleans up after itself via t.Cleanup.
+type Factory func(t *testing.T) Opened
+
+// Reopen returns a fresh store on the same data as o, as a restarted stats would have.
+type Reopen func(t *testing.T, o Opened) Opened
+
+// StoreTest is one behaviour's run against one store: the test, its context, the store under
+// test, and Restart, which swaps the store for one reopened on the same data.
+type StoreTest struct {
+	T      *testing.T
+	Ctx    context.Context
+	Opened Opened
+	reopen func() Opened
+}
+
+// Restart reopens the store (a no-op in the plain variant).
+func (st *StoreTest) Restart() { st.Opened = st.reopen() }
+
+// Store is the store under test.
+func (st *StoreTest) Store() Store { return st.Opened.Store }
+
+// Record runs fn in a transaction as the consumer does, failing the test on its error.
+func (st *StoreTest) Record(fn func(s Store, tx pgx.Tx) error) {
+	st.T.Helper()
+	if err := st.Opened.InTx(st.Ctx, func(tx pgx.Tx) error { return fn(st.Opened.Store, tx) }); err != nil {
+		st.T.Fatal(err)
+	}
+}
+
+// behaviour is one row of the conformance table.
+type behaviour struct {
+	name string
+	run  func(st *StoreTest)
+}
+
+// Run runs every behaviour against stores from factory, plain and with a restart.
+func Run(t *testing.T, factory Factory, reopen Reopen) {
+	var all []behaviour
+	for _, group := range [][]behaviour{nodeBehaviours(), machineBehaviours(), activityBehaviours()} {
+		all = append(all, group...)
+	}
+	for _, b := range all {
+		for _, variant := range []string{"plain", "restart"} {
+			t.Run(b.name+"/"+variant, func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				t.Cleanup(cancel)
+				st := &StoreTest{T: t, Ctx: ctx, Opened: factory(t)}
+				st.reopen = func() Opened { return st.Opened }
+				if variant == "restart" {
+					st.reopen = func() Opened { return reopen(t, st.Opened) }
+				}
+				b.run(st)
+			})
+		}
+	}
+}
+
+// t0 is the suite's epoch, in whole seconds (what every store keeps exactly).
+var t0 = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+
+// sec is t0 + n seconds.
+func sec(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+
+// errRollBack makes Record's transaction roll back.
+var errRollBack = errors.New("roll back")
+
+// must takes a call's (value, error) and returns a check that fails t on the error and
+// otherwise gives the value.
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// describe is a compact, comparable form of what the suite asserts on.
+func describe(v any) string { return fmt.Sprintf("%+v", v) }

@@ -1,0 +1,113 @@
+package inventorytest
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plinth-dev/plinth/services/stats/internal/inventory"
+)
+
+func class(name string, size, free int64) inventory.DeviceClass {
+	return inventory.DeviceClass{Name: name, VolumeGroup: "vg-" + name, SizeBytes: size, FreeBytes: free, Volumes: 1}
+}
+
+func heartbeat(ctx context.Context, node string, at time.Time, addr string, classes ...inventory.DeviceClass) func(Store, pgx.Tx) error {
+	return func(s Store, tx pgx.Tx) error {
+		return s.RecordHeartbeat(ctx, tx, inventory.Heartbeat{Node: node, At: at, IntervalSeconds: 10,
+			Addresses: []string{addr}, AgentVersion: "v-" + addr, Classes: classes})
+	}
+}
+
+func nodeBehaviours() []behaviour {
+	return []behaviour{
+		{"node/an empty inventory has no nodes or machines", func(st *StoreTest) {
+			if n := must(st.Store().StorageNodes(st.Ctx))(st.T); len(n) != 0 {
+				st.T.Fatalf("nodes: %+v", n)
+			}
+			if m := must(st.Store().Machines(st.Ctx))(st.T); len(m) != 0 {
+				st.T.Fatalf("machines: %+v", m)
+			}
+		}},
+		{"node/heartbeats keep the newest state and count each", func(st *StoreTest) {
+			st.Record(heartbeat(st.Ctx, "n1", sec(2), "10.0.0.2", class("ssd", 100, 50), class("hdd", 1000, 900)))
+			st.Record(heartbeat(st.Ctx, "n1", sec(1), "10.0.0.1", class("ssd", 100, 99))) // late: counted, but older
+			st.Restart()
+			nodes := must(st.Store().StorageNodes(st.Ctx))(st.T)
+			if len(nodes) != 1 {
+				st.T.Fatalf("nodes: %+v", nodes)
+			}
+			n := nodes[0]
+			if n.Name != "n1" || n.Heartbeats != 2 || !n.HeartbeatAt.Equal(sec(2)) || !n.FirstSeen.Equal(sec(1)) ||
+				describe(n.Addresses) != "[10.0.0.2]" || n.AgentVersion != "v-10.0.0.2" || n.IntervalSeconds != 10 {
+				st.T.Fatalf("node %+v: want the newest heartbeat's state, the earliest sighting, both counted", n)
+			}
+			if describe(n.Classes) != describe([]inventory.DeviceClass{class("hdd", 1000, 900), class("ssd", 100, 50)}) {
+				st.T.Fatalf("classes %+v; want the newest heartbeat's, by name", n.Classes)
+			}
+			st.Record(heartbeat(st.Ctx, "n1", sec(3), "10.0.0.2", class("ssd", 100, 40))) // drops hdd
+			st.Restart()
+			if got := must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes; describe(got) != describe([]inventory.DeviceClass{class("ssd", 100, 40)}) {
+				st.T.Fatalf("classes %+v; want hdd dropped", got)
+			}
+		}},
+		{"node/capacity reports keep the newest and may come first", func(st *StoreTest) {
+			st.Record(func(s Store, tx pgx.Tx) error {
+				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 60), sec(0))
+			})
+			st.Restart()
+			nodes := must(st.Store().StorageNodes(st.Ctx))(st.T)
+			if len(nodes) != 1 || !nodes[0].HeartbeatAt.IsZero() || nodes[0].Heartbeats != 0 || !nodes[0].FirstSeen.Equal(sec(0)) ||
+				describe(nodes[0].Classes) != describe([]inventory.DeviceClass{class("ssd", 100, 60)}) {
+				st.T.Fatalf("after a capacity event: %+v; want the node without a heartbeat", nodes)
+			}
+			st.Record(heartbeat(st.Ctx, "n1", sec(2), "10.0.0.1", class("ssd", 100, 50)))
+			// Older than the heartbeat's view of the class: changes nothing. Newer: taken.
+			st.Record(func(s Store, tx pgx.Tx) error {
+				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 1), sec(1))
+			})
+			st.Restart()
+			if got := must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes[0].FreeBytes; got != 50 {
+				st.T.Fatalf("free %d after an older report, want 50", got)
+			}
+			st.Record(func(s Store, tx pgx.Tx) error {
+				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 30), sec(3))
+			})
+			if got := must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes[0].FreeBytes; got != 30 {
+				st.T.Fatalf("free %d after a newer report, want 30", got)
+			}
+		}},
+		{"node/an event rolled back changes nothing", func(st *StoreTest) {
+			err := st.Opened.InTx(st.Ctx, func(tx pgx.Tx) error {
+				if err := heartbeat(st.Ctx, "n1", sec(1), "10.0.0.1", class("ssd", 100, 50))(st.Store(), tx); err != nil {
+					return err
+				}
+				return errRollBack
+			})
+			if !errors.Is(err, errRollBack) {
+				st.T.Fatalf("rolled back: %v", err)
+			}
+			st.Restart()
+			if n := must(st.Store().StorageNodes(st.Ctx))(st.T); len(n) != 0 {
+				st.T.Fatalf("nodes after a rolled-back heartbeat: %+v", n)
+			}
+		}},
+		{"node/silent nodes are forgotten", func(st *StoreTest) {
+			st.Record(heartbeat(st.Ctx, "old", sec(0), "10.0.0.1"))
+			st.Record(func(s Store, tx pgx.Tx) error {
+				return s.RecordCapacity(st.Ctx, tx, "never-beat", class("ssd", 1, 1), sec(0))
+			})
+			st.Record(heartbeat(st.Ctx, "new", sec(10), "10.0.0.2"))
+			st.Restart()
+			if n := must(st.Store().Forget(st.Ctx, sec(5)))(st.T); n != 2 {
+				st.T.Fatalf("forgot %d, want the node silent since 0s and the one never heard from since", n)
+			}
+			st.Restart()
+			if nodes := must(st.Store().StorageNodes(st.Ctx))(st.T); len(nodes) != 1 || nodes[0].Name != "new" {
+				st.T.Fatalf("kept %+v", nodes)
+			}
+		}},
+	}
+}
