@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/plinth-dev/plinth/services/vagrant-server/internal/runner"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/runnerapp"
 )
 
 func main() {
-	if err := runner.Main(context.Background(), os.Args[1:], os.Environ()); err != nil {
+	if err := runnerapp.Main(context.Background(), os.Args[1:], os.Environ()); err != nil {
 		fmt.Fprintln(os.Stderr, "vagrant-runner:", err)
 		os.Exit(1)
 	}

@@ -49,8 +49,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		return nil, fmt.Errorf("listen for job output: %w", err)
 	}
 	s.Defer("job output listener", func(context.Context) error { notices.Close(); return nil })
-	pub, err := s.Publisher(ctx, events.PublisherConfig{
-		URL: cfg.NATSURL, Service: "vagrant-server", Stream: events.StreamOf(&eventsv1.JobStateChanged{}), Pool: pool,
+	pub, err := s.Publisher(ctx, cfg.NATS, events.PublisherConfig{
+		Service: "vagrant-server", Stream: events.StreamOf(&eventsv1.JobStateChanged{}), Pool: pool,
 	})
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		PlinthAuth:    verifier.Authenticate,
 	})
 	srv, err := s.GRPC(cfg.GRPC, server.Options{Authenticate: api.Authenticate, AuthExempt: vgrpc.AuthExempt(),
-		GRPCOptions: api.EdgeChecks()})
+		CheckRequest: vgrpc.CheckRequest})
 	if err != nil {
 		return nil, err
 	}

@@ -6,18 +6,18 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 
 // plinthToken is the one Plinth token the test's auth accepts.
 const plinthToken = "plt_vagrant-test-token-7d1e0b3c"
 
 // checkAuth plays auth's CheckToken (services.auth.AuthService), the only call vagrant-server
-// makes to it (for plinth.vagrant.v1 calls): one valid token, answered with the account
-// header as auth sends it. Cross-service flows with the real auth live in e2e/.
+// makes to it (for plinth.vagrant.v1 calls): one valid token, an operator's, answered with the
+// account headers as auth sends them. Cross-service flows with the real auth live in e2e/.
 type checkAuth struct {
 	authpb.UnimplementedAuthServiceServer
 }
@@ -26,7 +26,7 @@ func (a *checkAuth) CheckToken(ctx context.Context, r *authpb.CheckTokenRequest)
 	if r.GetToken() != plinthToken {
 		return &authpb.CheckTokenResponse{}, nil
 	}
-	_ = grpc.SetHeader(ctx, metadata.Pairs(authn.AccountHeader, "account-1"))
+	_ = grpc.SetHeader(ctx, authn.Account{ID: "account-1", Name: "otto", Role: authz.Operator}.Headers())
 	return &authpb.CheckTokenResponse{Success: true}, nil
 }
 

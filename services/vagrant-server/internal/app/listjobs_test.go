@@ -9,6 +9,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/grpc"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
 
 // _ListJobs has no paging upstream: its answer is bounded (newest first), so a standard
@@ -18,12 +19,17 @@ func TestListJobsIsBoundedNewestFirst(t *testing.T) {
 	e := newEnv(t)
 	c := e.start(t)
 	ctx := call(t, e.bootstrap(t, c))
-	const jobs = 70 // 60 KiB each: 4.2 MB in all
-	pad := strings.Repeat("x", 60<<10)
+	// Each job carries the most labels a job may (64, values of 512 bytes): ~33 KiB, 4.6 MB
+	// for 140.
+	const jobs = 140
+	pad := strings.Repeat("x", jobqueue.MaxLabelValueBytes)
 	for i := range jobs {
 		job := noopJob()
 		job.TargetRunner = runnerRef("nobody")
-		job.Labels = map[string]string{"n": strconv.Itoa(i), "pad": pad}
+		job.Labels = map[string]string{"n": strconv.Itoa(i)}
+		for k := range jobqueue.MaxLabels - 1 {
+			job.Labels["pad"+strconv.Itoa(k)] = pad
+		}
 		queue(t, c, ctx, job)
 	}
 	resp, err := c.XListJobs(ctx, &vagrant.ListJobsRequest{})

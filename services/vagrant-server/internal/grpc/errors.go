@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -15,7 +16,7 @@ import (
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
-// Errors of the server's own rules, mapped in fail with the domain errors.
+// Errors of the server's own rules, mapped in toStatus with the domain errors.
 var (
 	// errNoToken is a call without a login token: Unauthenticated, upstream's message.
 	errNoToken = errors.New("Authorization token is not supplied")
@@ -46,9 +47,9 @@ func streamErrorf(format string, args ...any) error {
 	return &streamError{msg: fmt.Sprintf(format, args...)}
 }
 
-// fail is the one place an error becomes the status a client gets; doing and attrs say what
-// the handler was doing (the resource it worked on, client strings quoted with input.Quote)
-// for the log. Each code says what the client should do next:
+// toStatus is the one place an error becomes the status a client gets; attrs say, for the
+// log, what the handler was doing ("doing", then the resource it worked on, client strings
+// quoted with input.Quote). Each code says what the client should do next:
 //   - *input.Error — a malformed request, from the checks at the edge, the registry or the
 //     job queue — and tokens.ErrBadDuration → InvalidArgument naming the field: fix it.
 //   - registry.ErrNotFound, jobqueue.ErrJobNotFound → NotFound, as upstream answers a
@@ -68,7 +69,7 @@ func streamErrorf(format string, args ...any) error {
 //   - anything else → grpcerr.Unexpected: context codes kept; Unavailable only for errors
 //     known to be transient (the database or NATS unreachable); else Internal with a fixed
 //     message, the cause logged with the RPC and what the handler was doing.
-func (s *Server) fail(ctx context.Context, err error, doing string, attrs ...any) error {
+func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) error {
 	if err == nil {
 		return nil
 	}
@@ -103,10 +104,10 @@ func (s *Server) fail(ctx context.Context, err error, doing string, attrs ...any
 	case errors.Is(err, errNoToken), errors.Is(err, tokens.ErrExpired):
 		return status.Error(codes.Unauthenticated, err.Error())
 	case errors.Is(err, tokens.ErrInvalid):
-		s.log.DebugContext(ctx, "token refused", append([]any{"doing", doing, "reason", err.Error()}, attrs...)...)
+		log.DebugContext(ctx, "token refused", append(append([]any{}, attrs...), "reason", err.Error())...)
 		return status.Error(codes.Unauthenticated, tokens.ErrInvalid.Error())
 	case errors.Is(err, errStopping):
 		return status.Error(codes.Unavailable, err.Error())
 	}
-	return grpcerr.Unexpected(ctx, s.log, err, append([]any{"doing", doing}, attrs...)...)
+	return grpcerr.Unexpected(ctx, log, err, attrs...)
 }

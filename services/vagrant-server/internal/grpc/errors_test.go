@@ -23,8 +23,8 @@ import (
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
-func TestFailMapsEachErrorToOneCode(t *testing.T) {
-	s := &Server{log: slog.New(slog.DiscardHandler)}
+func TestToStatusMapsEachErrorToOneCode(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 	cases := []struct {
 		err  error
@@ -56,9 +56,25 @@ func TestFailMapsEachErrorToOneCode(t *testing.T) {
 		{fmt.Errorf("load key: %w", &pgconn.ConnectError{}), codes.Unavailable, "a dependency of the service is unavailable; retry later"},
 		{fmt.Errorf("read: %w", refused), codes.Unavailable, "a dependency of the service is unavailable; retry later"},
 		{&pgconn.PgError{Code: "23505", Message: "duplicate key"}, codes.Internal, "internal error"},
+		// The cases above in their other forms.
+		{tokens.ErrBadDuration, codes.InvalidArgument, "duration: " + tokens.ErrBadDuration.Error()},
+		{fmt.Errorf("negotiate: %w", &protocolError{msg: errServerOutdated}), codes.InvalidArgument, errServerOutdated},
+		{jobqueue.ErrUnknownOperation, codes.Unimplemented, "unknown job operation"},
+		{registry.ErrNotFound, codes.NotFound, "not found"},
+		{jobqueue.ErrWrongState, codes.FailedPrecondition, "job is not in the required state"},
+		{&jobqueue.StateError{JobID: "J", Op: "heartbeat", State: vagrant.Job_RUNNING, Runner: "r2"}, codes.FailedPrecondition,
+			`job "J": cannot heartbeat a job in state RUNNING assigned to runner "r2"`},
+		{fmt.Errorf("open: %w", tokens.ErrExpired), codes.Unauthenticated, "open: token has expired"},
+		{tokens.ErrInvalid, codes.Unauthenticated, "invalid authentication token"},
+		{fmt.Errorf("stream: %w", errStopping), codes.Unavailable, "stream: vagrant-server is shutting down; reconnect"},
+		// A status from elsewhere (auth's token check) passes through unchanged.
+		{status.Error(codes.Unauthenticated, "token revoked"), codes.Unauthenticated, "token revoked"},
+		{fmt.Errorf("ask auth: %w", status.Error(codes.Unavailable, "auth unreachable")), codes.Unavailable, "auth unreachable"},
+		// The first rule that matches wins: a client's mistake is named before a lookup's miss.
+		{errors.Join(input.Invalid("job_id", "is required"), jobqueue.ErrJobNotFound), codes.InvalidArgument, "job_id: is required"},
 	}
 	for _, c := range cases {
-		st := status.Convert(s.fail(context.Background(), c.err, "test"))
+		st := status.Convert(toStatus(context.Background(), log, c.err, "doing", "test"))
 		if st.Code() != c.code || st.Message() != c.msg {
 			t.Errorf("%v → %v %q, want %v %q", c.err, st.Code(), st.Message(), c.code, c.msg)
 		}
@@ -102,10 +118,10 @@ func TestNegotiate(t *testing.T) {
 
 // The mapping logs the server's own failures with what the handler was doing and the
 // resource; client mistakes are not logged as failures.
-func TestFailLogsWhatTheHandlerWasDoing(t *testing.T) {
+func TestToStatusLogsWhatTheHandlerWasDoing(t *testing.T) {
 	var buf bytes.Buffer
-	s := &Server{log: slog.New(slog.NewJSONHandler(&buf, nil))}
-	_ = s.fail(context.Background(), errors.New("boom"), "cancel job", "job_id", input.Quote("01J"))
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	_ = toStatus(context.Background(), log, errors.New("boom"), "doing", "cancel job", "job_id", input.Quote("01J"))
 	line := buf.String()
 	for _, want := range []string{`"doing":"cancel job"`, `"job_id":"\"01J\""`, `"error":"boom"`} {
 		if !strings.Contains(line, want) {
@@ -113,8 +129,25 @@ func TestFailLogsWhatTheHandlerWasDoing(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	_ = s.fail(context.Background(), input.Invalid("job_id", "is required"), "cancel job")
+	_ = toStatus(context.Background(), log, input.Invalid("job_id", "is required"), "doing", "cancel job")
 	if buf.Len() != 0 {
 		t.Errorf("a client mistake was logged as a failure: %s", buf.String())
+	}
+}
+
+// Why a token is invalid is logged at debug with what the handler was doing, never sent.
+func TestToStatusLogsWhyATokenIsInvalidAtDebug(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	err := toStatus(context.Background(), log, fmt.Errorf("%w: bad signature", tokens.ErrInvalid), "doing", "authenticate the call", "runner_id", "r1")
+	if st := status.Convert(err); st.Code() != codes.Unauthenticated || strings.Contains(st.Message(), "signature") {
+		t.Errorf("status %v %q; want Unauthenticated without the reason", st.Code(), st.Message())
+	}
+	line := buf.String()
+	for _, want := range []string{`"level":"DEBUG"`, `"msg":"token refused"`, `"doing":"authenticate the call"`,
+		`"reason":"invalid authentication token: bad signature"`, `"runner_id":"r1"`} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log line %s lacks %s", line, want)
+		}
 	}
 }

@@ -48,15 +48,15 @@ func FuzzCheckRequest(f *testing.F) {
 		if proto.Unmarshal(b, req) != nil {
 			return
 		}
-		if checkRequest(req) != nil {
+		if CheckRequest(req) != nil {
 			return
 		}
 		if strings.Contains(req.GetExpiresIn(), "\x00") || len(req.GetExpiresIn()) > maxShort || strings.Contains(req.GetJob().GetTargetRunner().GetId().GetId(), "\x00") {
-			t.Fatalf("checkRequest passed %v", req)
+			t.Fatalf("CheckRequest passed %v", req)
 		}
 		for k, v := range req.GetJob().GetLabels() {
 			if strings.Contains(k+v, "\x00") {
-				t.Fatalf("checkRequest passed a NUL in labels: %q=%q", k, v)
+				t.Fatalf("CheckRequest passed a NUL in labels: %q=%q", k, v)
 			}
 		}
 	})

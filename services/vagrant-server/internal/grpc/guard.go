@@ -31,14 +31,14 @@ func AuthExempt() []string { return []string{vagrant.Vagrant_GetVersionInfo_Full
 func (s *Server) Authenticate(ctx context.Context, fullMethod string) (context.Context, error) {
 	if service, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/"); isPlinthService(service) {
 		if s.plinthAuth == nil {
-			return nil, s.fail(ctx, &notServedError{method: fullMethod}, "authenticate the call")
+			return nil, toStatus(ctx, s.log, &notServedError{method: fullMethod}, "doing", "authenticate the call")
 		}
 		// The verifier's errors are gRPC statuses already (Unauthenticated, or Unavailable
 		// when auth cannot be asked).
 		return s.plinthAuth(ctx, fullMethod)
 	}
 	if err := s.authenticate(ctx, fullMethod); err != nil {
-		return nil, s.fail(ctx, err, "authenticate the call")
+		return nil, toStatus(ctx, s.log, err, "doing", "authenticate the call")
 	}
 	return ctx, nil
 }

@@ -24,7 +24,7 @@ func (rj *runnerJob) running(ctx context.Context, watch *jobqueue.Watch) error {
 			flushTimer, flushC = nil, nil
 		}
 		if err := w.Flush(ctx); err != nil {
-			return rj.fail(ctx, err, "run job")
+			return rj.toStatus(ctx, err, "run job")
 		}
 		return nil
 	}
@@ -43,7 +43,7 @@ func (rj *runnerJob) running(ctx context.Context, watch *jobqueue.Watch) error {
 		select {
 		case <-ctx.Done():
 			rj.log.WarnContext(ctx, "runner's stream ended while its job runs; the heartbeat deadline will end the job")
-			return rj.fail(ctx, ctx.Err(), "run job")
+			return rj.toStatus(ctx, ctx.Err(), "run job")
 		case <-flushC:
 			if err := flush(ctx); err != nil {
 				return err
@@ -83,7 +83,7 @@ func (rj *runnerJob) running(ctx context.Context, watch *jobqueue.Watch) error {
 				})
 			default:
 				rj.s.acks.drop(rj.job.GetId(), m.ack) // a second ack
-				return rj.fail(ctx, streamErrorf("unexpected %s while the job runs: send terminal, heartbeat, complete or error", eventName(m.req)), "run job")
+				return rj.toStatus(ctx, streamErrorf("unexpected %s while the job runs: send terminal, heartbeat, complete or error", eventName(m.req)), "run job")
 			}
 		}
 	}
@@ -94,14 +94,14 @@ func (rj *runnerJob) running(ctx context.Context, watch *jobqueue.Watch) error {
 func (rj *runnerJob) heartbeat(ctx context.Context) error {
 	err := rj.s.jobs.Heartbeat(ctx, rj.job.GetId(), rj.runner)
 	if !errors.Is(err, jobqueue.ErrWrongState) {
-		return rj.fail(ctx, err, "run job")
+		return rj.toStatus(ctx, err, "run job")
 	}
 	if !rj.forceSent {
 		if err := rj.sendCancel(ctx, true); err != nil {
 			return err
 		}
 	}
-	return rj.fail(ctx, err, "run job")
+	return rj.toStatus(ctx, err, "run job")
 }
 
 // end records the runner's final word on the job, with the output not yet stored, in one
@@ -116,7 +116,7 @@ func (rj *runnerJob) end(ctx context.Context, how string, w *joboutput.Writer, f
 		}
 	}
 	if err != nil {
-		return rj.fail(ctx, err, "run job")
+		return rj.toStatus(ctx, err, "run job")
 	}
 	rj.log.DebugContext(ctx, "job ended", "reported", how)
 	return nil

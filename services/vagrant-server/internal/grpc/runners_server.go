@@ -28,15 +28,15 @@ func (s *Server) Runners() *RunnersServer { return &RunnersServer{s: s} }
 func (r *RunnersServer) ListRunners(ctx context.Context, req *vagrantv1.ListRunnersRequest) (*vagrantv1.ListRunnersResponse, error) {
 	size, err := runnersPaging.Size(req.GetPageSize())
 	if err != nil {
-		return nil, r.s.fail(ctx, err, "list runners")
+		return nil, toStatus(ctx, r.s.log, err, "doing", "list runners")
 	}
 	after, err := runnersPaging.Key(req.GetPageToken(), nil)
 	if err != nil {
-		return nil, r.s.fail(ctx, err, "list runners")
+		return nil, toStatus(ctx, r.s.log, err, "doing", "list runners")
 	}
 	listed, err := r.s.jobs.ListRunners(ctx, after, size+1)
 	if err != nil {
-		return nil, r.s.fail(ctx, err, "list runners")
+		return nil, toStatus(ctx, r.s.log, err, "doing", "list runners")
 	}
 	listed, next := input.Page(listed, size, func(lr jobqueue.ListedRunner) string { return lr.Runner.GetId() })
 	resp := &vagrantv1.ListRunnersResponse{NextPageToken: next}

@@ -103,9 +103,9 @@ func (s *Server) untilStopping(ctx context.Context) (context.Context, context.Ca
 // shutting down, else the caller's cancellation.
 func (s *Server) stopped(ctx context.Context) error {
 	if s.lifetime.Err() != nil {
-		return s.fail(ctx, errStopping, "end the stream")
+		return toStatus(ctx, s.log, errStopping, "doing", "end the stream")
 	}
-	return s.fail(ctx, ctx.Err(), "end the stream")
+	return toStatus(ctx, s.log, ctx.Err(), "doing", "end the stream")
 }
 
 // GetVersionInfo reports the protocol ranges clients negotiate against. It needs neither a

@@ -13,7 +13,7 @@ import (
 func (s *Server) UpsertBasis(ctx context.Context, req *vagrant.UpsertBasisRequest) (*vagrant.UpsertBasisResponse, error) {
 	b, err := s.registry.UpsertBasis(ctx, req.GetBasis())
 	if err != nil {
-		return nil, s.fail(ctx, err, "upsert basis", "basis", input.Quote(req.GetBasis().GetName()))
+		return nil, toStatus(ctx, s.log, err, "doing", "upsert basis", "basis", input.Quote(req.GetBasis().GetName()))
 	}
 	return &vagrant.UpsertBasisResponse{Basis: b}, nil
 }
@@ -22,7 +22,7 @@ func (s *Server) UpsertBasis(ctx context.Context, req *vagrant.UpsertBasisReques
 func (s *Server) GetBasis(ctx context.Context, req *vagrant.GetBasisRequest) (*vagrant.GetBasisResponse, error) {
 	b, err := s.registry.GetBasis(ctx, req.GetBasis())
 	if err != nil {
-		return nil, s.fail(ctx, err, "get basis", "basis_id", input.Quote(req.GetBasis().GetResourceId()))
+		return nil, toStatus(ctx, s.log, err, "doing", "get basis", "basis_id", input.Quote(req.GetBasis().GetResourceId()))
 	}
 	return &vagrant.GetBasisResponse{Basis: b}, nil
 }
@@ -31,7 +31,7 @@ func (s *Server) GetBasis(ctx context.Context, req *vagrant.GetBasisRequest) (*v
 func (s *Server) FindBasis(ctx context.Context, req *vagrant.FindBasisRequest) (*vagrant.FindBasisResponse, error) {
 	b, err := s.registry.FindBasis(ctx, req.GetBasis())
 	if err != nil {
-		return nil, s.fail(ctx, err, "find basis", "basis", input.Quote(req.GetBasis().GetName()))
+		return nil, toStatus(ctx, s.log, err, "doing", "find basis", "basis", input.Quote(req.GetBasis().GetName()))
 	}
 	return &vagrant.FindBasisResponse{Basis: b}, nil
 }
@@ -40,7 +40,7 @@ func (s *Server) FindBasis(ctx context.Context, req *vagrant.FindBasisRequest) (
 func (s *Server) ListBasis(ctx context.Context, _ *emptypb.Empty) (*vagrant.ListBasisResponse, error) {
 	refs, err := s.registry.ListBasis(ctx)
 	if err != nil {
-		return nil, s.fail(ctx, err, "list bases")
+		return nil, toStatus(ctx, s.log, err, "doing", "list bases")
 	}
 	return &vagrant.ListBasisResponse{Basis: refs}, nil
 }

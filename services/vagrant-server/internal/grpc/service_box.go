@@ -13,7 +13,7 @@ import (
 func (s *Server) UpsertBox(ctx context.Context, req *vagrant.UpsertBoxRequest) (*vagrant.UpsertBoxResponse, error) {
 	b, err := s.registry.UpsertBox(ctx, req.GetBox())
 	if err != nil {
-		return nil, s.fail(ctx, err, "upsert box", "box", input.Quote(req.GetBox().GetName()))
+		return nil, toStatus(ctx, s.log, err, "doing", "upsert box", "box", input.Quote(req.GetBox().GetName()))
 	}
 	return &vagrant.UpsertBoxResponse{Box: b}, nil
 }
@@ -21,7 +21,7 @@ func (s *Server) UpsertBox(ctx context.Context, req *vagrant.UpsertBoxRequest) (
 // DeleteBox deletes a box; deleting a missing one succeeds (upstream).
 func (s *Server) DeleteBox(ctx context.Context, req *vagrant.DeleteBoxRequest) (*emptypb.Empty, error) {
 	if err := s.registry.DeleteBox(ctx, req.GetBox()); err != nil {
-		return nil, s.fail(ctx, err, "delete box", "box_id", input.Quote(req.GetBox().GetResourceId()))
+		return nil, toStatus(ctx, s.log, err, "doing", "delete box", "box_id", input.Quote(req.GetBox().GetResourceId()))
 	}
 	return &emptypb.Empty{}, nil
 }
@@ -30,7 +30,7 @@ func (s *Server) DeleteBox(ctx context.Context, req *vagrant.DeleteBoxRequest) (
 func (s *Server) GetBox(ctx context.Context, req *vagrant.GetBoxRequest) (*vagrant.GetBoxResponse, error) {
 	b, err := s.registry.GetBox(ctx, req.GetBox())
 	if err != nil {
-		return nil, s.fail(ctx, err, "get box", "box_id", input.Quote(req.GetBox().GetResourceId()))
+		return nil, toStatus(ctx, s.log, err, "doing", "get box", "box_id", input.Quote(req.GetBox().GetResourceId()))
 	}
 	return &vagrant.GetBoxResponse{Box: b}, nil
 }
@@ -39,7 +39,7 @@ func (s *Server) GetBox(ctx context.Context, req *vagrant.GetBoxRequest) (*vagra
 func (s *Server) ListBoxes(ctx context.Context, _ *emptypb.Empty) (*vagrant.ListBoxesResponse, error) {
 	refs, err := s.registry.ListBoxes(ctx)
 	if err != nil {
-		return nil, s.fail(ctx, err, "list boxes")
+		return nil, toStatus(ctx, s.log, err, "doing", "list boxes")
 	}
 	return &vagrant.ListBoxesResponse{Boxes: refs}, nil
 }
@@ -49,7 +49,7 @@ func (s *Server) ListBoxes(ctx context.Context, _ *emptypb.Empty) (*vagrant.List
 func (s *Server) FindBox(ctx context.Context, req *vagrant.FindBoxRequest) (*vagrant.FindBoxResponse, error) {
 	b, err := s.registry.FindBox(ctx, req.GetBox())
 	if err != nil {
-		return nil, s.fail(ctx, err, "find box", "box", input.Quote(req.GetBox().GetName()))
+		return nil, toStatus(ctx, s.log, err, "doing", "find box", "box", input.Quote(req.GetBox().GetName()))
 	}
 	return &vagrant.FindBoxResponse{Box: b}, nil
 }

@@ -23,13 +23,13 @@ func (s *Server) QueueJob(ctx context.Context, req *vagrant.QueueJobRequest) (*v
 	if v := req.GetExpiresIn(); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return nil, s.fail(ctx, input.Invalid("expires_in", "%s is not a duration; use a Go duration such as \"30s\" or \"10m\"", input.Quote(v)), "queue job")
+			return nil, toStatus(ctx, s.log, input.Invalid("expires_in", "%s is not a duration; use a Go duration such as \"30s\" or \"10m\"", input.Quote(v)), "doing", "queue job")
 		}
 		expiresIn = d
 	}
 	id, err := s.jobs.Queue(ctx, req.GetJob(), expiresIn)
 	if err != nil {
-		return nil, s.fail(ctx, err, "queue job")
+		return nil, toStatus(ctx, s.log, err, "doing", "queue job")
 	}
 	return &vagrant.QueueJobResponse{JobId: id}, nil
 }
@@ -42,11 +42,11 @@ func (s *Server) QueueJob(ctx context.Context, req *vagrant.QueueJobRequest) (*v
 func (s *Server) ValidateJob(ctx context.Context, req *vagrant.ValidateJobRequest) (*vagrant.ValidateJobResponse, error) {
 	v, err := s.jobs.Validate(ctx, req.GetJob(), !req.GetDisableAssign())
 	if err != nil {
-		return nil, s.fail(ctx, err, "validate job")
+		return nil, toStatus(ctx, s.log, err, "doing", "validate job")
 	}
 	resp := &vagrant.ValidateJobResponse{Valid: v.Valid, Assignable: v.Assignable}
 	if v.Err != nil {
-		resp.ValidationError = status.Convert(s.fail(ctx, v.Err, "validate job")).Proto()
+		resp.ValidationError = status.Convert(toStatus(ctx, s.log, v.Err, "doing", "validate job")).Proto()
 	}
 	return resp, nil
 }
@@ -56,10 +56,10 @@ func (s *Server) ValidateJob(ctx context.Context, req *vagrant.ValidateJobReques
 // finished one is left alone. It returns at once; GetJob or GetJobStream show the outcome.
 func (s *Server) CancelJob(ctx context.Context, req *vagrant.CancelJobRequest) (*emptypb.Empty, error) {
 	if err := input.Required("job_id", req.GetJobId(), maxID); err != nil {
-		return nil, s.fail(ctx, err, "cancel job")
+		return nil, toStatus(ctx, s.log, err, "doing", "cancel job")
 	}
 	if err := s.jobs.Cancel(ctx, req.GetJobId(), false); err != nil {
-		return nil, s.fail(ctx, err, "cancel job", "job_id", input.Quote(req.GetJobId()))
+		return nil, toStatus(ctx, s.log, err, "doing", "cancel job", "job_id", input.Quote(req.GetJobId()))
 	}
 	return &emptypb.Empty{}, nil
 }
@@ -68,14 +68,14 @@ func (s *Server) CancelJob(ctx context.Context, req *vagrant.CancelJobRequest) (
 // job's ack, it answers once the ack is committed (see pendingAcks).
 func (s *Server) GetJob(ctx context.Context, req *vagrant.GetJobRequest) (*vagrant.Job, error) {
 	if err := input.Required("job_id", req.GetJobId(), maxID); err != nil {
-		return nil, s.fail(ctx, err, "get job")
+		return nil, toStatus(ctx, s.log, err, "doing", "get job")
 	}
 	if job := s.acks.await(ctx, req.GetJobId()); job != nil {
 		return job, nil
 	}
 	job, err := s.jobs.Get(ctx, req.GetJobId())
 	if err != nil {
-		return nil, s.fail(ctx, err, "get job", "job_id", input.Quote(req.GetJobId()))
+		return nil, toStatus(ctx, s.log, err, "doing", "get job", "job_id", input.Quote(req.GetJobId()))
 	}
 	return job, nil
 }
@@ -92,7 +92,7 @@ const (
 func (s *Server) XListJobs(ctx context.Context, _ *vagrant.ListJobsRequest) (*vagrant.ListJobsResponse, error) {
 	jobs, err := s.jobs.List(ctx, jobqueue.Filter{Limit: ListJobsMax, NewestFirst: true})
 	if err != nil {
-		return nil, s.fail(ctx, err, "list jobs")
+		return nil, toStatus(ctx, s.log, err, "doing", "list jobs")
 	}
 	size := 0
 	for i, j := range jobs {
@@ -110,7 +110,7 @@ func (s *Server) XListJobs(ctx context.Context, _ *vagrant.ListJobsRequest) (*va
 func (s *Server) PruneOldJobs(ctx context.Context, _ *emptypb.Empty) (*emptypb.Empty, error) {
 	n, err := s.jobs.PruneOldJobs(ctx, s.jobsKept)
 	if err != nil {
-		return nil, s.fail(ctx, err, "prune jobs")
+		return nil, toStatus(ctx, s.log, err, "doing", "prune jobs")
 	}
 	s.log.InfoContext(ctx, "pruned old jobs", "deleted", n, "kept", s.jobsKept)
 	return &emptypb.Empty{}, nil

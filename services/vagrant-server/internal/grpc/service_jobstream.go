@@ -30,12 +30,12 @@ func (s *Server) GetJobStream(req *vagrant.GetJobStreamRequest, stream jobStream
 	ctx, cancel := s.untilStopping(stream.Context())
 	defer cancel()
 	if err := input.Required("job_id", req.GetJobId(), maxID); err != nil {
-		return s.fail(ctx, err, "stream job")
+		return toStatus(ctx, s.log, err, "doing", "stream job")
 	}
 	// Watch and subscribe before reading, so nothing that happens after the reads is missed.
 	watch, err := s.jobs.Watch(ctx, req.GetJobId())
 	if err != nil {
-		return s.failOrStopped(ctx, err, "stream job", "job_id", input.Quote(req.GetJobId()))
+		return s.toStatusOrStopped(ctx, err, "doing", "stream job", "job_id", input.Quote(req.GetJobId()))
 	}
 	defer watch.Close()
 	sub := s.notices.Subscribe(req.GetJobId())
@@ -88,8 +88,9 @@ type jobFollower struct {
 
 func (f *jobFollower) send(m *vagrant.GetJobStreamResponse) error { return f.stream.Send(m) }
 
-func (f *jobFollower) fail(ctx context.Context, err error) error {
-	return f.s.fail(ctx, err, "stream job", "job_id", input.Quote(f.id))
+// toStatus maps an error of the job stream with the package's toStatus, naming the job.
+func (f *jobFollower) toStatus(ctx context.Context, err error) error {
+	return toStatus(ctx, f.s.log, err, "doing", "stream job", "job_id", input.Quote(f.id))
 }
 
 // refresh reads the job and sends what changed: a State event, new output (buffered on the
@@ -97,10 +98,10 @@ func (f *jobFollower) fail(ctx context.Context, err error) error {
 func (f *jobFollower) refresh(ctx context.Context, first bool) (done bool, err error) {
 	job, err := f.s.jobs.Get(ctx, f.id)
 	if errors.Is(err, jobqueue.ErrJobNotFound) && !first {
-		return true, f.fail(ctx, fmt.Errorf("job %s was deleted (pruned) while streaming: %w", input.Quote(f.id), jobqueue.ErrJobNotFound))
+		return true, f.toStatus(ctx, fmt.Errorf("job %s was deleted (pruned) while streaming: %w", input.Quote(f.id), jobqueue.ErrJobNotFound))
 	}
 	if err != nil {
-		return true, f.fail(ctx, err)
+		return true, f.toStatus(ctx, err)
 	}
 	canceling := job.GetCancelTime() != nil
 	if job.GetState() != f.state || canceling != f.canceling {
@@ -127,7 +128,7 @@ func (f *jobFollower) sendOutput(ctx context.Context, buffered bool) error {
 	for {
 		entries, err := f.s.output.ReadOutput(ctx, f.id, f.seq, outputPage)
 		if err != nil {
-			return f.fail(ctx, err)
+			return f.toStatus(ctx, err)
 		}
 		if len(entries) == 0 {
 			return nil

@@ -29,10 +29,10 @@ func (s *Server) GetLogStream(req *vagrant.GetLogStreamRequest, stream grpc.Serv
 	defer cancel()
 	scope, err := s.resolveScope(ctx, req.GetBasis(), req.GetProject(), req.GetTarget())
 	if err != nil {
-		return s.failOrStopped(ctx, err, "stream logs")
+		return s.toStatusOrStopped(ctx, err, "doing", "stream logs")
 	}
 	if scope.IsZero() {
-		return s.fail(ctx, input.Invalid("scope", "set basis, project or target"), "stream logs")
+		return toStatus(ctx, s.log, input.Invalid("scope", "set basis, project or target"), "doing", "stream logs")
 	}
 	limit := int(req.GetLimitBacklog())
 	switch {
@@ -45,7 +45,7 @@ func (s *Server) GetLogStream(req *vagrant.GetLogStreamRequest, stream grpc.Serv
 	defer sub.Close()
 	entries, cur, err := s.output.LogBacklog(ctx, scope, limit, joboutput.LineCount)
 	if err != nil {
-		return s.failOrStopped(ctx, err, "stream logs")
+		return s.toStatusOrStopped(ctx, err, "doing", "stream logs")
 	}
 	if err := sendLog(stream, entries, limit); err != nil {
 		return err
@@ -62,7 +62,7 @@ func (s *Server) GetLogStream(req *vagrant.GetLogStreamRequest, stream grpc.Serv
 		for more := true; more; {
 			entries, cur, err = s.output.LogSince(ctx, scope, cur, logPage)
 			if err != nil {
-				return s.streamEnd(ctx, s.fail(ctx, err, "stream logs"))
+				return s.streamEnd(ctx, toStatus(ctx, s.log, err, "doing", "stream logs"))
 			}
 			if err := sendLog(stream, entries, -1); err != nil {
 				return err

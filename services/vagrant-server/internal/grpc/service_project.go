@@ -13,7 +13,7 @@ import (
 func (s *Server) UpsertProject(ctx context.Context, req *vagrant.UpsertProjectRequest) (*vagrant.UpsertProjectResponse, error) {
 	p, err := s.registry.UpsertProject(ctx, req.GetProject())
 	if err != nil {
-		return nil, s.fail(ctx, err, "upsert project", "project", input.Quote(req.GetProject().GetName()))
+		return nil, toStatus(ctx, s.log, err, "doing", "upsert project", "project", input.Quote(req.GetProject().GetName()))
 	}
 	return &vagrant.UpsertProjectResponse{Project: p}, nil
 }
@@ -22,7 +22,7 @@ func (s *Server) UpsertProject(ctx context.Context, req *vagrant.UpsertProjectRe
 func (s *Server) GetProject(ctx context.Context, req *vagrant.GetProjectRequest) (*vagrant.GetProjectResponse, error) {
 	p, err := s.registry.GetProject(ctx, req.GetProject())
 	if err != nil {
-		return nil, s.fail(ctx, err, "get project", "project_id", input.Quote(req.GetProject().GetResourceId()))
+		return nil, toStatus(ctx, s.log, err, "doing", "get project", "project_id", input.Quote(req.GetProject().GetResourceId()))
 	}
 	return &vagrant.GetProjectResponse{Project: p}, nil
 }
@@ -31,7 +31,7 @@ func (s *Server) GetProject(ctx context.Context, req *vagrant.GetProjectRequest)
 func (s *Server) FindProject(ctx context.Context, req *vagrant.FindProjectRequest) (*vagrant.FindProjectResponse, error) {
 	p, err := s.registry.FindProject(ctx, req.GetProject())
 	if err != nil {
-		return nil, s.fail(ctx, err, "find project", "project", input.Quote(req.GetProject().GetName()))
+		return nil, toStatus(ctx, s.log, err, "doing", "find project", "project", input.Quote(req.GetProject().GetName()))
 	}
 	return &vagrant.FindProjectResponse{Project: p}, nil
 }
@@ -40,7 +40,7 @@ func (s *Server) FindProject(ctx context.Context, req *vagrant.FindProjectReques
 func (s *Server) ListProjects(ctx context.Context, _ *emptypb.Empty) (*vagrant.ListProjectsResponse, error) {
 	refs, err := s.registry.ListProjects(ctx)
 	if err != nil {
-		return nil, s.fail(ctx, err, "list projects")
+		return nil, toStatus(ctx, s.log, err, "doing", "list projects")
 	}
 	return &vagrant.ListProjectsResponse{Projects: refs}, nil
 }

@@ -18,11 +18,11 @@ const cleanupTimeout = 10 * time.Second
 // GetRunner returns a registered runner as it registered (id, by_id_only, components).
 func (s *Server) GetRunner(ctx context.Context, req *vagrant.GetRunnerRequest) (*vagrant.Runner, error) {
 	if err := input.Required("runner_id", req.GetRunnerId(), maxID); err != nil {
-		return nil, s.fail(ctx, err, "get runner")
+		return nil, toStatus(ctx, s.log, err, "doing", "get runner")
 	}
 	info, err := s.jobs.GetRunner(ctx, req.GetRunnerId())
 	if err != nil {
-		return nil, s.fail(ctx, err, "get runner", "runner_id", input.Quote(req.GetRunnerId()))
+		return nil, toStatus(ctx, s.log, err, "doing", "get runner", "runner_id", input.Quote(req.GetRunnerId()))
 	}
 	return info.Runner, nil
 }
@@ -44,15 +44,15 @@ func (s *Server) RunnerConfig(stream grpc.BidiStreamingServer[vagrant.RunnerConf
 	}
 	open := first.GetOpen()
 	if open == nil {
-		return s.fail(ctx, streamErrorf("the first message of RunnerConfig must be open"), "register runner")
+		return toStatus(ctx, s.log, streamErrorf("the first message of RunnerConfig must be open"), "doing", "register runner")
 	}
 	if open.GetRunner() == nil {
-		return s.fail(ctx, input.Invalid("open.runner", "is required"), "register runner")
+		return toStatus(ctx, s.log, input.Invalid("open.runner", "is required"), "doing", "register runner")
 	}
 	runner := open.GetRunner()
 	session, err := s.jobs.RegisterRunner(ctx, runner)
 	if err != nil {
-		return s.fail(ctx, err, "register runner", "runner_id", input.Quote(runner.GetId()))
+		return toStatus(ctx, s.log, err, "doing", "register runner", "runner_id", input.Quote(runner.GetId()))
 	}
 	log := s.log.With("runner_id", input.Quote(runner.GetId()))
 	log.InfoContext(ctx, "runner online", "by_id_only", runner.GetByIdOnly(), "components", len(runner.GetComponents()))

@@ -35,17 +35,17 @@ func (s *Server) RunnerJobStream(stream runnerJobStream) error {
 	}
 	req := first.GetRequest()
 	if req == nil {
-		return s.fail(ctx, streamErrorf("the first message of RunnerJobStream must be request, got %s", eventName(first)), "take a job")
+		return toStatus(ctx, s.log, streamErrorf("the first message of RunnerJobStream must be request, got %s", eventName(first)), "doing", "take a job")
 	}
 	if err := input.Required("request.runner_id", req.GetRunnerId(), maxID); err != nil {
-		return s.fail(ctx, err, "take a job")
+		return toStatus(ctx, s.log, err, "doing", "take a job")
 	}
 	job, err := s.jobs.Assign(ctx, req.GetRunnerId())
 	if err != nil {
 		if ctx.Err() != nil {
 			return s.stopped(ctx)
 		}
-		return s.fail(ctx, err, "take a job", "runner_id", input.Quote(req.GetRunnerId()))
+		return toStatus(ctx, s.log, err, "doing", "take a job", "runner_id", input.Quote(req.GetRunnerId()))
 	}
 	rj := &runnerJob{s: s, stream: stream, runner: req.GetRunnerId(), job: job,
 		log: s.log.With("runner_id", input.Quote(req.GetRunnerId()), "job_id", job.GetId())}
@@ -105,7 +105,7 @@ func (rj *runnerJob) run(ctx context.Context) error {
 					// Refused: the job is not ours any more (it expired or was reassigned),
 					// so there is nothing to give back.
 					rj.nackOnError = !errors.Is(err, jobqueue.ErrWrongState)
-					return rj.failOrStopped(ctx, err, "acknowledge job")
+					return rj.toStatusOrStopped(ctx, err, "acknowledge job")
 				}
 				rj.nackOnError = false
 				rj.log.DebugContext(ctx, "job acknowledged")
@@ -122,7 +122,7 @@ func (rj *runnerJob) run(ctx context.Context) error {
 					"error", m.req.GetError().GetError().GetMessage())
 				return nil // the deferred nack requeues it
 			default:
-				return rj.fail(ctx, streamErrorf("expected ack or error after the assignment, got %s", eventName(m.req)), "assign job")
+				return rj.toStatus(ctx, streamErrorf("expected ack or error after the assignment, got %s", eventName(m.req)), "assign job")
 			}
 		case c := <-watch.C():
 			if done, err := rj.onChange(ctx, c); done {
@@ -183,7 +183,7 @@ func (rj *runnerJob) onChange(ctx context.Context, hint jobqueue.Change) (done b
 	}
 	job, err := rj.s.jobs.Get(ctx, rj.job.GetId())
 	if err != nil {
-		return true, rj.failOrStopped(ctx, err, "follow job")
+		return true, rj.toStatusOrStopped(ctx, err, "follow job")
 	}
 	ended := job.GetState() == vagrant.Job_SUCCESS || job.GetState() == vagrant.Job_ERROR
 	switch {
@@ -200,7 +200,7 @@ func (rj *runnerJob) onChange(ctx context.Context, hint jobqueue.Change) (done b
 		return true, err
 	case job.GetState() == vagrant.Job_QUEUED || job.GetAssignedRunner().GetId() != rj.runner:
 		rj.nackOnError = false
-		return true, rj.fail(ctx, streamErrorf("job %s is no longer this runner's to run (not acknowledged in time)", rj.job.GetId()), "follow job")
+		return true, rj.toStatus(ctx, streamErrorf("job %s is no longer this runner's to run (not acknowledged in time)", rj.job.GetId()), "follow job")
 	}
 	return false, nil
 }
@@ -216,22 +216,29 @@ func (rj *runnerJob) sendCancel(ctx context.Context, force bool) error {
 	return nil
 }
 
-// failOrStopped maps err, unless the stream ended because the server is stopping or the
-// client left.
-func (s *Server) failOrStopped(ctx context.Context, err error, doing string, attrs ...any) error {
+// toStatusOrStopped maps err with toStatus (attrs say what the handler was doing), unless
+// the stream ended because the server is stopping or the client left.
+func (s *Server) toStatusOrStopped(ctx context.Context, err error, attrs ...any) error {
 	if ctx.Err() != nil {
 		return s.stopped(ctx)
 	}
-	return s.fail(ctx, err, doing, attrs...)
+	return toStatus(ctx, s.log, err, attrs...)
 }
 
-// fail maps an error of the job's stream, naming the job and the runner in the log.
-func (rj *runnerJob) fail(ctx context.Context, err error, doing string) error {
-	return rj.s.fail(ctx, err, doing, "job_id", rj.job.GetId(), "runner_id", input.Quote(rj.runner))
+// toStatus maps an error of the job's stream with the package's toStatus, naming what the
+// stream was doing, the job and the runner in the log.
+func (rj *runnerJob) toStatus(ctx context.Context, err error, doing string) error {
+	return toStatus(ctx, rj.s.log, err, rj.attrs(doing)...)
 }
 
-func (rj *runnerJob) failOrStopped(ctx context.Context, err error, doing string) error {
-	return rj.s.failOrStopped(ctx, err, doing, "job_id", rj.job.GetId(), "runner_id", input.Quote(rj.runner))
+// toStatusOrStopped is toStatus unless the stream ended (Server.toStatusOrStopped).
+func (rj *runnerJob) toStatusOrStopped(ctx context.Context, err error, doing string) error {
+	return rj.s.toStatusOrStopped(ctx, err, rj.attrs(doing)...)
+}
+
+// attrs say, for the log, what the job's stream was doing, for which job and runner.
+func (rj *runnerJob) attrs(doing string) []any {
+	return []any{"doing", doing, "job_id", rj.job.GetId(), "runner_id", input.Quote(rj.runner)}
 }
 
 // eventName names the event a stream message carries (its "event" oneof), for errors.

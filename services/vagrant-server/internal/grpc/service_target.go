@@ -16,7 +16,7 @@ import (
 func (s *Server) UpsertTarget(ctx context.Context, req *vagrant.UpsertTargetRequest) (*vagrant.UpsertTargetResponse, error) {
 	t, err := s.registry.UpsertTarget(ctx, req.GetProject(), req.GetTarget())
 	if err != nil {
-		return nil, s.fail(ctx, err, "upsert target", "target", input.Quote(req.GetTarget().GetName()))
+		return nil, toStatus(ctx, s.log, err, "doing", "upsert target", "target", input.Quote(req.GetTarget().GetName()))
 	}
 	return &vagrant.UpsertTargetResponse{Target: t}, nil
 }
@@ -30,7 +30,7 @@ func (s *Server) DeleteTarget(ctx context.Context, req *vagrant.DeleteTargetRequ
 		ref.Project = req.GetProject()
 	}
 	if err := s.registry.DeleteTarget(ctx, ref); err != nil {
-		return nil, s.fail(ctx, err, "delete target", "target_id", input.Quote(req.GetTarget().GetResourceId()))
+		return nil, toStatus(ctx, s.log, err, "doing", "delete target", "target_id", input.Quote(req.GetTarget().GetResourceId()))
 	}
 	return &emptypb.Empty{}, nil
 }
@@ -39,7 +39,7 @@ func (s *Server) DeleteTarget(ctx context.Context, req *vagrant.DeleteTargetRequ
 func (s *Server) GetTarget(ctx context.Context, req *vagrant.GetTargetRequest) (*vagrant.GetTargetResponse, error) {
 	t, err := s.registry.GetTarget(ctx, req.GetTarget())
 	if err != nil {
-		return nil, s.fail(ctx, err, "get target", "target_id", input.Quote(req.GetTarget().GetResourceId()))
+		return nil, toStatus(ctx, s.log, err, "doing", "get target", "target_id", input.Quote(req.GetTarget().GetResourceId()))
 	}
 	return &vagrant.GetTargetResponse{Target: t}, nil
 }
@@ -49,7 +49,7 @@ func (s *Server) GetTarget(ctx context.Context, req *vagrant.GetTargetRequest) (
 func (s *Server) FindTarget(ctx context.Context, req *vagrant.FindTargetRequest) (*vagrant.FindTargetResponse, error) {
 	t, err := s.registry.FindTarget(ctx, req.GetTarget())
 	if err != nil {
-		return nil, s.fail(ctx, err, "find target", "target", input.Quote(req.GetTarget().GetName()))
+		return nil, toStatus(ctx, s.log, err, "doing", "find target", "target", input.Quote(req.GetTarget().GetName()))
 	}
 	return &vagrant.FindTargetResponse{Target: t}, nil
 }
@@ -58,7 +58,7 @@ func (s *Server) FindTarget(ctx context.Context, req *vagrant.FindTargetRequest)
 func (s *Server) ListTargets(ctx context.Context, _ *emptypb.Empty) (*vagrant.ListTargetsResponse, error) {
 	refs, err := s.registry.ListTargets(ctx)
 	if err != nil {
-		return nil, s.fail(ctx, err, "list targets")
+		return nil, toStatus(ctx, s.log, err, "doing", "list targets")
 	}
 	return &vagrant.ListTargetsResponse{Targets: refs}, nil
 }

@@ -13,7 +13,7 @@ import (
 func (s *Server) BootstrapToken(ctx context.Context, _ *emptypb.Empty) (*vagrant.NewTokenResponse, error) {
 	tok, err := s.tokens.Bootstrap(ctx)
 	if err != nil {
-		return nil, s.fail(ctx, err, "bootstrap")
+		return nil, toStatus(ctx, s.log, err, "doing", "bootstrap")
 	}
 	s.log.InfoContext(ctx, "server bootstrapped: signing key created and first login token issued")
 	return &vagrant.NewTokenResponse{Token: tok}, nil
@@ -23,7 +23,7 @@ func (s *Server) BootstrapToken(ctx context.Context, _ *emptypb.Empty) (*vagrant
 func (s *Server) GenerateLoginToken(ctx context.Context, _ *emptypb.Empty) (*vagrant.NewTokenResponse, error) {
 	tok, err := s.tokens.LoginToken(ctx)
 	if err != nil {
-		return nil, s.fail(ctx, err, "generate a login token")
+		return nil, toStatus(ctx, s.log, err, "doing", "generate a login token")
 	}
 	return &vagrant.NewTokenResponse{Token: tok}, nil
 }
@@ -32,7 +32,7 @@ func (s *Server) GenerateLoginToken(ctx context.Context, _ *emptypb.Empty) (*vag
 func (s *Server) GenerateInviteToken(ctx context.Context, req *vagrant.InviteTokenRequest) (*vagrant.NewTokenResponse, error) {
 	tok, err := s.tokens.InviteToken(ctx, req.GetDuration(), req.GetEntrypoint())
 	if err != nil {
-		return nil, s.fail(ctx, err, "generate an invite token")
+		return nil, toStatus(ctx, s.log, err, "doing", "generate an invite token")
 	}
 	return &vagrant.NewTokenResponse{Token: tok}, nil
 }
@@ -42,7 +42,7 @@ func (s *Server) GenerateInviteToken(ctx context.Context, req *vagrant.InviteTok
 func (s *Server) ConvertInviteToken(ctx context.Context, req *vagrant.ConvertInviteTokenRequest) (*vagrant.NewTokenResponse, error) {
 	tok, err := s.tokens.ConvertInvite(ctx, req.GetToken())
 	if err != nil {
-		return nil, s.fail(ctx, err, "convert an invite token")
+		return nil, toStatus(ctx, s.log, err, "doing", "convert an invite token")
 	}
 	return &vagrant.NewTokenResponse{Token: tok}, nil
 }

@@ -244,18 +244,6 @@ func eventStates(evs []*eventsv1.JobStateChanged) []eventsv1.JobState {
 	return s
 }
 
-// nextChange waits for the next change on w.
-func nextChange(t testing.TB, w *jobqueue.Watch, within time.Duration) jobqueue.Change {
-	t.Helper()
-	select {
-	case c := <-w.C():
-		return c
-	case <-time.After(within):
-		t.Fatalf("no change within %s", within)
-		return jobqueue.Change{}
-	}
-}
-
 // waitChange waits until w reports a change for which ok is true.
 func waitChange(t testing.TB, w *jobqueue.Watch, within time.Duration, ok func(jobqueue.Change) bool) jobqueue.Change {
 	t.Helper()

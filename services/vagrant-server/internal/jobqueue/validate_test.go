@@ -3,7 +3,9 @@ package jobqueue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -41,11 +43,23 @@ func TestQueueRejectsInvalidJobsNamingTheField(t *testing.T) {
 	emptyRunnerID := noopJob(runnerID(""))
 	badGit := noopJob(anyRunner())
 	badGit.DataSource = &vagrant.Job_DataSource{Source: &vagrant.Job_DataSource_Git{Git: &vagrant.Job_Git{Url: "https://example.com/r.git", Path: "../etc"}}}
+	labelled := func(labels map[string]string) *vagrant.Job {
+		j := noopJob(anyRunner())
+		j.Labels = labels
+		return j
+	}
+	tooMany := map[string]string{}
+	for i := range jobqueue.MaxLabels + 1 {
+		tooMany[fmt.Sprintf("k%d", i)] = "v"
+	}
 	cases := []struct {
 		name  string
 		job   *vagrant.Job
 		field string
 	}{
+		{"too many labels", labelled(tooMany), "job.labels"},
+		{"empty label key", labelled(map[string]string{"": "v"}), "job.labels"},
+		{"label value too long", labelled(map[string]string{"k": strings.Repeat("v", jobqueue.MaxLabelValueBytes+1)}), "job.labels[k]"},
 		{"nil job", nil, "job"},
 		{"id supplied", withID, "job.id"},
 		{"no target runner", noopJob(nil), "job.target_runner"},
@@ -61,6 +75,13 @@ func TestQueueRejectsInvalidJobsNamingTheField(t *testing.T) {
 			}
 		})
 	}
+	atBounds := map[string]string{}
+	for i := range jobqueue.MaxLabels {
+		atBounds[fmt.Sprintf("%0255d", i)] = strings.Repeat("v", jobqueue.MaxLabelValueBytes)
+	}
+	if _, err := q.Queue(context.Background(), labelled(atBounds), 0); err != nil {
+		t.Fatalf("a job with labels at every bound: %v", err)
+	}
 	_, err := q.Queue(context.Background(), noopJob(anyRunner()), -1)
 	if invalidField(err) != "expires_in" {
 		t.Fatalf("negative expires_in: %v", err)
@@ -70,8 +91,8 @@ func TestQueueRejectsInvalidJobsNamingTheField(t *testing.T) {
 	if !errors.Is(err, jobqueue.ErrUnknownOperation) || !errors.As(err, &uo) || uo.FieldNumber != 60 {
 		t.Fatalf("unknown operation: %v; want ErrUnknownOperation naming field 60", err)
 	}
-	if jobs, _ := q.List(context.Background(), jobqueue.Filter{}); len(jobs) != 0 {
-		t.Fatalf("invalid jobs were queued: %d", len(jobs))
+	if jobs, _ := q.List(context.Background(), jobqueue.Filter{}); len(jobs) != 1 {
+		t.Fatalf("invalid jobs were queued: %d jobs, want only the one at the bounds", len(jobs))
 	}
 }
 

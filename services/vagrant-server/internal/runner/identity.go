@@ -15,7 +15,8 @@ import (
 
 var runnerIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-func validRunnerID(id string) bool { return runnerIDRE.MatchString(id) }
+// ValidID says whether id may be a runner id: 1-64 letters, digits, '-', '_' or '.'.
+func ValidID(id string) bool { return runnerIDRE.MatchString(id) }
 
 // LoadID returns the runner's id: configured, else the one kept in stateDir/id, else a new
 // ULID written there, so a restarted runner is the same runner to the server (jobs targeted at
@@ -29,7 +30,7 @@ func LoadID(configured, stateDir string) (string, error) {
 	switch {
 	case err == nil:
 		id := strings.TrimSpace(string(b))
-		if !validRunnerID(id) {
+		if !ValidID(id) {
 			return "", fmt.Errorf("runner id file %s holds %q, not an id: fix or delete it", path, id)
 		}
 		return id, nil

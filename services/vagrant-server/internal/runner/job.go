@@ -75,16 +75,28 @@ func (r *Runner) runJob(ctx context.Context, stream jobStream, job *vagrant.Job)
 	watched := make(chan error, 1)
 	go func() { watched <- r.watchStream(stream, cancelJob, log) }()
 
-	// Never run a job twice: not one this runner started before, nor — when it changes
-	// anything — one whose acknowledgement the server has not recorded (it could assign the
-	// job again). A read-only operation starts at once: running it twice changes nothing.
+	// Never run a job twice: not one this runner started before, nor one another of its slots
+	// is taking (the server assigned it again: each slot's stream carries the same runner id),
+	// nor — when it changes anything — one whose acknowledgement the server has not recorded
+	// (it could assign the job again). A read-only operation starts at once: running it twice
+	// changes nothing.
 	var result *vagrant.Job_Result
 	var err error
-	if r.o.Journal.Started(job.GetId()) {
+	switch herr := r.o.Journal.Hold(job.GetId()); {
+	case errors.Is(herr, errAlreadyRan):
 		err = status.Errorf(codes.FailedPrecondition, "vagrant-runner %s already ran job %s: a job runs at most once on a runner; queue a new job to run it again", r.o.ID, job.GetId())
 		log.WarnContext(ctx, "refusing a job this runner already ran")
-	} else if !operation.ReadOnly(job) {
-		err = r.awaitAck(jobCtx, job.GetId())
+	case errors.Is(herr, errHeld):
+		// The other slot's stream carries the job (its heartbeats and end count for this
+		// runner id); this duplicate stream is dropped without a word.
+		log.WarnContext(ctx, "job not started: another slot of this runner is taking it")
+		_ = stream.CloseSend()
+		return nil
+	default:
+		defer r.o.Journal.Release(job.GetId())
+		if !operation.ReadOnly(job) {
+			err = r.awaitAck(jobCtx, job.GetId())
+		}
 	}
 	if err == nil {
 		if jerr := r.o.Journal.Record(job.GetId()); jerr != nil {
@@ -281,14 +293,14 @@ func outcomeOf(cause error) string {
 }
 
 func (r *Runner) jobStarted(job *vagrant.Job) {
-	r.state.setJob(job.GetId())
+	r.state.addJob(job.GetId())
 	if r.o.Metrics != nil {
 		r.o.Metrics.running.Inc()
 	}
 }
 
 func (r *Runner) jobEnded(job *vagrant.Job, outcome string, started time.Time) {
-	r.state.setJob("")
+	r.state.removeJob(job.GetId())
 	if r.o.Metrics != nil {
 		op := operation.Name(job)
 		r.o.Metrics.running.Dec()

@@ -20,17 +20,28 @@ const journalKeep = 4096
 // path the ids survive restarts: the file gets one line per job (no fsync: the server already
 // holds such a job as running, so a lost line is a second defence lost, not a double run) and
 // is rewritten with the newest journalKeep ids when it holds twice as many.
+//
+// A runner with several job slots also holds here the jobs its slots are taking: a job the
+// server handed to two slots of one runner id (its first assignment's ack was lost and the
+// job was assigned again) is taken by one slot only (Hold).
 type Journal struct {
 	path string
 	mu   sync.Mutex
 	ids  map[string]struct{}
-	log  []string // ids in start order, newest last
+	log  []string            // ids in start order, newest last
+	held map[string]struct{} // jobs a slot is taking now
 	file *os.File
 }
 
+// Why Hold refuses a job.
+var (
+	errAlreadyRan = errors.New("job already ran on this runner")
+	errHeld       = errors.New("job is being taken by another slot of this runner")
+)
+
 // OpenJournal loads the journal kept at path (created when missing); "" keeps it in memory.
 func OpenJournal(path string) (*Journal, error) {
-	j := &Journal{path: path, ids: map[string]struct{}{}}
+	j := &Journal{path: path, ids: map[string]struct{}{}, held: map[string]struct{}{}}
 	if path == "" {
 		return j, nil
 	}
@@ -62,6 +73,28 @@ func (j *Journal) Started(id string) bool {
 	defer j.mu.Unlock()
 	_, ok := j.ids[id]
 	return ok
+}
+
+// Hold reserves job id for the calling slot until Release: errAlreadyRan when it was started
+// before, errHeld when another slot holds it.
+func (j *Journal) Hold(id string) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, ok := j.ids[id]; ok {
+		return errAlreadyRan
+	}
+	if _, ok := j.held[id]; ok {
+		return errHeld
+	}
+	j.held[id] = struct{}{}
+	return nil
+}
+
+// Release ends Hold: the slot is done with job id (started or not).
+func (j *Journal) Release(id string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.held, id)
 }
 
 // Record notes that job id starts now. A failure to write is returned; the id is remembered

@@ -4,9 +4,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are the runner's Prometheus metrics.
+// Metrics are the runner's Prometheus metrics, shared by the ids a process registers.
 type Metrics struct {
-	registered   prometheus.Gauge
+	registered   *prometheus.GaugeVec
 	running      prometheus.Gauge
 	jobs         *prometheus.CounterVec
 	duration     *prometheus.HistogramVec
@@ -16,10 +16,11 @@ type Metrics struct {
 // NewMetrics creates the runner's metrics and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		registered: prometheus.NewGauge(prometheus.GaugeOpts{Name: "plinth_vagrant_runner_registered",
-			Help: "1 while the runner is registered with vagrant-server (RunnerConfig stream open), else 0."}),
+		registered: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "plinth_vagrant_runner_registered",
+			Help: "1 while the runner id is registered with vagrant-server (RunnerConfig stream open), else 0; one series per id the process registers."},
+			[]string{"runner_id"}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "plinth_vagrant_runner_jobs_running",
-			Help: "Jobs executing now (0 or 1)."}),
+			Help: "Jobs executing now, over every id and slot of the process."}),
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plinth_vagrant_runner_jobs_total",
 			Help: "Jobs executed, by operation and outcome (success, error, canceled, aborted, lost)."}, []string{"operation", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "plinth_vagrant_runner_job_duration_seconds",

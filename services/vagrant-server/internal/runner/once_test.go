@@ -97,3 +97,27 @@ func TestOnlyJobsWithEffectsWaitForTheRecordedAck(t *testing.T) {
 		t.Fatal("an up job started without its ack recorded")
 	}
 }
+
+// Slots of one runner share its id, so the server may hand one job to two of them (the first
+// assignment's ack was lost and the job was assigned again): one slot holds it, the other is
+// refused, and once run it is refused for good.
+func TestJournalHoldsAJobForOneSlot(t *testing.T) {
+	j, _ := runner.OpenJournal("")
+	if err := j.Hold("job-1"); err != nil {
+		t.Fatalf("first Hold: %v", err)
+	}
+	if err := j.Hold("job-1"); err == nil {
+		t.Fatal("a second slot could hold a job another slot holds")
+	}
+	j.Release("job-1")
+	if err := j.Hold("job-1"); err != nil {
+		t.Fatalf("Hold after Release of a job never started: %v", err)
+	}
+	if err := j.Record("job-1"); err != nil {
+		t.Fatal(err)
+	}
+	j.Release("job-1")
+	if err := j.Hold("job-1"); err == nil || !strings.Contains(err.Error(), "already ran") {
+		t.Fatalf("Hold of a job that ran: %v, want it refused as already run", err)
+	}
+}

@@ -76,7 +76,7 @@ func (r *Runner) registerOnce(ctx context.Context, bo *backoff.Backoff) error {
 		if ok, _ := r.state.registered(); !ok {
 			r.setRegistered(true, "")
 			bo.Reset()
-			r.log.InfoContext(ctx, "registered with vagrant-server", "by_id_only", r.o.ByIDOnly,
+			r.log.InfoContext(ctx, "registered with vagrant-server", "by_id_only", r.o.ByIDOnly, "slots", r.o.Slots,
 				"components", len(r.o.Executor.Components()), "config_vars", len(vars))
 		} else {
 			r.log.InfoContext(ctx, "runner config updated", "config_vars", len(vars))
@@ -108,7 +108,7 @@ func (r *Runner) setRegistered(ok bool, problem string) {
 		if ok {
 			v = 1
 		}
-		r.o.Metrics.registered.Set(v)
+		r.o.Metrics.registered.WithLabelValues(r.o.ID).Set(v)
 	}
 }
 

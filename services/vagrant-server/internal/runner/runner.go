@@ -18,6 +18,9 @@ type Options struct {
 	ID string
 	// ByIDOnly registers the runner for jobs that target it by id only.
 	ByIDOnly bool
+	// Slots is how many jobs the runner runs at once, each on its own RunnerJobStream
+	// (upstream's protocol: one job per stream); default 1.
+	Slots int
 	// Client is the vagrant-server client, dialed with Credentials.
 	Client vagrant.VagrantClient
 	// Credentials hold the login token; they are refreshed before each registration attempt.
@@ -42,7 +45,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Runner registers with vagrant-server, takes jobs one at a time and executes them.
+// Runner registers with vagrant-server under one id and executes jobs, up to Options.Slots at
+// once.
 type Runner struct {
 	o     Options
 	log   *slog.Logger
@@ -63,35 +67,46 @@ func New(o Options) (*Runner, error) {
 	def(&o.ShutdownGrace, 15*time.Second)
 	def(&o.MinBackoff, 500*time.Millisecond)
 	def(&o.MaxBackoff, 30*time.Second)
+	if o.Slots <= 0 {
+		o.Slots = 1
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Journal == nil {
 		o.Journal, _ = OpenJournal("") // in memory: cannot fail
 	}
-	return &Runner{o: o, log: o.Logger.With("runner_id", o.ID), state: newState(o.ID)}, nil
+	r := &Runner{o: o, log: o.Logger.With("runner_id", o.ID), state: newState(o.ID, o.Slots)}
+	r.setRegistered(false, r.state.snapshot().Problem) // the metric exists from the start
+	return r, nil
 }
 
-// Status reports the runner's registration and current job.
+// Status reports the runner's registration and running jobs.
 func (r *Runner) Status() Status { return r.state.snapshot() }
 
-// Run registers and executes jobs until ctx is done. Then it stops taking jobs, lets a running
-// job finish for up to ShutdownGrace (after which the job is aborted and reported as such),
-// and closes its streams. Failures to reach the server are retried with backoff, never
+// ID is the id the runner registers under.
+func (r *Runner) ID() string { return r.o.ID }
+
+// Run registers and executes jobs, Slots at once, until ctx is done. Then it stops taking
+// jobs, lets running jobs finish for up to ShutdownGrace (after which they are aborted and
+// reported as such), and closes its streams. Failures to reach the server are retried with backoff, never
 // returned: the runner waits for the server as long as it runs.
 func (r *Runner) Run(ctx context.Context) error {
-	// The registration outlives ctx until the job loop is done: a job still finishing after
+	// The registration outlives ctx until the job loops are done: a job still finishing after
 	// the shutdown request keeps its runner registered.
 	regCtx, stopReg := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	wg.Go(func() { r.registerLoop(regCtx) })
-	r.jobLoop(ctx)
+	var reg, slots sync.WaitGroup
+	reg.Go(func() { r.registerLoop(regCtx) })
+	for range r.o.Slots {
+		slots.Go(func() { r.jobLoop(ctx) })
+	}
+	slots.Wait()
 	stopReg()
-	wg.Wait()
+	reg.Wait()
 	return nil
 }
 
-// jobLoop takes one job after another while registered.
+// jobLoop is one slot: it takes one job after another while registered.
 func (r *Runner) jobLoop(ctx context.Context) {
 	bo := backoff.Backoff{Min: r.o.MinBackoff, Max: r.o.MaxBackoff}
 	for ctx.Err() == nil {

@@ -233,7 +233,7 @@ func TestRunnerRegistersAndRunsCommandJob(t *testing.T) {
 	if len(upserts) != 2 || upserts[1].State != vagrant.Operation_CREATED || upserts[1].Provider != "fake" {
 		t.Errorf("target updates %v, want the machine reported CREATED by fake after each command", upserts)
 	}
-	waitFor(t, "job cleared from status", func() bool { return h.runner.Status().JobID == "" })
+	waitFor(t, "job cleared from status", func() bool { return len(h.runner.Status().Jobs) == 0 })
 }
 
 func TestRunnerObeysCancel(t *testing.T) {

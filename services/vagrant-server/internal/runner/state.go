@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -17,11 +18,13 @@ type Status struct {
 	Problem string
 	// Since is when Registered last changed.
 	Since time.Time
-	// JobID is the job running now, if any.
-	JobID string
+	// Slots is how many jobs the runner runs at once.
+	Slots int
+	// Jobs are the jobs running now, oldest first (at most Slots).
+	Jobs []string
 }
 
-// state is the runner's shared state: registration, config variables, running job. Waiters
+// state is the runner's shared state: registration, config variables, running jobs. Waiters
 // learn of changes through the channel changed returns, which is closed and replaced on every
 // change.
 type state struct {
@@ -31,14 +34,16 @@ type state struct {
 	changed chan struct{}
 }
 
-func newState(id string) *state {
-	return &state{status: Status{ID: id, Problem: "not connected yet", Since: time.Now()}, changed: make(chan struct{})}
+func newState(id string, slots int) *state {
+	return &state{status: Status{ID: id, Slots: slots, Problem: "not connected yet", Since: time.Now()}, changed: make(chan struct{})}
 }
 
 func (s *state) snapshot() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.status
+	st := s.status
+	st.Jobs = slices.Clone(st.Jobs)
+	return st
 }
 
 // registered returns whether the runner is registered, and a channel closed on the next change.
@@ -60,10 +65,18 @@ func (s *state) setRegistered(ok bool, problem string) {
 	s.changed = make(chan struct{})
 }
 
-func (s *state) setJob(id string) {
+func (s *state) addJob(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.status.JobID = id
+	s.status.Jobs = append(s.status.Jobs, id)
+}
+
+func (s *state) removeJob(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.status.Jobs, id); i >= 0 {
+		s.status.Jobs = slices.Delete(s.status.Jobs, i, i+1)
+	}
 }
 
 func (s *state) setVars(vars []*vagrant.ConfigVar) {

@@ -100,6 +100,13 @@ func withAuth(t *testing.T, token string) context.Context {
 // runRealRunner runs a vagrant-runner with provider p against the server at addr.
 func runRealRunner(t *testing.T, addr, token string, p provider.Provider) {
 	t.Helper()
+	startRealRunner(t, addr, token, p, runner.Options{ID: "runner-" + t.Name()})
+}
+
+// startRealRunner runs runner o (its ID, ByIDOnly, Slots and Journal; the rest is filled in)
+// with provider p against the server at addr, and waits until it is registered.
+func startRealRunner(t *testing.T, addr, token string, p provider.Provider, o runner.Options) *runner.Runner {
+	t.Helper()
 	set, err := provider.NewSet(p)
 	if err != nil {
 		t.Fatal(err)
@@ -119,9 +126,10 @@ func runRealRunner(t *testing.T, addr, token string, p provider.Provider) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.New(runner.Options{ID: "runner-" + t.Name(), Client: client, Credentials: creds, Executor: exec,
-		Heartbeat: 200 * time.Millisecond, MinBackoff: 10 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		Logger: log.With("component", "runner")})
+	o.Client, o.Credentials, o.Executor = client, creds, exec
+	o.Heartbeat, o.MinBackoff, o.MaxBackoff = 200*time.Millisecond, 10*time.Millisecond, 200*time.Millisecond
+	o.Logger = log.With("component", "runner", "id", o.ID)
+	r, err := runner.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +138,7 @@ func runRealRunner(t *testing.T, addr, token string, p provider.Provider) {
 	go func() { defer close(done); _ = r.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	waitFor(t, "the runner to register with vagrant-server", func() bool { return r.Status().Registered })
+	return r
 }
 
 // runCommand queues a command on target and follows it (follow).
@@ -141,10 +150,16 @@ func runCommand(t *testing.T, c vagrant.VagrantClient, token string, target *vag
 // queueCommand queues a command on target for any runner and returns the job id.
 func queueCommand(t *testing.T, c vagrant.VagrantClient, token string, target *vagrant.Target, command string, args *sdk.Command_Arguments) string {
 	t.Helper()
+	return queueFor(t, c, token, &vagrant.Ref_Runner{Target: &vagrant.Ref_Runner_Any{Any: &vagrant.Ref_RunnerAny{}}}, target, command, args)
+}
+
+// queueFor queues a command on target for runner and returns the job id.
+func queueFor(t *testing.T, c vagrant.VagrantClient, token string, runner *vagrant.Ref_Runner, target *vagrant.Target, command string, args *sdk.Command_Arguments) string {
+	t.Helper()
 	ref := &sdk.Ref_Target{ResourceId: target.GetResourceId(), Name: target.GetName(), Project: target.GetProject()}
 	q, err := c.QueueJob(withAuth(t, token), &vagrant.QueueJobRequest{Job: &vagrant.Job{
 		Scope:        &vagrant.Job_Target{Target: ref},
-		TargetRunner: &vagrant.Ref_Runner{Target: &vagrant.Ref_Runner_Any{Any: &vagrant.Ref_RunnerAny{}}},
+		TargetRunner: runner,
 		Operation:    &vagrant.Job_Command{Command: &vagrant.Job_CommandOp{Command: command, CliArgs: args}},
 	}})
 	if err != nil {

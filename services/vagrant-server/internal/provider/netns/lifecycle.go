@@ -51,6 +51,12 @@ func (p *Provider) Up(ctx context.Context, id string) error {
 		if _, err := p.ip(ctx, "-n", ns, "addr", "add", addr.String(), "dev", guestLink); err != nil {
 			return err
 		}
+		// The address may have been a destroyed machine's: the host's neighbour entry would
+		// still send its packets to that machine's MAC until it goes stale (15-45 s), and a
+		// client on the host (kaas probing a new cluster's API server) would time out.
+		if _, err := p.ip(ctx, "neigh", "flush", "to", addr.Addr().String(), "dev", p.o.Bridge); err != nil {
+			return err
+		}
 	}
 	for _, args := range [][]string{
 		{"link", "set", host, "master", p.o.Bridge, "up"},

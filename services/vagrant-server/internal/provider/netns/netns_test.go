@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,4 +221,75 @@ func TestExecCancel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A destroyed machine's address goes to the next machine, which has another MAC: the host
+// must not keep sending to the old MAC until its neighbour entry goes stale (15-45 s; kaas's
+// probe of a new cluster's API server timed out meanwhile).
+func TestReusedAddressIsReachableAtOnce(t *testing.T) {
+	p := kernelProvider(t)
+	ctx := context.Background()
+	a, b, keep := "a"+randomHex(t, 4), "b"+randomHex(t, 4), "k"+randomHex(t, 4)
+	t.Cleanup(func() { _ = p.Destroy(ctx, a); _ = p.Destroy(ctx, b); _ = p.Destroy(ctx, keep) })
+	// Another machine keeps the bridge's carrier up, as a user's machine does: without one the
+	// kernel drops the bridge's neighbour entries when its last port goes.
+	if err := p.Up(ctx, keep); err != nil {
+		t.Fatal(err)
+	}
+	// A fixed MAC on the bridge, as it has when the kept machine's port is its lowest: should
+	// a's port be the lowest, its leaving would change the bridge's MAC, which also drops them.
+	bridge := bridgeOf(t, "ptv"+keep)
+	if out, err := exec.Command("ip", "link", "set", "dev", bridge, "address", "02:00:00:00:00:01").CombinedOutput(); err != nil {
+		t.Fatalf("fix the bridge's MAC: %v: %s", err, out)
+	}
+	if err := p.Up(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	addr, _, _ := p.Address(ctx, a)
+	if out, err := exec.Command("ping", "-c", "1", "-W", "2", addr.Addr().String()).CombinedOutput(); err != nil {
+		t.Fatalf("ping %s (machine a) from the host: %v: %s", addr, err, out) // the host learns a's MAC
+	}
+	oldMAC := guestMAC(t, p, a)
+	if err := p.Destroy(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Up(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _ := p.Address(ctx, b); again != addr {
+		t.Fatalf("machine b got %v, want the freed %v", again, addr)
+	}
+	neigh, err := exec.Command("ip", "neigh", "show", "to", addr.Addr().String()).CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(neigh), oldMAC) {
+		t.Fatalf("after b's up the host still sends %s to the destroyed machine's MAC %s: %s", addr.Addr(), oldMAC, neigh)
+	}
+	if out, err := exec.Command("ping", "-c", "1", "-W", "2", addr.Addr().String()).CombinedOutput(); err != nil {
+		t.Fatalf("ping %s (machine b, a's old address) from the host: %v: %s", addr, err, out)
+	}
+}
+
+// bridgeOf is the bridge host link dev is a port of.
+func bridgeOf(t *testing.T, dev string) string {
+	t.Helper()
+	out, err := exec.Command("ip", "-o", "link", "show", "dev", dev).CombinedOutput()
+	f := strings.Fields(string(out))
+	i := slices.Index(f, "master")
+	if err != nil || i < 0 || i+1 >= len(f) {
+		t.Fatalf("bridge of %s: %v: %s", dev, err, out)
+	}
+	return f[i+1]
+}
+
+// guestMAC is machine id's MAC address.
+func guestMAC(t *testing.T, p *netns.Provider, id string) string {
+	t.Helper()
+	out, err := exec.Command("ip", "-n", p.Namespace(id), "-br", "link", "show", "eth0").CombinedOutput()
+	f := strings.Fields(string(out))
+	if err != nil || len(f) < 3 {
+		t.Fatalf("MAC of %s: %v: %s", id, err, out)
+	}
+	return f[2]
 }

@@ -1,4 +1,4 @@
-package runner
+package runnerapp
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/runner"
 )
 
 // Config is the vagrant-runner binary's configuration. The runner serves no gRPC and keeps no
@@ -24,11 +25,21 @@ type Config struct {
 	ByIDOnly   bool   `env:"PLINTH_VAGRANT_RUNNER_BY_ID_ONLY" flag:"by-id-only" usage:"take only jobs that target this runner by id"`
 	StateDir   string `env:"PLINTH_VAGRANT_RUNNER_STATE_DIR" flag:"state-dir" default:".plinth/vagrant-runner" usage:"directory for the runner id and token file"`
 
+	// Jobs run side by side, each on its own job stream; the reserved id (when set) has slots
+	// of its own, which jobs for any runner never take. See the README, "Capacity".
+	Jobs         int    `env:"PLINTH_VAGRANT_RUNNER_JOBS" flag:"jobs" default:"4" usage:"jobs the runner id runs at once"`
+	ReservedID   string `env:"PLINTH_VAGRANT_RUNNER_RESERVED_ID" flag:"reserved-id" usage:"a second runner id, registered by_id_only: it takes only jobs that target it by id (make up gives it to kaas), in slots of its own; empty: none"`
+	ReservedJobs int    `env:"PLINTH_VAGRANT_RUNNER_RESERVED_JOBS" flag:"reserved-jobs" default:"4" usage:"jobs the reserved id runs at once"`
+
 	Heartbeat time.Duration `env:"PLINTH_VAGRANT_RUNNER_HEARTBEAT" flag:"heartbeat" default:"10s" usage:"interval of job heartbeats (keep it well below the server's heartbeat timeout, 60s)"`
 
 	NetnsBridge string `env:"PLINTH_VAGRANT_NETNS_BRIDGE" flag:"netns-bridge" default:"plinth-br0" usage:"netns provider: host bridge the machines join"`
 	NetnsSubnet string `env:"PLINTH_VAGRANT_NETNS_SUBNET" flag:"netns-subnet" default:"10.213.0.0/24" usage:"netns provider: the machines' private IPv4 subnet (exists only on this host)"`
 }
+
+// maxSlots bounds the jobs one runner id runs at once: each holds a stream and its machine's
+// processes, and a queue's worth of them on one host is a mistake, not capacity.
+const maxSlots = 64
 
 // Defaults returns a Config with the runner's admin port; Load fills the rest.
 func Defaults() Config {
@@ -57,8 +68,21 @@ func (c *Config) Validate() error {
 	if _, err := netip.ParsePrefix(c.NetnsSubnet); err != nil {
 		check("PLINTH_VAGRANT_NETNS_SUBNET", "netns-subnet", fmt.Errorf("%q is not a CIDR prefix like 10.213.0.0/24", c.NetnsSubnet))
 	}
-	if c.RunnerID != "" && !validRunnerID(c.RunnerID) {
+	if c.RunnerID != "" && !runner.ValidID(c.RunnerID) {
 		check("PLINTH_VAGRANT_RUNNER_ID", "runner-id", fmt.Errorf("%q: use 1-64 letters, digits, '-', '_' or '.'", c.RunnerID))
+	}
+	if c.Jobs < 1 || c.Jobs > maxSlots {
+		check("PLINTH_VAGRANT_RUNNER_JOBS", "jobs", fmt.Errorf("%d: want 1 to %d", c.Jobs, maxSlots))
+	}
+	if c.ReservedID != "" {
+		if !runner.ValidID(c.ReservedID) {
+			check("PLINTH_VAGRANT_RUNNER_RESERVED_ID", "reserved-id", fmt.Errorf("%q: use 1-64 letters, digits, '-', '_' or '.'", c.ReservedID))
+		} else if c.ReservedID == c.RunnerID {
+			check("PLINTH_VAGRANT_RUNNER_RESERVED_ID", "reserved-id", errors.New("must differ from PLINTH_VAGRANT_RUNNER_ID"))
+		}
+		if c.ReservedJobs < 1 || c.ReservedJobs > maxSlots {
+			check("PLINTH_VAGRANT_RUNNER_RESERVED_JOBS", "reserved-jobs", fmt.Errorf("%d: want 1 to %d", c.ReservedJobs, maxSlots))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -1,4 +1,7 @@
-package runner
+// Package runnerapp wires the vagrant-runner binary: its Config, its ids, the netns provider,
+// the connection to vagrant-server, the operations and a runner loop per id beside the admin
+// server, and their shutdown. It holds no runner logic: that is package runner.
+package runnerapp
 
 import (
 	"context"
@@ -14,19 +17,12 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/provider"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/provider/netns"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/runner"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/runner/operation"
 )
 
-// Main runs the vagrant-runner binary with its flags and environment until SIGINT or SIGTERM.
-func Main(ctx context.Context, args, environ []string) error {
-	cfg := Defaults()
-	return service.Main(ctx, service.Binary{Name: "vagrant-runner", Config: &cfg,
-		Open: func(ctx context.Context, log *slog.Logger) (*service.Service, error) { return Open(ctx, cfg, log) },
-	}, args, environ)
-}
-
-// Open assembles the runner: its id, the netns provider, the connection to vagrant-server,
-// the operations it executes, and the runner loop beside the admin server; Run runs it.
+// Open assembles the runner: its ids, the netns provider, the connection to vagrant-server,
+// the operations it executes, and a runner loop per id beside the admin server; Run runs it.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service, err error) {
 	s, err := service.New(service.Options{Name: "vagrant-runner", Logger: log, Admin: cfg.Admin})
 	if err != nil {
@@ -34,7 +30,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	}
 	defer s.CloseOnError(&err)
 
-	id, err := LoadID(cfg.RunnerID, cfg.StateDir)
+	id, err := runner.LoadID(cfg.RunnerID, cfg.StateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -42,8 +38,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	if err != nil {
 		return nil, err
 	}
-	creds := NewCredentials(TokenSource(cfg.Token, cfg.tokenFile()))
-	conn, err := Dial(cfg.ServerAddr, creds)
+	creds := runner.NewCredentials(runner.TokenSource(cfg.Token, cfg.tokenFile()))
+	conn, err := runner.Dial(cfg.ServerAddr, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -53,19 +49,20 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := NewMetrics(s.Metrics())
+	metrics, err := runner.NewMetrics(s.Metrics())
 	if err != nil {
 		return nil, err
 	}
-	journal, err := OpenJournal(filepath.Join(cfg.StateDir, "jobs"))
+	journal, err := runner.OpenJournal(filepath.Join(cfg.StateDir, "jobs"))
 	if err != nil {
 		return nil, err
 	}
 	s.Defer("job journal", func(context.Context) error { return journal.Close() })
 	home, _ := os.UserHomeDir()
-	r, err := New(Options{ID: id, ByIDOnly: cfg.ByIDOnly, Client: client, Credentials: creds, Executor: exec,
+	base := runner.Options{Client: client, Credentials: creds, Executor: exec,
 		BaseEnv: []string{"HOME=" + home}, Heartbeat: cfg.Heartbeat, ShutdownGrace: jobGrace(cfg.ShutdownTimeout),
-		Journal: journal, Metrics: metrics, Logger: log})
+		Journal: journal, Metrics: metrics, Logger: log}
+	runners, err := identities(base, cfg, id)
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +71,44 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		// its server or its token is healthy, and restarting it would not bring the server
 		// back. The body says why it is not registered; plinth_vagrant_runner_registered is
 		// the metric to alert on.
-		a.AddDetail(func(context.Context) string { return StatusText(r.Status()) })
+		a.AddDetail(func(context.Context) string {
+			var b strings.Builder
+			for _, r := range runners {
+				b.WriteString(runner.StatusText(r.Status()))
+			}
+			return b.String()
+		})
 	}
-	s.Go("runner", r.Run)
+	for _, r := range runners {
+		s.Go("runner "+r.ID(), r.Run)
+	}
 	return s, nil
+}
+
+// identities are the runner ids this process registers, sharing one connection, executor
+// and journal: id, taking any job it fits, in cfg.Jobs slots; and, when cfg.ReservedID is
+// set, that id by_id_only in cfg.ReservedJobs slots of its own, so the client its jobs
+// target (kaas under make up) never waits behind jobs for any runner.
+func identities(base runner.Options, cfg Config, id string) ([]*runner.Runner, error) {
+	general := base
+	general.ID, general.ByIDOnly, general.Slots = id, cfg.ByIDOnly, cfg.Jobs
+	r, err := runner.New(general)
+	if err != nil {
+		return nil, err
+	}
+	runners := []*runner.Runner{r}
+	if cfg.ReservedID == "" {
+		return runners, nil
+	}
+	if cfg.ReservedID == id {
+		return nil, fmt.Errorf("PLINTH_VAGRANT_RUNNER_RESERVED_ID (-reserved-id): %q is the runner's own id; choose another", id)
+	}
+	reserved := base
+	reserved.ID, reserved.ByIDOnly, reserved.Slots = cfg.ReservedID, true, cfg.ReservedJobs
+	if r, err = runner.New(reserved); err != nil {
+		return nil, err
+	}
+	return append(runners, r), nil
 }
 
 // openProviders builds the machine providers this runner offers: netns.
@@ -99,17 +130,3 @@ func openProviders(ctx context.Context, cfg Config, log *slog.Logger) (*provider
 // jobGrace is how long a running job may finish after SIGTERM: most of the shutdown deadline,
 // leaving the rest to close the streams.
 func jobGrace(shutdown time.Duration) time.Duration { return shutdown * 9 / 10 }
-
-// StatusText is what /readyz says about the runner after "ok".
-func StatusText(st Status) string {
-	var b strings.Builder
-	if st.Registered {
-		fmt.Fprintf(&b, "runner %s: registered with vagrant-server since %s\n", st.ID, st.Since.UTC().Format(time.RFC3339))
-	} else {
-		fmt.Fprintf(&b, "runner %s: not registered: %s\n", st.ID, st.Problem)
-	}
-	if st.JobID != "" {
-		fmt.Fprintf(&b, "running job %s\n", st.JobID)
-	}
-	return b.String()
-}
