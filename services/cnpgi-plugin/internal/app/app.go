@@ -11,10 +11,10 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/metrics"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/catalog"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/metrics"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal"
 )
 
 // Open assembles the plugin: its object stores (credentials from environ), the catalog
@@ -51,7 +51,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, environ []string) (
 		return nil, err
 	}
 	failures := &metrics.Failures{}
-	srv, err := s.GRPC(cfg.GRPC, server.Options{GRPCOptions: grpcOptions(cfg, stores, failures, tls)})
+	srv, err := s.GRPC(cfg.GRPC, server.Options{GRPCOptions: grpcOptions(cfg, stores, failures)})
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,7 @@ func Main(ctx context.Context, args, environ []string) error {
 	}
 	defer tel.Shutdown(context.Background())
 	tel.Logger.Info("starting", "config", config.LogValue(&cfg))
+	config.WarnUnknown(tel.Logger, &cfg, environ)
 	a, err := Open(ctx, cfg, tel.Logger, environ)
 	if err != nil {
 		return err

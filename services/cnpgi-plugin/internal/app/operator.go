@@ -19,21 +19,24 @@ import (
 	cnpgiv1 "github.com/plinth-dev/plinth/libs/api/plinth/cnpgi/v1"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/events"
+	"github.com/plinth-dev/plinth/libs/platform/mtls"
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
-	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/events"
-	cnpgigrpc "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/grpc"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/history"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/lifecycle"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/metrics"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/catalog"
+	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/events"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/history"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
+	cnpgicatalog "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/catalog"
+	cnpgicommon "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/common"
+	cnpgiinstance "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/instance"
+	cnpgioperator "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/operator"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/metrics"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/reconciler"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/tlsconfig"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator/lifecycle"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator/reconciler"
 )
 
 // openEvents is the step that publishes the plugin's events — the outbox relay and the WAL
@@ -43,8 +46,8 @@ func openEvents(ctx context.Context, s *service.Service, cfg Config, pool *pgxpo
 		s.Logger().Warn("PLINTH_NATS_URL is not set: plinth.cnpgi events are not published")
 		return nil
 	}
-	_, err := s.Publisher(ctx, events.PublisherConfig{
-		URL: cfg.NATSURL, Service: "cnpgi-plugin", Stream: events.StreamOf(&eventsv1.WALArchived{}), Pool: pool,
+	_, err := s.Publisher(ctx, cfg.NATS, events.PublisherConfig{
+		Service: "cnpgi-plugin", Stream: events.StreamOf(&eventsv1.WALArchived{}), Pool: pool,
 	})
 	if err != nil {
 		return err
@@ -54,20 +57,24 @@ func openEvents(ctx context.Context, s *service.Service, cfg Config, pool *pgxpo
 	return nil
 }
 
-// tlsListener is the mutual-TLS port the operator reaches the plugin on, beside the socket.
+// tlsListener is the mutual-TLS port the operator reaches the plugin on, beside the socket,
+// in CloudNativePG's convention for TCP plugins (the Service's cnpg.io/pluginServerSecret and
+// cnpg.io/pluginClientSecret): TLS 1.3, the operator's client certificate required, the files
+// re-read when cert-manager renews the Secrets in place. The handshake happens on the
+// listener, so the socket, which the instance manager dials without TLS, stays plaintext on
+// the same gRPC server.
 type tlsListener struct {
-	lis   net.Listener
-	creds *tlsconfig.PerListener
+	lis net.Listener
 }
 
-// listenTLS is the step that binds the mutual-TLS port (nil without TLSAddr), so a taken port
-// fails the start.
+// listenTLS is the step that binds the mutual-TLS port (nil without TLSAddr), so a bad
+// certificate or a taken port fails the start.
 func listenTLS(s *service.Service, cfg Config, log *slog.Logger) (*tlsListener, error) {
 	if cfg.TLSAddr == "" {
 		return nil, nil
 	}
-	files := tlsconfig.Files{Cert: cfg.TLSCert, Key: cfg.TLSKey, ClientCA: cfg.TLSClientCA}
-	tlsServer, err := tlsconfig.NewServer(files, log)
+	files := mtls.ServerFiles{Cert: cfg.TLSCert, Key: cfg.TLSKey, ClientCA: cfg.TLSClientCA}
+	tlsServer, err := mtls.NewServer(files, log)
 	if err != nil {
 		return nil, fmt.Errorf("PLINTH_CNPGI_TLS_*: %w", err)
 	}
@@ -79,25 +86,21 @@ func listenTLS(s *service.Service, cfg Config, log *slog.Logger) (*tlsListener, 
 		_ = lis.Close() // already closed once served; closing again has no consequence
 		return nil
 	})
-	return &tlsListener{lis: lis, creds: tlsconfig.NewPerListener(tlsServer.Config())}, nil
+	return &tlsListener{lis: tlsServer.Listener(lis)}, nil
 }
 
 // serve is the loop serving srv's services on the TLS port too; it ends with srv's stop.
 func (t *tlsListener) serve(srv *server.Server, log *slog.Logger) func(context.Context) error {
 	return func(context.Context) error {
 		log.Info("serving mutual TLS for the operator", "tls_addr", t.lis.Addr().String())
-		return srv.GRPC().Serve(t.creds.Listener(t.lis))
+		return srv.GRPC().Serve(t.lis)
 	}
 }
 
-// grpcOptions are the server options the plugin needs: the per-listener credentials (TLS on
-// the TCP port, none on the socket) and the interceptor counting failed archive calls.
-func grpcOptions(cfg Config, stores *stores.Registry, failures *metrics.Failures, tls *tlsListener) []grpc.ServerOption {
-	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(cnpgigrpc.CountArchiveFailures(cfg.PluginName, stores, failures))}
-	if tls != nil {
-		opts = append(opts, grpc.Creds(tls.creds))
-	}
-	return opts
+// grpcOptions are the server options the plugin needs: the interceptor counting failed
+// archive calls.
+func grpcOptions(cfg Config, stores *stores.Registry, failures *metrics.Failures) []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(cnpgiinstance.CountArchiveFailures(cfg.PluginName, stores, failures))}
 }
 
 // plugin is what the CNPG-I services are built from.
@@ -115,7 +118,7 @@ type plugin struct {
 // registered: the operator calls the GetCapabilities of every service it is told of.
 func (p plugin) register(g *grpc.Server) error {
 	caps := []identityv1.PluginCapability_Service_Type{identityv1.PluginCapability_Service_TYPE_WAL_SERVICE}
-	walv1.RegisterWALServer(g, cnpgigrpc.NewWALServer(p.wal, p.stores, cnpgigrpc.WALOptions{
+	walv1.RegisterWALServer(g, cnpgiinstance.NewWALServer(p.wal, p.stores, cnpgiinstance.WALOptions{
 		Plugin: p.cfg.PluginName, Timeout: p.cfg.WALTimeout, DataDirs: p.cfg.dataDirs(), Instance: p.cfg.instance(),
 	}, p.log))
 	opCaps, err := p.registerOperator(g)
@@ -127,12 +130,12 @@ func (p plugin) register(g *grpc.Server) error {
 		return err
 	}
 	caps = append(append(caps, opCaps...), bkCaps...)
-	meta := cnpgigrpc.Metadata{Name: p.cfg.PluginName, Version: version(), Manifest: map[string]string{
+	meta := cnpgicommon.Metadata{Name: p.cfg.PluginName, Version: version(), Manifest: map[string]string{
 		"objectStores": strings.Join(p.stores.Names(), ","), "defaultObjectStore": p.stores.Default(),
 	}}
-	identityv1.RegisterIdentityServer(g, cnpgigrpc.NewIdentityServer(meta, caps, p.catalog.Ping))
+	identityv1.RegisterIdentityServer(g, cnpgicommon.NewIdentityServer(meta, caps, p.catalog.Ping))
 	// Plinth's own read-only view (not a CNPG-I service: no capability to declare).
-	cnpgiv1.RegisterCatalogServiceServer(g, cnpgigrpc.NewCatalogServer(catalogView{history.NewReader(p.pool), p.catalog}, p.stores.Default(), p.failures, p.log))
+	cnpgiv1.RegisterCatalogServiceServer(g, cnpgicatalog.NewCatalogServer(catalogView{history.NewReader(p.pool), p.catalog}, p.stores.Default(), p.failures, p.log))
 	return nil
 }
 
@@ -154,10 +157,10 @@ func (p plugin) registerOperator(g *grpc.Server) ([]identityv1.PluginCapability_
 	hist, name := history.NewReader(p.pool), p.cfg.PluginName
 	rules := operator.Rules{Plugin: name, Stores: p.stores}
 	gate := reconciler.NewGate(name, p.stores, reconciler.Options{RequeueAfter: p.cfg.RequeueAfter, Logger: p.log})
-	operatorv1.RegisterOperatorServer(g, cnpgigrpc.NewOperatorServer(rules, p.stores, hist, p.log))
-	reconcilerv1.RegisterReconcilerHooksServer(g, cnpgigrpc.NewReconcilerServer(gate, p.log))
-	identityv1.RegisterPostgresServer(g, cnpgigrpc.NewPostgresServer(name, p.log))
-	metricsv1.RegisterMetricsServer(g, cnpgigrpc.NewMetricsServer(name, p.stores, hist, p.failures, p.log))
+	operatorv1.RegisterOperatorServer(g, cnpgioperator.NewOperatorServer(rules, p.stores, hist, p.log))
+	reconcilerv1.RegisterReconcilerHooksServer(g, cnpgioperator.NewReconcilerServer(gate, p.log))
+	identityv1.RegisterPostgresServer(g, cnpgiinstance.NewPostgresServer(name, p.log))
+	metricsv1.RegisterMetricsServer(g, cnpgiinstance.NewMetricsServer(name, p.stores, hist, p.failures, p.log))
 	caps := []identityv1.PluginCapability_Service_Type{
 		identityv1.PluginCapability_Service_TYPE_OPERATOR_SERVICE, identityv1.PluginCapability_Service_TYPE_RECONCILER_HOOKS,
 		identityv1.PluginCapability_Service_TYPE_POSTGRES, identityv1.PluginCapability_Service_TYPE_METRICS,
@@ -174,7 +177,7 @@ func (p plugin) registerOperator(g *grpc.Server) ([]identityv1.PluginCapability_
 	if p.cfg.SidecarEnvSecret == "" {
 		p.log.Warn("PLINTH_CNPGI_SIDECAR_ENV_SECRET is not set: the injected sidecar gets no PLINTH_DATABASE_URL and starts only if its image provides one")
 	}
-	lifecyclev1.RegisterOperatorLifecycleServer(g, cnpgigrpc.NewLifecycleServer(injector, p.log))
+	lifecyclev1.RegisterOperatorLifecycleServer(g, cnpgioperator.NewLifecycleServer(injector, p.log))
 	return append(caps, identityv1.PluginCapability_Service_TYPE_LIFECYCLE_SERVICE,
 		identityv1.PluginCapability_Service_TYPE_INSTANCE_SIDECAR_INJECTION,
 		identityv1.PluginCapability_Service_TYPE_INSTANCE_JOB_SIDECAR_INJECTION), nil

@@ -21,6 +21,7 @@ import (
 
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/libs/platform/input"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
@@ -126,10 +127,10 @@ func archive(ctx context.Context, c walv1.WALClient, cfg Config, definition []by
 		v := cfg.CheckEmpty == "true"
 		req.CheckEmptyWalArchive = &v
 	default:
-		return fmt.Errorf("-check-empty-wal-archive must be true or false, not %q", cfg.CheckEmpty)
+		return fmt.Errorf("-check-empty-wal-archive must be true or false, not %q", echo(cfg.CheckEmpty))
 	}
 	if _, err := c.Archive(ctx, req); err != nil {
-		return fmt.Errorf("archive %s: %s", filepath.Base(abs), describe(err))
+		return fmt.Errorf("archive %s: %s", echo(filepath.Base(abs)), describe(err))
 	}
 	return nil
 }
@@ -142,14 +143,21 @@ func restore(ctx context.Context, c walv1.WALClient, cfg Config, definition []by
 	modes := map[string]walv1.WALRestoreRequest_Mode{"recovery": walv1.WALRestoreRequest_MODE_RECOVERY, "rewind": walv1.WALRestoreRequest_MODE_REWIND}
 	mode, ok := modes[cfg.Mode]
 	if !ok {
-		return fmt.Errorf("-mode must be recovery or rewind, not %q", cfg.Mode)
+		return fmt.Errorf("-mode must be recovery or rewind, not %q", echo(cfg.Mode))
 	}
 	_, err = c.Restore(ctx, &walv1.WALRestoreRequest{ClusterDefinition: definition, SourceWalName: name, DestinationFileName: abs, Mode: mode})
 	if err != nil {
-		return fmt.Errorf("restore %s: %s", name, describe(err))
+		return fmt.Errorf("restore %s: %s", echo(name), describe(err))
 	}
 	return nil
 }
+
+// maxEcho bounds what an error repeats of the command's own arguments: PostgreSQL logs the
+// message, and a WAL name is 24 characters (a history or backup label file a few more).
+const maxEcho = 128
+
+// echo is an argument as an error repeats it: at most maxEcho bytes.
+func echo(arg string) string { return input.Truncate(arg, maxEcho) }
 
 // describe turns a status into "message (Code)".
 func describe(err error) string {

@@ -8,6 +8,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 )
 
 func TestSplitFlags(t *testing.T) {
@@ -75,5 +81,41 @@ func TestRunRefusesBadInvocations(t *testing.T) {
 	var help bytes.Buffer
 	if err := Run(context.Background(), "wal-restore", []string{"-h"}, nil, IO{Err: &help}); err != nil || !strings.Contains(help.String(), "-mode") {
 		t.Fatalf("help: %v %q", err, help.String())
+	}
+}
+
+// failingWAL answers every archive and restore with a short error, as the plugin does for a
+// name it refuses.
+type failingWAL struct{ walv1.WALClient }
+
+func (failingWAL) Archive(context.Context, *walv1.WALArchiveRequest, ...grpc.CallOption) (*walv1.WALArchiveResult, error) {
+	return nil, status.Error(codes.InvalidArgument, "source_file_name: not a WAL file")
+}
+
+func (failingWAL) Restore(context.Context, *walv1.WALRestoreRequest, ...grpc.CallOption) (*walv1.WALRestoreResult, error) {
+	return nil, status.Error(codes.InvalidArgument, "source_wal_name: not a WAL file name")
+}
+
+// TestErrorsEchoArgumentsBounded: a huge argument comes back in an error of bounded size
+// (PostgreSQL logs it), not in full.
+func TestErrorsEchoArgumentsBounded(t *testing.T) {
+	huge := strings.Repeat("0", 100_000)
+	ctx := context.Background()
+	errs := map[string]error{
+		"archive": archive(ctx, failingWAL{}, Config{}, nil, huge),
+		"restore": restore(ctx, failingWAL{}, Config{Mode: "recovery"}, nil, huge, "pg_wal/x"),
+		"mode":    restore(ctx, failingWAL{}, Config{Mode: huge}, nil, "x", "pg_wal/x"),
+		"check":   archive(ctx, failingWAL{}, Config{CheckEmpty: huge}, nil, "x"),
+	}
+	for name, err := range errs {
+		if err == nil {
+			t.Fatalf("%s: no error", name)
+		}
+		if n := len(err.Error()); n > 400 {
+			t.Errorf("%s: a %d-byte error for a 100,000-byte argument: %.120s…", name, n, err)
+		}
+		if !strings.Contains(err.Error(), "truncated") {
+			t.Errorf("%s: %q does not say the argument was cut", name, err)
+		}
 	}
 }

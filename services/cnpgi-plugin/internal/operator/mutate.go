@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/jsonpatch"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator/jsonpatch"
 )
 
 // Mutate returns the defaults the plugin writes into a Cluster's spec.plugins entries, as a

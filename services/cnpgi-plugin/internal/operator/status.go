@@ -8,8 +8,8 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/history"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/history"
 )
 
 // History summarises a server's archive; *history.Reader provides it.

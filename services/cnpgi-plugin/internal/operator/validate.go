@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
 )
 
 // Stores is what the rules need to know of the configured object stores;

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal"
 )
 
 // Options configure a Service.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
 )
 
 func cluster(target string) []byte {

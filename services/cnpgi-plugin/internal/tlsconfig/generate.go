@@ -1,3 +1,7 @@
+// Package tlsconfig writes the pairs of the plugin's mutual TLS for local use (gen-certs):
+// CloudNativePG's convention for TCP plugins, a self-signed server pair the operator trusts
+// alone and a self-signed client pair that is the plugin's client CA. The same layout is
+// Plinth's certs volume for every mutual-TLS backend; libs/platform/mtls serves and dials it.
 package tlsconfig
 
 import (

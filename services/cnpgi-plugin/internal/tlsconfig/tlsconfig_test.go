@@ -16,17 +16,19 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/plinth-dev/plinth/libs/platform/mtls"
 )
 
-// serve runs one gRPC server on a TLS TCP listener and a plaintext unix socket.
+// serve runs one gRPC server, as the plugin does, on the generated pairs' mutual-TLS TCP
+// listener and a plaintext unix socket.
 func serve(t *testing.T, g Generated) (tcpAddr, socket string) {
 	t.Helper()
-	srvTLS, err := NewServer(Files{Cert: g.ServerCert, Key: g.ServerKey, ClientCA: g.ClientCert}, nil)
+	srvTLS, err := mtls.NewServer(mtls.ServerFiles{Cert: g.ServerCert, Key: g.ServerKey, ClientCA: g.ClientCert}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds := NewPerListener(srvTLS.Config())
-	s := grpc.NewServer(grpc.Creds(creds))
+	s := grpc.NewServer()
 	healthpb.RegisterHealthServer(s, health.NewServer())
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -37,7 +39,7 @@ func serve(t *testing.T, g Generated) (tcpAddr, socket string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = s.Serve(creds.Listener(tcp)) }()
+	go func() { _ = s.Serve(srvTLS.Listener(tcp)) }()
 	go func() { _ = s.Serve(unix) }()
 	t.Cleanup(s.Stop)
 	return tcp.Addr().String(), socket
@@ -134,22 +136,6 @@ func TestRotationNeedsNoRestart(t *testing.T) {
 	for _, k := range []string{g.ServerKey, g.ClientKey} {
 		if fi, err := os.Stat(k); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: mode %v, %v; keys must be private", k, fi.Mode(), err)
-		}
-	}
-}
-
-func TestBadFilesFailTheStart(t *testing.T) {
-	g, err := Generate(t.TempDir(), []string{"h"}, 24*time.Hour, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, f := range map[string]Files{
-		"missing CA":   {Cert: g.ServerCert, Key: g.ServerKey},
-		"key mismatch": {Cert: g.ServerCert, Key: g.ClientKey, ClientCA: g.ClientCert},
-		"CA not PEM":   {Cert: g.ServerCert, Key: g.ServerKey, ClientCA: g.ServerKey + ".nope"},
-	} {
-		if _, err := NewServer(f, nil); err == nil {
-			t.Errorf("%s: accepted", name)
 		}
 	}
 }

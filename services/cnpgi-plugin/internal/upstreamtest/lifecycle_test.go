@@ -95,7 +95,7 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("lifecycle capabilities %v", got)
 	}
 
-	pod, err := os.ReadFile("../lifecycle/testdata/pod.json")
+	pod, err := os.ReadFile("../operator/lifecycle/testdata/pod.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestLifecycle(t *testing.T) {
 		}
 	}
 
-	job, err := os.ReadFile("../lifecycle/testdata/job.json")
+	job, err := os.ReadFile("../operator/lifecycle/testdata/job.json")
 	if err != nil {
 		t.Fatal(err)
 	}
