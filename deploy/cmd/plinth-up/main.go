@@ -23,6 +23,11 @@ func main() {
 }
 
 func run() error {
+	// A non-login root shell may lack /usr/sbin and /sbin, where Debian keeps lvm and ip: the
+	// launcher checks for them there, and the services it starts must find them too.
+	if err := os.Setenv("PATH", launcher.SbinPath(os.Getenv("PATH"))); err != nil {
+		return err
+	}
 	cfg, err := launcher.ParseConfig(os.Args[1:], os.Getenv, os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

@@ -45,7 +45,7 @@ func LoadCompose(ctx context.Context, path string, content []byte, env map[strin
 //   - every depends_on names a service of the file;
 //   - every build context and Dockerfile exists, the Dockerfile parses (ParseDockerfile) and
 //     declares every build arg given, and SERVICE/BINARY args name a services/<S>/cmd/<B>;
-//   - every bind-mounted file or directory exists;
+//   - every bind-mounted file or directory exists, but for build outputs under bin/;
 //   - Plinth services (those with PLINTH_GRPC_ADDR) are configured as the runtime conventions
 //     say (CheckPlinthService);
 //   - the gateway (the envoyproxy/envoy image) gets its config from a bind mount, and auth
@@ -66,7 +66,7 @@ func CheckCompose(p *types.Project) error {
 		}
 		errs = append(errs, checkBuild(s)...)
 		for _, v := range s.Volumes {
-			if v.Type == types.VolumeTypeBind {
+			if v.Type == types.VolumeTypeBind && !buildOutput(p, v.Source) {
 				if _, err := os.Stat(v.Source); err != nil {
 					errs = append(errs, fmt.Errorf("service %s mounts %s, which does not exist", name, v.Source))
 				}
@@ -154,4 +154,12 @@ func checkEnvoyMount(s types.ServiceConfig) []error {
 		}
 	}
 	return []error{fmt.Errorf("service %s: nothing is mounted at %s (-c)", s.Name, s.Command[i+1])}
+}
+
+// buildOutput says whether a bind mount's source is under the project's bin/, where the make
+// targets put what they build (make tools-k8s's Kubernetes binaries): it need not exist when
+// the file is checked, Docker makes a missing one, and the service using it says what to run.
+func buildOutput(p *types.Project, source string) bool {
+	rel, err := filepath.Rel(filepath.Join(p.WorkingDir, "bin"), source)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

@@ -90,15 +90,22 @@ func TestComposeFileIsValid(t *testing.T) {
 	}
 
 	// Only the two services that need it run as root, each with its privileges.
-	if lv := p.Services["lvmd-agent"]; !lv.Privileged || lv.Build.Target != "lvm" {
-		t.Errorf("lvmd-agent: privileged %v, target %q; lvm2 needs device-mapper and block devices", lv.Privileged, lv.Build.Target)
+	// lvmd-agent: not privileged (a privileged container gets every capability the kernel
+	// knows, and runc refuses it where the engine's bounding set lacks one), but SYS_ADMIN for
+	// the device-mapper and loop ioctls and every block device in its device cgroup.
+	lv := p.Services["lvmd-agent"]
+	if lv.Privileged || strings.Join(lv.CapAdd, ",") != "SYS_ADMIN" || lv.Build.Target != "lvm" {
+		t.Errorf("lvmd-agent: privileged %v, cap_add %v, target %q; want SYS_ADMIN only on the lvm target", lv.Privileged, lv.CapAdd, lv.Build.Target)
+	}
+	if rules := strings.Join(lv.DeviceCgroupRules, ","); rules != "b *:* rwm,c 10:236 rwm,c 10:237 rwm" {
+		t.Errorf("lvmd-agent's device cgroup rules %q: want every block device, /dev/mapper/control and /dev/loop-control", rules)
 	}
 	r := p.Services["vagrant-runner"]
 	if r.Privileged || strings.Join(r.CapDrop, ",") != "ALL" || strings.Join(r.CapAdd, ",") != "NET_ADMIN,SYS_ADMIN" {
 		t.Errorf("vagrant-runner: privileged %v, cap_drop %v, cap_add %v; want only NET_ADMIN and SYS_ADMIN", r.Privileged, r.CapDrop, r.CapAdd)
 	}
 	for name, s := range p.Services {
-		if name != "lvmd-agent" && s.Privileged {
+		if s.Privileged {
 			t.Errorf("%s is privileged", name)
 		}
 	}
@@ -306,7 +313,7 @@ func TestComposeRejects(t *testing.T) {
 			"      init: {condition: service_healthy}\n      # Not lvmd-agent", "service gateway waits for init to be healthy, but init has no health check"},
 		{"a command without a container", "args: {SERVICE: vagrant-server, BINARY: vagrant-runner}", "args: {SERVICE: vagrant-server, BINARY: vagrant-server}",
 			"services/vagrant-server/cmd/vagrant-runner has no compose service"},
-		{"root image without privileges", "    privileged: true\n", "", "target lvm runs as root, but the service is granted no privileges"},
+		{"root image without privileges", "    cap_add: [SYS_ADMIN]\n    device_cgroup_rules:", "    device_cgroup_rules:", "target lvm runs as root, but the service is granted no privileges"},
 		{"unknown target", "target: netns", "target: netnz", "build target netnz is not an image stage"},
 		{"gateway on a hand-written config", "./deploy/envoy/envoy.yaml:/etc/envoy/envoy.yaml:ro", "./deploy/docker/Dockerfile:/etc/envoy/envoy.yaml:ro",
 			"not deploy/envoy/envoy.yaml"},
@@ -319,5 +326,104 @@ func TestComposeRejects(t *testing.T) {
 			}
 			wantErr(t, err, tc.want)
 		})
+	}
+}
+
+func TestComposeNATSUsersMatchTheSuite(t *testing.T) {
+	p, err := loadCompose(t, nil, map[string]string{}, func(o *loader.Options) { o.Profiles = []string{"*"} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckComposeNATS(p, repoRoot(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, from, to, want string }{
+		{"no user", "      PLINTH_NATS_USER: stats\n", "", `service stats: PLINTH_NATS_USER "" is not a service user`},
+		{"the admin user", "      PLINTH_NATS_USER: kaas\n", "      PLINTH_NATS_USER: admin\n", `service kaas: PLINTH_NATS_USER "admin"`},
+		{"another user's password", "      - nats-kaas:/run/secrets/nats:ro\n", "      - nats-auth:/run/secrets/nats:ro\n", "service kaas (NATS user kaas) mounts nats-auth"},
+		{"writable password", "      - nats-auth:/run/secrets/nats:ro\n", "      - nats-auth:/run/secrets/nats\n", "read-only false"},
+		{"a user left out", " gateway admin; do", " admin; do", "generates passwords for"},
+	} {
+		content := mutate(t, readRepoFile(t, composeFile), c.from, c.to)
+		p, err := loadCompose(t, content, map[string]string{}, func(o *loader.Options) { o.Profiles = []string{"*"} })
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := CheckComposeNATS(p, repoRoot(t)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// volumeAt returns the named volume a service mounts at the longest prefix of file, and file's
+// path inside it.
+func volumeAt(s types.ServiceConfig, file string) (vol types.ServiceVolumeConfig, rel string, ok bool) {
+	for _, v := range s.Volumes {
+		if v.Type != types.VolumeTypeVolume {
+			continue
+		}
+		if r, err := filepath.Rel(v.Target, file); err == nil && !strings.HasPrefix(r, "..") && len(v.Target) > len(vol.Target) {
+			vol, rel, ok = v, r, true
+		}
+	}
+	return vol, rel, ok
+}
+
+// TestComposeGoGatewayReachesCNPGIPlugin: the Go gateway has no mutual-TLS client, so it calls
+// cnpgi-plugin on its unix socket: the socket is in a volume of its own (not the plugin's
+// state with its WAL store), which the gateway mounts read-only at the path it dials, which
+// init mounts first so it starts owned by nonroot (both run as nonroot), and the gateway waits
+// for the plugin to be healthy. Seen before: the gateway answered UNAVAILABLE "backend
+// cnpgi-plugin is not configured on this gateway".
+func TestComposeGoGatewayReachesCNPGIPlugin(t *testing.T) {
+	p, err := loadCompose(t, nil, map[string]string{}, loader.WithProfiles([]string{"go-gateway"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin, gw := p.Services["cnpgi-plugin"], p.Services["gateway-go"]
+	sock, ok := strings.CutPrefix(*plugin.Environment["PLINTH_GRPC_ADDR"], "unix://")
+	if !ok {
+		t.Fatalf("cnpgi-plugin's PLINTH_GRPC_ADDR is not a unix socket")
+	}
+	pv, prel, ok := volumeAt(plugin, sock)
+	if !ok {
+		t.Fatalf("cnpgi-plugin's socket %s is in no named volume", sock)
+	}
+	if v, _, _ := volumeAt(plugin, *plugin.Environment["PLINTH_CNPGI_DEFAULT_STORE_DIR"]); v.Source == pv.Source {
+		t.Errorf("the socket's volume %s also holds the WAL store: the gateway would see it", pv.Source)
+	}
+	addr := gw.Environment["PLINTH_GATEWAY_BACKEND_CNPGI_PLUGIN"]
+	if addr == nil {
+		t.Fatal("gateway-go has no PLINTH_GATEWAY_BACKEND_CNPGI_PLUGIN")
+	}
+	gsock, ok := strings.CutPrefix(*addr, "unix://")
+	if !ok {
+		t.Fatalf("gateway-go dials cnpgi-plugin at %q, not its unix socket", *addr)
+	}
+	gv, grel, ok := volumeAt(gw, gsock)
+	if !ok || gv.Source != pv.Source || grel != prel || !gv.ReadOnly {
+		t.Errorf("gateway-go dials %s: volume %q (read-only %v) path %q; want %s's %q read-only", gsock, gv.Source, gv.ReadOnly, grel, pv.Source, prel)
+	}
+	if _, _, ok := volumeAt(p.Services["init"], "/init/"+filepath.Base(gv.Source)+"/x"); !ok {
+		t.Errorf("init does not mount %s first (at /init/%s), so it would start owned by root", pv.Source, pv.Source)
+	}
+	if d := gw.DependsOn["cnpgi-plugin"]; d.Condition != types.ServiceConditionHealthy {
+		t.Errorf("gateway-go does not wait for cnpgi-plugin to be healthy: %+v", gw.DependsOn)
+	}
+}
+
+// TestComposeLvmdVGIsNotMakeUps: lvmd-agent's development VG is named by
+// PLINTH_COMPOSE_LVMD_VG (plinth-compose: compose_<project>), never `make up`'s `plinth`, and
+// its backing file lives under a directory of that name.
+func TestComposeLvmdVGIsNotMakeUps(t *testing.T) {
+	for env, want := range map[string]string{"": "compose_plinth", "compose_p2": "compose_p2"} {
+		p, err := loadCompose(t, nil, map[string]string{"PLINTH_COMPOSE_LVMD_VG": env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := strings.Join(p.Services["lvmd-agent"].Command, " ")
+		if !strings.Contains(cmd, "vg="+want+"\n") || !strings.Contains(cmd, "-dir /var/lib/plinth-lvm/$vg -vg $vg") {
+			t.Errorf("PLINTH_COMPOSE_LVMD_VG=%q: lvmd-agent's command does not make VG %s under its own directory:\n%s", env, want, cmd)
+		}
 	}
 }

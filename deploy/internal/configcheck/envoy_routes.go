@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // GatewayRoute is what the gateway does with one request path.
@@ -24,7 +24,8 @@ type GatewayRoute struct {
 // Envoy's rules: the first matching route wins, and a per-filter config on the route overrides
 // the virtual host's, which overrides the route configuration's.
 type Gateway struct {
-	hcm *hcmv3.HttpConnectionManager
+	listener *listenerv3.Listener
+	hcm      *hcmv3.HttpConnectionManager
 	// authzFilter is the name of the ext_authz HTTP filter ("" when there is none).
 	authzFilter string
 }
@@ -43,7 +44,7 @@ func NewGateway(b *bootstrapv3.Bootstrap, listener string) (*Gateway, error) {
 					if err := f.GetTypedConfig().UnmarshalTo(hcm); err != nil {
 						return nil, fmt.Errorf("listener %s: %w", listener, err)
 					}
-					return newGateway(hcm)
+					return newGateway(l, hcm)
 				}
 			}
 		}
@@ -52,11 +53,11 @@ func NewGateway(b *bootstrapv3.Bootstrap, listener string) (*Gateway, error) {
 	return nil, fmt.Errorf("no listener named %s", listener)
 }
 
-func newGateway(hcm *hcmv3.HttpConnectionManager) (*Gateway, error) {
+func newGateway(l *listenerv3.Listener, hcm *hcmv3.HttpConnectionManager) (*Gateway, error) {
 	if hcm.GetRouteConfig() == nil {
 		return nil, errors.New("the http_connection_manager has no inline route_config")
 	}
-	g := &Gateway{hcm: hcm}
+	g := &Gateway{listener: l, hcm: hcm}
 	for _, f := range hcm.GetHttpFilters() {
 		if f.GetTypedConfig().MessageIs(&extauthzv3.ExtAuthz{}) && !f.GetDisabled() {
 			g.authzFilter = f.GetName()
@@ -88,17 +89,35 @@ func (g *Gateway) Route(path string) (r GatewayRoute, ok bool, err error) {
 	return GatewayRoute{Cluster: rt.GetRoute().GetCluster(), Authorized: authorized}, true, err
 }
 
-// Match returns the route Envoy picks for a request for path to any host (the first match),
-// with its timeouts and per-filter configs; ok is false when none matches.
+// Match returns the route Envoy picks for a POST (every gRPC, gRPC-Web and Connect call is
+// one) for path to any host (the first match), with its timeouts and per-filter configs; ok
+// is false when none matches.
 func (g *Gateway) Match(path string) (rt *routev3.Route, ok bool, err error) {
+	return g.MatchRequest("POST", path)
+}
+
+// MatchRequest is Match for a request of any HTTP method. Besides path and prefix, a route
+// may match only on the ":method" header, exactly.
+func (g *Gateway) MatchRequest(method, path string) (rt *routev3.Route, ok bool, err error) {
 	vh := virtualHost(g.hcm.GetRouteConfig(), "*")
 	if vh == nil {
 		return nil, false, errors.New("no virtual host for any domain (\"*\")")
 	}
 	for i, rt := range vh.GetRoutes() {
 		m := rt.GetMatch()
-		if len(m.GetHeaders()) > 0 || len(m.GetQueryParameters()) > 0 || m.GetGrpc() != nil || m.GetRuntimeFraction() != nil {
+		if len(m.GetQueryParameters()) > 0 || m.GetGrpc() != nil || m.GetRuntimeFraction() != nil {
 			return nil, false, fmt.Errorf("route %d: only path and prefix matches are supported", i)
+		}
+		methodHit := true
+		for _, h := range m.GetHeaders() {
+			exact := h.GetStringMatch().GetExact()
+			if h.GetName() != ":method" || exact == "" || h.GetInvertMatch() || h.GetTreatMissingHeaderAsEmpty() {
+				return nil, false, fmt.Errorf("route %d: the only header match supported is \":method\", exactly", i)
+			}
+			methodHit = methodHit && exact == method
+		}
+		if !methodHit {
+			continue
 		}
 		var hit bool
 		switch p := m.GetPathSpecifier().(type) {
@@ -121,18 +140,15 @@ func (g *Gateway) authorized(rc *routev3.RouteConfiguration, vh *routev3.Virtual
 		return false, nil
 	}
 	// The most specific level that configures the filter decides.
-	for _, cfgs := range []map[string]*anypb.Any{rt.GetTypedPerFilterConfig(), vh.GetTypedPerFilterConfig(), rc.GetTypedPerFilterConfig()} {
-		a, ok := cfgs[g.authzFilter]
-		if !ok {
-			continue
-		}
-		per := &extauthzv3.ExtAuthzPerRoute{}
-		if err := a.UnmarshalTo(per); err != nil {
-			return false, fmt.Errorf("per-route config of %s is a %s, not ExtAuthzPerRoute", g.authzFilter, a.MessageName())
-		}
-		return !per.GetDisabled(), nil
+	a := mostSpecific(g.authzFilter, rc, vh, rt)
+	if a == nil {
+		return true, nil
 	}
-	return true, nil
+	per := &extauthzv3.ExtAuthzPerRoute{}
+	if err := a.UnmarshalTo(per); err != nil {
+		return false, fmt.Errorf("per-route config of %s is a %s, not ExtAuthzPerRoute", g.authzFilter, a.MessageName())
+	}
+	return !per.GetDisabled(), nil
 }
 
 // virtualHost is the virtual host listing domain exactly (Envoy's wildcard rules are not
@@ -146,4 +162,54 @@ func virtualHost(rc *routev3.RouteConfiguration, domain string) *routev3.Virtual
 		}
 	}
 	return nil
+}
+
+// UpstreamPath is the path the backend sees when rt routes a request for path: rt's
+// prefix_rewrite in place of what it matched (the whole path for an exact match), else path.
+// Other rewrites are an error, not a guess.
+func UpstreamPath(rt *routev3.Route, path string) (string, error) {
+	a := rt.GetRoute()
+	if a.GetRegexRewrite() != nil || a.GetPathRewritePolicy() != nil || a.GetHostRewriteSpecifier() != nil {
+		return "", fmt.Errorf("route %s: only prefix_rewrite is supported", rt.GetMatch())
+	}
+	if a.GetPrefixRewrite() == "" {
+		return path, nil
+	}
+	matched := len(rt.GetMatch().GetPrefix())
+	if rt.GetMatch().GetPath() != "" {
+		matched = len(path)
+	}
+	return a.GetPrefixRewrite() + path[matched:], nil
+}
+
+// DirectAnswer is what Envoy answers itself for a route with a direct_response.
+type DirectAnswer struct {
+	Status uint32
+	Body   string
+	// Headers are the route's response_headers_to_add, by lower-case name.
+	Headers map[string]string
+	// Authorized says ext_authz checks the request first.
+	Authorized bool
+}
+
+// Direct returns Envoy's own answer to method and path; ok is false when the route that
+// matches (if any) is not a direct_response with an inline body.
+func (g *Gateway) Direct(method, path string) (a DirectAnswer, ok bool, err error) {
+	rt, ok, err := g.MatchRequest(method, path)
+	if err != nil || !ok || rt.GetDirectResponse() == nil {
+		return DirectAnswer{}, false, err
+	}
+	dr := rt.GetDirectResponse()
+	a = DirectAnswer{Status: dr.GetStatus(), Body: dr.GetBody().GetInlineString(), Headers: map[string]string{}}
+	for _, h := range rt.GetResponseHeadersToAdd() {
+		a.Headers[strings.ToLower(h.GetHeader().GetKey())] = h.GetHeader().GetValue()
+	}
+	rc := g.hcm.GetRouteConfig()
+	a.Authorized, err = g.authorized(rc, virtualHost(rc, "*"), rt)
+	return a, true, err
+}
+
+// Routes are the routes of the virtual host for any domain, in the order Envoy tries them.
+func (g *Gateway) Routes() []*routev3.Route {
+	return virtualHost(g.hcm.GetRouteConfig(), "*").GetRoutes()
 }

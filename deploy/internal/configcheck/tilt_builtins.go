@@ -20,6 +20,8 @@ type tiltBuiltins struct {
 	// describes it. A command it does not know fails the run.
 	local     map[string]string
 	resources []TiltResource
+	// read lists the variables os.getenv asked for, in order (CheckTiltSettings).
+	read []string
 }
 
 func (b *tiltBuiltins) predeclared() starlark.StringDict {
@@ -151,6 +153,7 @@ func (b *tiltBuiltins) getenv(_ *starlark.Thread, fn *starlark.Builtin, args sta
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "key", &key, "default?", &def); err != nil {
 		return nil, err
 	}
+	b.read = append(b.read, key)
 	if v, ok := b.env[key]; ok {
 		return starlark.String(v), nil
 	}

@@ -39,6 +39,15 @@ type HTTPProbe struct {
 // tilt_builtins.go). os.path.exists answers from root; os.getenv from env; local(command)
 // from local, keyed by the command as one string (a command not in it fails the run).
 func RunTiltfile(root string, src []byte, env, local map[string]string) ([]TiltResource, error) {
+	b, err := execTiltfile(root, src, env, local)
+	if err != nil {
+		return nil, err
+	}
+	return b.resources, nil
+}
+
+// execTiltfile is RunTiltfile returning everything the stand-ins recorded.
+func execTiltfile(root string, src []byte, env, local map[string]string) (*tiltBuiltins, error) {
 	b := &tiltBuiltins{root: root, env: env, local: local}
 	opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 	thread := &starlark.Thread{Name: "Tiltfile", Print: func(*starlark.Thread, string) {}}
@@ -49,7 +58,7 @@ func RunTiltfile(root string, src []byte, env, local map[string]string) ([]TiltR
 		}
 		return nil, fmt.Errorf("Tiltfile: %w", err)
 	}
-	return b.resources, nil
+	return b, nil
 }
 
 // CheckTiltResources checks resources against the repository at root and the launcher's

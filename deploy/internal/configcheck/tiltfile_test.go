@@ -8,11 +8,18 @@ import (
 	"github.com/plinth-dev/plinth/deploy/internal/launcher"
 )
 
+// The Tiltfile's local() lookups: PATH, then where Debian keeps administration commands.
+const (
+	lookLVM = `PATH="$PATH:/usr/sbin:/sbin" command -v lvm || true`
+	lookApt = `PATH="$PATH:/usr/sbin:/sbin" command -v apt-get || true`
+)
+
 // Machines the Tiltfile is read on, as its local() calls see them.
 var (
-	rootWithLVM = map[string]string{"id -u": "0\n", "command -v lvm || true": "/usr/sbin/lvm\n"}
-	rootNoLVM   = map[string]string{"id -u": "0\n", "command -v lvm || true": ""}
-	notRoot     = map[string]string{"id -u": "1000\n", "command -v lvm || true": "/usr/sbin/lvm\n"}
+	rootWithLVM = map[string]string{"id -u": "0\n", lookLVM: "/usr/sbin/lvm\n"}
+	rootWithApt = map[string]string{"id -u": "0\n", lookLVM: "", lookApt: "/usr/bin/apt-get\n"}
+	rootNoLVM   = map[string]string{"id -u": "0\n", lookLVM: "", lookApt: ""}
+	notRoot     = map[string]string{"id -u": "1000\n", lookLVM: "/usr/sbin/lvm\n"}
 )
 
 func runTiltfile(t *testing.T, src []byte, env map[string]string) ([]TiltResource, error) {
@@ -85,7 +92,8 @@ func TestTiltfileRunsEveryServiceThroughTheLauncher(t *testing.T) {
 }
 
 // TestTiltfileLeavesOutLvmdWhereItCannotRun: lvmd-agent runs where the launcher runs it (own
-// device classes, or root with lvm2); elsewhere it has no resource and the gateway does not
+// device classes, or root with lvm2, found or installed by the infra resource's apt-get);
+// elsewhere it has no resource and the gateway does not
 // wait for it (it waited forever for a resource that could only fail).
 func TestTiltfileLeavesOutLvmdWhereItCannotRun(t *testing.T) {
 	src := readRepoFile(t, "Tiltfile")
@@ -96,7 +104,9 @@ func TestTiltfileLeavesOutLvmdWhereItCannotRun(t *testing.T) {
 		runs    bool
 	}{
 		{"root with lvm2", map[string]string{}, rootWithLVM, true},
-		{"root without lvm2", map[string]string{}, rootNoLVM, false},
+		{"root without lvm2, apt-get installs it", map[string]string{}, rootWithApt, true},
+		{"root without lvm2, -no-install", map[string]string{"PLINTH_NO_INSTALL": "1"}, rootWithApt, false},
+		{"root without lvm2 or apt-get", map[string]string{}, rootNoLVM, false},
 		{"not root", map[string]string{}, notRoot, false},
 		{"not root, own lvmd.yaml", map[string]string{"PLINTH_LVMD_CONFIG": "/etc/topolvm/lvmd.yaml"}, notRoot, true},
 	} {

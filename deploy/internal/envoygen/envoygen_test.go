@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
@@ -69,6 +71,7 @@ func TestGeneratedConfigs(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkEveryMethod(t, g)
+			checkAPITwins(t, g.Routes())
 			checkClusters(t, env, b.GetStaticResources().GetClusters())
 		})
 	}
@@ -96,32 +99,47 @@ func checkEveryMethod(t *testing.T, g *configcheck.Gateway) {
 		sd := d.(protoreflect.ServiceDescriptor)
 		for i := range sd.Methods().Len() {
 			md := sd.Methods().Get(i)
-			path := "/" + name + "/" + string(md.Name())
-			want, ok := routes.Lookup(path)
+			plain := "/" + name + "/" + string(md.Name())
+			want, ok := routes.Lookup(plain)
 			if !ok { // a gateway-level service
 				want = routes.Route{Backend: routes.Auth, Access: routes.Public}
 			}
-			got, ok, err := g.Route(path)
-			if err != nil || !ok {
-				t.Errorf("%s: not routed (%v)", path, err)
-				continue
-			}
-			if got.Cluster != want.Backend || got.Authorized != (want.Access == routes.Token) {
-				t.Errorf("%s: routed %+v, the table says %s %s", path, got, want.Backend, want.Access)
-			}
-			rt, _, _ := g.Match(path)
-			timeout, idle := rt.GetRoute().GetTimeout(), rt.GetRoute().GetIdleTimeout()
-			if md.IsStreamingClient() || md.IsStreamingServer() {
-				if timeout == nil || timeout.AsDuration() != 0 || idle == nil || idle.AsDuration() != 0 {
-					t.Errorf("%s streams, but its route has timeout %v, idle_timeout %v (want 0s, 0s)", path, timeout, idle)
+			// Koor's UI calls every method under /api too: the same route, the backend sees
+			// the plain path.
+			for _, path := range []string{plain, routes.APIPrefix + plain} {
+				got, ok, err := g.Route(path)
+				if err != nil || !ok {
+					t.Errorf("%s: not routed (%v)", path, err)
+					continue
 				}
-			} else if timeout.AsDuration() <= 0 {
-				t.Errorf("%s is unary, but its route has no timeout", path)
+				rt, _, _ := g.Match(path)
+				if up, err := configcheck.UpstreamPath(rt, path); err != nil || up != plain {
+					t.Errorf("%s reaches %s as %s (%v), want %s", path, got.Cluster, up, err, plain)
+				}
+				if got.Cluster != want.Backend || got.Authorized != (want.Access == routes.Token) {
+					t.Errorf("%s: routed %+v, the table says %s %s", path, got, want.Backend, want.Access)
+				}
+				timeout, idle := rt.GetRoute().GetTimeout(), rt.GetRoute().GetIdleTimeout()
+				if md.IsStreamingClient() || md.IsStreamingServer() {
+					if timeout == nil || timeout.AsDuration() != 0 || idle == nil || idle.AsDuration() != 0 {
+						t.Errorf("%s streams, but its route has timeout %v, idle_timeout %v (want 0s, 0s)", path, timeout, idle)
+					}
+				} else if timeout.AsDuration() <= 0 {
+					t.Errorf("%s is unary, but its route has no timeout", path)
+				}
+				// A unary call's body is one message and its gRPC prefix: bounded by the
+				// backend's limit. A stream's body is many messages over hours: the backend
+				// checks each from its prefix, Envoy must not count their sum.
+				n, limited, err := g.MaxRequestBytes(path)
+				streams := md.IsStreamingClient() || md.IsStreamingServer()
+				if wantN := uint64(routes.MaxRequestBytes(want.Backend) + grpcPrefixBytes); err != nil || limited == streams || (limited && n != wantN) {
+					t.Errorf("%s (streaming %v): body limited %v to %d bytes (%v); want limited %v to %d", path, streams, limited, n, err, !streams, wantN)
+				}
+				checked++
 			}
-			checked++
 		}
 	}
-	if checked < 80 {
+	if checked < 160 {
 		t.Errorf("only %d methods checked: are the libs/api packages linked in?", checked)
 	}
 	for _, p := range []string{"/no.Such/Method", "/resources.stats.Nothing/Get"} {
@@ -193,5 +211,95 @@ func TestKubernetesAddressContract(t *testing.T) {
 		if got != w {
 			t.Errorf("%s: %s, want %s", b, got, w)
 		}
+	}
+}
+
+// checkAPITwins: every route has its routes.APIPrefix twin, the same in everything (backend,
+// timeouts, per-filter configs: ext_authz, the body limit) but the match, and with the
+// prefix_rewrite that gives the backend the route's own path; and nothing else is under it
+// but Koor's plain endpoints, answered by Envoy.
+func checkAPITwins(t *testing.T, rs []*routev3.Route) {
+	t.Helper()
+	for _, p := range apiTwinProblems(rs) {
+		t.Error(p)
+	}
+}
+
+func apiTwinProblems(rs []*routev3.Route) []string {
+	var problems []string
+	spec := func(rt *routev3.Route) (string, bool) {
+		return rt.GetMatch().GetPath() + rt.GetMatch().GetPrefix(), rt.GetMatch().GetPrefix() != ""
+	}
+	twins := map[string]*routev3.Route{}
+	for _, rt := range rs {
+		if p, _ := spec(rt); strings.HasPrefix(p, routes.APIPrefix+"/") && rt.GetDirectResponse() == nil {
+			twins[p] = rt
+		}
+	}
+	plain := 0
+	for _, rt := range rs {
+		p, prefix := spec(rt)
+		if strings.HasPrefix(p, routes.APIPrefix+"/") || rt.GetDirectResponse() != nil {
+			continue
+		}
+		plain++
+		twin, ok := twins[routes.APIPrefix+p]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s has no %s twin", p, routes.APIPrefix))
+			continue
+		}
+		if _, tp := spec(twin); tp != prefix || twin.GetRoute().GetPrefixRewrite() != p {
+			problems = append(problems, fmt.Sprintf("%s%s: prefix match %v, rewritten to %q; want prefix match %v, rewritten to %s", routes.APIPrefix, p, tp, twin.GetRoute().GetPrefixRewrite(), prefix, p))
+		}
+		a, b := proto.Clone(rt).(*routev3.Route), proto.Clone(twin).(*routev3.Route)
+		a.Match, b.Match = nil, nil
+		b.GetRoute().PrefixRewrite = ""
+		if !proto.Equal(a, b) {
+			problems = append(problems, fmt.Sprintf("%s and its twin differ:\n%v\n%v", p, a, b))
+		}
+	}
+	if plain == 0 || len(twins) != plain {
+		problems = append(problems, fmt.Sprintf("%d routes, %d routes under %s", plain, len(twins), routes.APIPrefix))
+	}
+	direct := 0
+	for _, rt := range rs {
+		if rt.GetDirectResponse() != nil {
+			direct++
+		}
+	}
+	if want := len(KoorEndpoints()); direct != want {
+		problems = append(problems, fmt.Sprintf("%d direct answers, want Koor's %d endpoints", direct, want))
+	}
+	return problems
+}
+
+// TestAPITwinsCheckBites proves apiTwinProblems bites: a twin without its rewrite, or one
+// that keeps /api on the way to the backend, is reported.
+func TestAPITwinsCheckBites(t *testing.T) {
+	doc, err := Render(Compose(), routes.Table, routes.GatewayServices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, old, new string }{
+		{"no rewrite", `prefix_rewrite: "/stats.StatsService/", `, ""},
+		{"wrong rewrite", `prefix_rewrite: "/stats.StatsService/"`, `prefix_rewrite: "/api/stats.StatsService/"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			broken := strings.Replace(string(doc), tc.old, tc.new, 1)
+			if broken == string(doc) {
+				t.Fatalf("%q is not in the rendered file", tc.old)
+			}
+			b, err := configcheck.ParseEnvoy([]byte(broken))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := configcheck.NewGateway(b, "gateway")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(apiTwinProblems(g.Routes())) == 0 {
+				t.Error("a broken twin passes")
+			}
+		})
 	}
 }

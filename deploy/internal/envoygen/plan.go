@@ -29,6 +29,9 @@ type Route struct {
 	// Streaming routes carry server-, client- or bidirectional streams: no route timeout and
 	// no idle cut, a stream may be quiet for hours (job logs, runner streams, Watch).
 	Streaming bool
+	// Rewrite, when set, is what Envoy rewrites the matched path (or prefix) to before the
+	// backend sees it: the routes.APIPrefix twin of a route names the route's own path.
+	Rewrite string
 }
 
 // Plan turns the route table and the gateway-level services into Envoy routes:
@@ -36,7 +39,10 @@ type Route struct {
 //     each service route its streaming methods as exact routes (no timeout) followed by the
 //     service prefix (unary timeout); a service whose every method streams is one prefix
 //     route without a timeout;
-//   - gateway-level services (health, reflection) go to auth, public, the same way.
+//   - gateway-level services (health, reflection) go to auth, public, the same way;
+//   - then each of those routes again under routes.APIPrefix (Koor's UI calls
+//     "/api/stats.StatsService/GetClusterStats"), in the same order and with the same
+//     settings, its path rewritten to the route's own before it reaches the backend.
 //
 // Every service must be linked into the route table (routes.ServiceDescriptor): a route to a service that does not exist is an error, not a
 // silently dead route.
@@ -91,6 +97,11 @@ func Plan(table []routes.Route, gatewayServices []string) ([]Route, error) {
 		if err := add(r.Service, r.Backend, r.Access); err != nil {
 			return nil, err
 		}
+	}
+	for _, r := range slices.Clone(out) {
+		r.Rewrite = r.Path
+		r.Path = routes.APIPrefix + r.Path
+		out = append(out, r)
 	}
 	seen := map[string]bool{}
 	for _, r := range out {

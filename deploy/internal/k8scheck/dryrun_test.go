@@ -128,9 +128,15 @@ func TestServerSideDryRun(t *testing.T) {
 			return unstructured.SetNestedField(u.Object, "tape", "spec", "method")
 		}, "spec.method"},
 		{"DaemonSet with an unknown host path type", "DaemonSet", "lvmd-agent", func(u *unstructured.Unstructured) error {
+			// The first hostPath volume, wherever it stands among the volumes.
 			vols, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "volumes")
-			vols[0].(map[string]any)["hostPath"].(map[string]any)["type"] = "Socketish"
-			return unstructured.SetNestedSlice(u.Object, vols, "spec", "template", "spec", "volumes")
+			for _, v := range vols {
+				if hp, ok := v.(map[string]any)["hostPath"].(map[string]any); ok {
+					hp["type"] = "Socketish"
+					return unstructured.SetNestedSlice(u.Object, vols, "spec", "template", "spec", "volumes")
+				}
+			}
+			return errors.New("the lvmd-agent DaemonSet has no hostPath volume")
 		}, "hostPath.type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

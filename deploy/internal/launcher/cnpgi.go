@@ -26,3 +26,51 @@ func ensureCNPGICerts(ctx context.Context, home string, _ map[string]Placement, 
 	say("generated cnpgi-plugin mutual-TLS certificates in %s (client pair: client.crt/client.key)", dir)
 	return nil
 }
+
+// cnpgiStoreFile is the plugin's store configuration make up writes when the dev Ceph runs.
+func cnpgiStoreFile(home string) string { return filepath.Join(home, "cnpgi-stores.yaml") }
+
+// cnpgiLocalStore is the POSIX store the plugin uses without a configuration file (its
+// default, <plugin dir>/../cnpgi-store): kept in the file as "local" so what was archived
+// there before the dev Ceph stays reachable (objectStore: local).
+func cnpgiLocalStore(home string) string { return filepath.Join(home, "cnpgi-store") }
+
+// writeCNPGIStores writes the plugin's store configuration for the dev Ceph: the default store
+// "ceph" is its radosgw (keys by file reference), beside the POSIX store "local".
+func writeCNPGIStores(home string, s3 devS3) error {
+	conf := fmt.Sprintf(`# Written by make up (plinth-up) for its dev Ceph at every start; PLINTH_CNPGI_CONFIG set
+# in make up's environment replaces it.
+defaultStore: ceph
+stores:
+  ceph:
+    s3:
+      endpoint: %q
+      bucket: %q
+      region: %q
+      pathStyle: true
+      accessKeyId: {file: %q}
+      secretAccessKey: {file: %q}
+  local:
+    posix:
+      path: %q
+`, s3.Endpoint, s3.Buckets[0], s3.Region, s3.AccessKeyFile, s3.SecretKeyFile, cnpgiLocalStore(home))
+	return writePrivate(cnpgiStoreFile(home), conf)
+}
+
+// cnpgiEnv places the plugin's sockets and certificates under home and, when the dev Ceph
+// runs and the user has no PLINTH_CNPGI_CONFIG of their own, gives it the dev Ceph's stores.
+func cnpgiEnv(home string, placed map[string]Placement) map[string]string {
+	certs := cnpgiCertDir(home)
+	env := map[string]string{
+		envCNPGIPluginDir:  filepath.Join(home, "plugins"),
+		envCNPGIPluginName: CNPGIPluginName,
+		envCNPGITLSAddr:    placed["cnpgi-plugin"].TLS,
+		envCNPGITLSCert:    filepath.Join(certs, "server.crt"),
+		envCNPGITLSKey:     filepath.Join(certs, "server.key"),
+		envCNPGITLSCA:      filepath.Join(certs, "client.crt"),
+	}
+	if _, ok := readDevCeph(home); ok && os.Getenv(envCNPGIConfig) == "" {
+		env[envCNPGIConfig] = cnpgiStoreFile(home)
+	}
+	return env
+}

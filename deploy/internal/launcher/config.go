@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/cephlocal"
 )
 
 // Config is everything one run of the launcher needs, settled before anything starts.
@@ -43,6 +45,12 @@ type Config struct {
 	// RunBinary, when set, runs only that binary in the foreground with the environment the
 	// launcher would give it, next to a running InfraOnly launcher (runone.go).
 	RunBinary string
+	// NoInstall keeps the launcher from installing the Debian packages the binaries need,
+	// even as root: it then only says what to install (needs.go).
+	NoInstall bool
+	// NoCeph keeps the launcher from starting its dev Ceph for stats and as the default S3
+	// store (ceph.go).
+	NoCeph bool
 }
 
 // Defaults from ARCHITECTURE.md.
@@ -67,15 +75,19 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	fs.StringVar(&c.Root, "root", "", "repository root (default: nearest directory with go.work)")
 	fs.StringVar(&c.Home, "home", getenv("PLINTH_HOME"), "runtime state directory (env PLINTH_HOME; default ROOT/.plinth)")
 	fs.IntVar(&c.PortOffset, "port-offset", offset, "shift every TCP port by N (env PLINTH_PORT_OFFSET)")
-	fs.StringVar(&c.DatabaseURL, "database-url", getenv("PLINTH_DATABASE_URL"), "use this Postgres (env PLINTH_DATABASE_URL)")
+	fs.StringVar(&c.DatabaseURL, "database-url", getenv(envDatabaseURL), "use this Postgres (env PLINTH_DATABASE_URL)")
 	fs.StringVar(&c.DatabaseName, "database-name", orDefault(getenv("PLINTH_DATABASE_NAME"), defaultDatabaseName),
 		"database to create and use when the launcher picks the server (env PLINTH_DATABASE_NAME)")
 	fs.BoolVar(&c.PrivatePostgres, "private-postgres", getenv("PLINTH_PRIVATE_POSTGRES") == "1",
 		"always run a private cluster under HOME/postgres (env PLINTH_PRIVATE_POSTGRES=1)")
-	fs.StringVar(&c.NATSURL, "nats-url", getenv("PLINTH_NATS_URL"), "use this NATS instead of the embedded one (env PLINTH_NATS_URL)")
+	fs.StringVar(&c.NATSURL, "nats-url", getenv(envNATSURL), "use this NATS instead of the embedded one (env PLINTH_NATS_URL)")
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 90*time.Second, "how long each service may take to become ready")
 	fs.DurationVar(&c.StopTimeout, "stop-timeout", 20*time.Second, "how long services may take to exit after SIGTERM")
 	fs.BoolVar(&c.InfraOnly, "infra-only", false, "start NATS and Postgres, build the services and stay up without running them (the Tiltfile's infra)")
+	fs.BoolVar(&c.NoInstall, "no-install", getenv("PLINTH_NO_INSTALL") == "1",
+		"never install missing Debian packages (as root it otherwise does, one apt-get call); say what to install instead (env PLINTH_NO_INSTALL=1)")
+	fs.BoolVar(&c.NoCeph, "no-ceph", getenv("PLINTH_NO_CEPH") == "1",
+		"do not start the dev Ceph (HOME/ceph: stats's cluster and the default S3 store) that make up starts as root (env PLINTH_NO_CEPH=1)")
 	fs.StringVar(&c.RunBinary, "run", "", "run only this service binary in the foreground, with the environment make up gives it, beside a running -infra-only")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -109,7 +121,7 @@ func (c Config) Validate() error {
 	if _, err := os.Stat(filepath.Join(c.Root, "go.work")); err != nil {
 		return fmt.Errorf("%s is not the Plinth repository root (no go.work): run from the repository or pass -root", c.Root)
 	}
-	if c.PortOffset < 0 || defaultNATSPort+c.PortOffset > 65000 || 7200+c.PortOffset > 65000 {
+	if c.PortOffset < 0 || defaultNATSPort+c.PortOffset > 65000 || cephBasePort+cephlocal.BlockSize+c.PortOffset > 65000 {
 		return fmt.Errorf("port offset %d out of range: it must keep every port between 1024 and 65000", c.PortOffset)
 	}
 	if !validDatabaseName(c.DatabaseName) {

@@ -14,8 +14,12 @@ import (
 // It is written once everything is ready and removed when the launcher exits. Passwords in
 // URLs are redacted: a URL with a password came from the user, who has it already.
 type Endpoints struct {
-	NATS     string `json:"nats"`
-	Database string `json:"database"`
+	NATS string `json:"nats"`
+	// NATSUser and NATSPasswordFile are the embedded NATS's operator user (all subjects) and
+	// the file holding its password; empty when NATS is the user's own.
+	NATSUser         string `json:"nats_user,omitempty"`
+	NATSPasswordFile string `json:"nats_password_file,omitempty"`
+	Database         string `json:"database"`
 	// Gateway is the gateway's "127.0.0.1:PORT" (gRPC, gRPC-Web, Connect and the console),
 	// empty when no gateway runs.
 	Gateway  string            `json:"gateway,omitempty"`
@@ -70,7 +74,11 @@ func writeHomeJSON(home, name string, v any) error {
 // printEndpoints writes the human summary shown once the suite is up.
 func printEndpoints(w io.Writer, e Endpoints) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NATS\t%s\n", redact(e.NATS))
+	if e.NATSUser != "" {
+		fmt.Fprintf(tw, "NATS\t%s (user %s, password in %s)\n", redact(e.NATS), e.NATSUser, e.NATSPasswordFile)
+	} else {
+		fmt.Fprintf(tw, "NATS\t%s\n", redact(e.NATS))
+	}
 	fmt.Fprintf(tw, "Postgres\t%s\n", redact(e.Database))
 	if e.Gateway != "" {
 		fmt.Fprintf(tw, "Gateway\t%s (gRPC, gRPC-Web, Connect; console http://%s/)\n", e.Gateway, e.Gateway)

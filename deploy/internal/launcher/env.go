@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/plinth-dev/plinth/libs/platform/config"
 )
 
 // Infra is the shared infrastructure every service of a run connects to; -infra-only writes
@@ -11,44 +13,101 @@ import (
 type Infra struct {
 	DatabaseURL string `json:"database_url"`
 	NATSURL     string `json:"nats_url"`
+	// NATSUsers is the directory of the embedded NATS's password files (NATSUsersDir); empty
+	// when NATS is the user's own, which the children then reach as the user configured.
+	NATSUsers string `json:"nats_users,omitempty"`
 }
 
 // launcherOwned reports the variables the launcher decides per child; values inherited from
 // the launcher's own environment would point every child at the same address.
 func launcherOwned(key string) bool {
 	switch key {
-	case "PLINTH_GRPC_ADDR", "PLINTH_ADMIN_ADDR", "PLINTH_DATABASE_URL", "PLINTH_NATS_URL",
+	case envGRPCAddr, envAdminAddr, envDatabaseURL, envNATSURL,
 		"PLINTH_PORT_OFFSET":
 		return true
 	}
 	return false
 }
 
+// foreign reports whether key, inherited from the launcher's environment, is a setting of
+// other binaries and not of spec's: passed on, it would only make the binary warn that it
+// ignores it. The binaries' Settings claim names (the longest claim wins, so vagrant-server's
+// PLINTH_VAGRANT_JOB_* beats the runner's PLINTH_VAGRANT_); a shared part of the Config is
+// foreign to a binary without it. Shared variables (config.IsShared) and names nobody claims
+// (common settings, and typos, which the binary should report) are passed on.
+func foreign(spec Spec, key string, table []Spec) bool {
+	if !strings.HasPrefix(key, config.EnvPrefix) || config.IsShared(key) {
+		return false
+	}
+	switch key {
+	case envNATSUser, envNATSPassword:
+		if spec.NoNATS {
+			return true
+		}
+	case envLogCalls: // a setting of the gRPC server
+		if spec.GRPCPort == 0 && spec.Socket == "" {
+			return true
+		}
+	}
+	longest, mine := 0, false
+	for _, s := range table {
+		n := claim(s.Settings, key)
+		if n > longest {
+			longest, mine = n, false
+		}
+		if n > 0 && n == longest && s.Binary == spec.Binary {
+			mine = true
+		}
+	}
+	return longest > 0 && !mine
+}
+
+// claim returns the length of the longest entry of settings that claims key: the name
+// itself, or a prefix (ending in "_") of it; 0 when none does.
+func claim(settings []string, key string) int {
+	n := 0
+	for _, c := range settings {
+		if (c == key || strings.HasSuffix(c, "_") && strings.HasPrefix(key, c)) && len(c) > n {
+			n = len(c)
+		}
+	}
+	return n
+}
+
 // ChildEnv builds the environment of one service process: the launcher's environment without
-// the variables it owns, then the runtime conventions (PLINTH_*), then the spec's extras.
+// the variables it owns and those that are other binaries' settings (foreign), then the
+// runtime conventions (PLINTH_*), then the spec's extras.
 // Text logs are asked for when the launcher writes to a terminal, unless the user chose a
 // format: children write to a pipe, so they would otherwise pick JSON.
 func ChildEnv(base []string, p Placement, placed map[string]Placement, home string, infra Infra, terminal bool) []string {
 	env := make([]string, 0, len(base)+8)
 	hasLogFormat := false
+	table := Table()
 	for _, kv := range base {
 		key, _, _ := strings.Cut(kv, "=")
-		if launcherOwned(key) {
+		if launcherOwned(key) || infra.NATSUsers != "" && (key == envNATSUser || key == envNATSPassword) ||
+			foreign(p.Spec, key, table) {
 			continue
 		}
-		if key == "PLINTH_LOG_FORMAT" {
+		if key == envLogFormat {
 			hasLogFormat = true
 		}
 		env = append(env, kv)
 	}
 	if p.GRPC != "" {
-		env = append(env, "PLINTH_GRPC_ADDR="+p.GRPC)
+		env = append(env, envGRPCAddr+"="+p.GRPC)
 	}
-	env = append(env,
-		"PLINTH_ADMIN_ADDR="+p.Admin,
-		"PLINTH_DATABASE_URL="+infra.DatabaseURL,
-		"PLINTH_NATS_URL="+infra.NATSURL,
-	)
+	env = append(env, envAdminAddr+"="+p.Admin)
+	if !p.Spec.NoDatabase {
+		env = append(env, envDatabaseURL+"="+infra.DatabaseURL)
+	}
+	if !p.Spec.NoNATS {
+		env = append(env, envNATSURL+"="+infra.NATSURL)
+	}
+	nu := natsUserEnv(p.Spec.Binary, infra.NATSUsers)
+	for _, k := range slices.Sorted(maps.Keys(nu)) {
+		env = append(env, k+"="+nu[k])
+	}
 	if terminal && !hasLogFormat {
 		env = append(env, "PLINTH_LOG_FORMAT=text")
 	}

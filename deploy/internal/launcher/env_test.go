@@ -89,3 +89,42 @@ func TestChildEnvExtrasFromTheTable(t *testing.T) {
 		t.Error("ChildEnv is not deterministic")
 	}
 }
+
+// A user's variable for one binary reaches that binary only: passed to the others, it would
+// make each of them warn that it ignores it. Shared variables and unclaimed names (a typo
+// of a common setting, which every binary should report) reach all.
+func TestChildEnvPassesABinarysVariableToItOnly(t *testing.T) {
+	base := []string{"PATH=/bin", "PLINTH_LVMD_CONFIG=/etc/lvmd.yaml", "PLINTH_AUTH_ADDR=127.0.0.1:9",
+		"PLINTH_VAGRANT_JOBS_KEPT=5", "PLINTH_VAGRANT_TOKEN_FILE=/t", "PLINTH_LVMD_VG=vg0", "PLINTH_LOG_LEVL=debug",
+		"PLINTH_LOG_CALLS=all", "PLINTH_NATS_USER=me"}
+	reaches := map[string][]string{
+		"PATH":                      {"auth", "lvmd-agent", "kaas", "vagrant-server", "vagrant-runner"},
+		"PLINTH_LVMD_CONFIG":        {"lvmd-agent"},
+		"PLINTH_AUTH_ADDR":          {"kaas", "vagrant-server"},
+		"PLINTH_VAGRANT_JOBS_KEPT":  {"vagrant-server"},
+		"PLINTH_VAGRANT_TOKEN_FILE": {"vagrant-runner"},
+		"PLINTH_LVMD_VG":            {"auth", "lvmd-agent", "kaas", "vagrant-server", "vagrant-runner"},
+		"PLINTH_LOG_LEVL":           {"auth", "lvmd-agent", "kaas", "vagrant-server", "vagrant-runner"},
+		"PLINTH_LOG_CALLS":          {"auth", "lvmd-agent", "kaas", "vagrant-server"},
+		"PLINTH_NATS_USER":          {"auth", "lvmd-agent", "kaas", "vagrant-server"},
+	}
+	specs := map[string]Spec{}
+	for _, s := range Table() {
+		specs[s.Binary] = s
+	}
+	for _, binary := range []string{"auth", "lvmd-agent", "kaas", "vagrant-server", "vagrant-runner"} {
+		p := Placement{Spec: specs[binary], Admin: "127.0.0.1:7100"}
+		// The user's value, not the one the spec's extras add after it.
+		got := map[string]bool{}
+		for _, kv := range ChildEnv(base, p, nil, "/h", Infra{}, false) {
+			got[kv] = true
+		}
+		for _, kv := range base {
+			name, _, _ := strings.Cut(kv, "=")
+			want := reaches[name]
+			if ok := got[kv]; ok != slices.Contains(want, binary) {
+				t.Errorf("%s reaches %s: %v, want it to reach %v only", name, binary, ok, want)
+			}
+		}
+	}
+}

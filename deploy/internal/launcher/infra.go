@@ -43,6 +43,10 @@ func runInfra(ctx context.Context, cancel func(), c Config, interrupts <-chan os
 	}
 	defer lis.Close()
 
+	// Installed here, once for all the -run that follow: they then find what they need.
+	if _, err := s.settleNeeds(ctx, c, foundSpecs(s.found)); err != nil {
+		return err
+	}
 	infra, err := s.startInfra(ctx, c)
 	if err != nil {
 		return err
@@ -50,6 +54,14 @@ func runInfra(ctx context.Context, cancel func(), c Config, interrupts <-chan os
 	// One build of everything shares the work between services; each -run then finds its
 	// binary fresh (the Tiltfile rebuilds only the one whose code changes).
 	if err := s.build(ctx, c); err != nil {
+		return err
+	}
+	// The kube build outlives the -run of kaas (an exec): this launcher owns it.
+	if err := s.startKubeBuild(c); err != nil {
+		return err
+	}
+	// The dev Ceph too: -run stats and -run cnpgi-plugin read HOME/ceph.json.
+	if err := s.startDevCeph(ctx, c); err != nil {
 		return err
 	}
 	if err := writeInfra(c.Home, infra); err != nil {

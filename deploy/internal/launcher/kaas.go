@@ -34,20 +34,49 @@ func kaasStateDir(home string) string { return filepath.Join(home, "kaas") }
 func kaasEnv(home string, placed map[string]Placement) map[string]string {
 	dir := kaasStateDir(home)
 	env := map[string]string{
-		"PLINTH_AUTH_ADDR":                placed["auth"].GRPC,
-		"PLINTH_KAAS_PROVIDER":            "vagrant",
-		"PLINTH_KAAS_VAGRANT_ADDR":        placed["vagrant-server"].GRPC,
-		"PLINTH_KAAS_VAGRANT_TOKEN_FILE":  filepath.Join(dir, "vagrant-token"),
-		"PLINTH_KAAS_VAGRANT_MACHINE_DIR": filepath.Join(dir, "machines"),
-		"PLINTH_KAAS_SECRET_KEY_FILE":     filepath.Join(dir, "secret-key"),
+		envAuthAddr:              placed["auth"].GRPC,
+		envKaasProvider:          "vagrant",
+		envKaasVagrantAddr:       placed["vagrant-server"].GRPC,
+		envKaasVagrantTokenFile:  filepath.Join(dir, "vagrant-token"),
+		envKaasVagrantMachineDir: filepath.Join(dir, "machines"),
+		envKaasSecretKeyFile:     filepath.Join(dir, "secret-key"),
+		envKaasVagrantRunnerID:   kaasRunnerID(home),
+		// Absent unless the launcher is building the Kubernetes binaries (kubebuild.go).
+		envKaasVagrantKubeBuildStatus: kubeBuildStatusPath(home),
 	}
 	if host, port, err := net.SplitHostPort(placed["kaas"].GRPC); err == nil {
 		if p, err := strconv.Atoi(port); err == nil {
-			env["PLINTH_KAAS_REST_ADDR"] = net.JoinHostPort(host, strconv.Itoa(p+kaasRESTOffset))
+			env[envKaasRESTAddr] = net.JoinHostPort(host, strconv.Itoa(p+kaasRESTOffset))
 		}
 	}
 	return env
 }
+
+// kaasRunEnv points kaas's local provider at the binaries make tools-k8s builds (the
+// launcher's background build puts them there too).
+func kaasRunEnv(c Config) map[string]string {
+	return map[string]string{envKaasVagrantKubeBinDir: kubeBinDir(c.Root)}
+}
+
+// kaasNeeds are what the bootstrap of a local cluster's control plane runs besides the
+// Kubernetes binaries, and make for their one-time build when one is missing. kaas runs
+// without them: it refuses clusters with FailedPrecondition naming what is missing.
+func kaasNeeds(c Config) []Need {
+	without := "its clusters are refused (FailedPrecondition naming it) until it is installed"
+	needs := []Need{
+		{Command: kaasEtcd(), Package: "etcd-server", Why: "its clusters' etcd", Without: without},
+		{Command: "curl", Package: "curl", Why: "its clusters' bootstrap", Without: without},
+	}
+	versions, err := kubeVersions(c.Root)
+	if missing, _ := missingKubeBinaries(kubeBinDir(c.Root), versions); err == nil && len(missing) > 0 {
+		needs = append(needs, Need{Command: "make", Package: "make", Why: "the one-time build of the Kubernetes binaries",
+			Without: "the Kubernetes binaries are not built: clusters are refused naming them"})
+	}
+	return needs
+}
+
+// kaasEtcd is the etcd kaas's control planes run: PLINTH_KAAS_VAGRANT_ETCD, else Debian's.
+func kaasEtcd() string { return orDefault(os.Getenv(envKaasVagrantEtcd), "/usr/bin/etcd") }
 
 // ensureKaasCredentials gives kaas a secret key (sealing its clusters' key material; made once,
 // mode 0600) and a vagrant-server login token of its own: on a fresh vagrant-server it first

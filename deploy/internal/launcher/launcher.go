@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/plinth-dev/plinth/libs/platform/events"
 )
 
 // Run starts the suite and blocks until ctx ends, a signal arrives on interrupts, or a
@@ -34,6 +36,11 @@ func run(ctx context.Context, cancel func(), c Config, interrupts <-chan os.Sign
 	for _, w := range warnings {
 		say("warning: %s", w)
 	}
+	// Everything the binaries need, installed (or named) at once before anything starts.
+	skipped, err := s.settleNeeds(ctx, c, specsOf(placed))
+	if err != nil {
+		return err
+	}
 	infra, err := s.startInfra(ctx, c)
 	if err != nil {
 		return err
@@ -41,7 +48,13 @@ func run(ctx context.Context, cancel func(), c Config, interrupts <-chan os.Sign
 	if err := s.build(ctx, c); err != nil {
 		return err
 	}
-	children, err := startAll(ctx, c, s.con, placed, infra, say)
+	if err := s.startKubeBuild(c); err != nil {
+		return err
+	}
+	if err := s.startDevCeph(ctx, c); err != nil {
+		return err
+	}
+	children, err := startAll(ctx, c, s.con, placed, infra, skipped, say)
 	defer func() {
 		if len(children) > 0 {
 			say("stopping %d service(s)", len(children))
@@ -61,6 +74,9 @@ func serve(ctx context.Context, c Config, children []*child, placed []Placement,
 		pids[ch.name] = ch.pid()
 	}
 	e := Endpoints{NATS: infra.NATSURL, Database: infra.DatabaseURL}
+	if infra.NATSUsers != "" {
+		e.NATSUser, e.NATSPasswordFile = events.AdminUser, filepath.Join(infra.NATSUsers, events.AdminUser)
+	}
 	for _, p := range placed {
 		if _, started := pids[p.Spec.Binary]; !started {
 			continue // skipped by its Prepare

@@ -19,7 +19,7 @@ var ErrSkip = errors.New("skipped")
 func lvmdDevDir(home string) string { return filepath.Join(home, "lvm") }
 
 // lvmdOwnConfig is the user's own device class file, when they set one.
-func lvmdOwnConfig() string { return os.Getenv("PLINTH_LVMD_CONFIG") }
+func lvmdOwnConfig() string { return os.Getenv(envLvmdConfig) }
 
 // lvmdDevVG names the development volume group: PLINTH_LVMD_VG, else plinth. Volume groups
 // are global to the machine, so a second suite (a test) beside a developer's needs its own.
@@ -31,11 +31,21 @@ func lvmdEnv(home string, _ map[string]Placement) map[string]string {
 	if lvmdOwnConfig() != "" {
 		return nil
 	}
-	return map[string]string{"PLINTH_LVMD_CONFIG": filepath.Join(lvmdDevDir(home), "lvmd.yaml")}
+	return map[string]string{envLvmdConfig: filepath.Join(lvmdDevDir(home), "lvmd.yaml")}
+}
+
+// lvmdNeeds is lvm2 for the development volume group; the user's own device classes are
+// theirs to provide for.
+func lvmdNeeds(Config) []Need {
+	if lvmdOwnConfig() != "" {
+		return nil
+	}
+	return []Need{{Command: "lvm", Package: "lvm2", Why: "loop-backed volume group"}}
 }
 
 // ensureLvmdVG makes (or finds again) the loop-backed development volume group with the
-// agent's own dev-vg command. Without root, or without lvm2, the agent is skipped.
+// agent's own dev-vg command. Without root the agent is skipped (without lvm2, settleNeeds
+// skipped it before).
 func ensureLvmdVG(ctx context.Context, home string, _ map[string]Placement, say func(string, ...any)) error {
 	if own := lvmdOwnConfig(); own != "" {
 		say("lvmd-agent: device classes from PLINTH_LVMD_CONFIG=%s", own)
@@ -43,9 +53,6 @@ func ensureLvmdVG(ctx context.Context, home string, _ map[string]Placement, say 
 	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("%w: lvmd-agent needs root for its loop-backed volume group (run make up as root, or set PLINTH_LVMD_CONFIG to your own lvmd.yaml)", ErrSkip)
-	}
-	if _, err := exec.LookPath("lvm"); err != nil {
-		return fmt.Errorf("%w: lvmd-agent needs lvm2 (apt-get install lvm2)", ErrSkip)
 	}
 	out, err := devVG(ctx, home, lvmdDevVG()).CombinedOutput()
 	if err != nil {

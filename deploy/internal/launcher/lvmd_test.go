@@ -35,7 +35,7 @@ func TestStartAllSkipsWhatPrepareSkips(t *testing.T) {
 	placed := []Placement{{Spec: Spec{Binary: "lvmd-agent", Prepare: skip}, Admin: "127.0.0.1:1"}}
 	var said []string
 	say := func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }
-	children, err := startAll(context.Background(), Config{Home: t.TempDir()}, NewConsole(io.Discard, false, 80), placed, Infra{}, say)
+	children, err := startAll(context.Background(), Config{Home: t.TempDir()}, NewConsole(io.Discard, false, 80), placed, Infra{}, nil, say)
 	if err != nil || len(children) != 0 {
 		t.Fatalf("children %v, err %v", children, err)
 	}
@@ -46,7 +46,7 @@ func TestStartAllSkipsWhatPrepareSkips(t *testing.T) {
 		return errors.New("boom")
 	}
 	placed[0].Spec.Prepare = failing
-	if _, err := startAll(context.Background(), Config{Home: t.TempDir()}, NewConsole(io.Discard, false, 80), placed, Infra{}, say); err == nil {
+	if _, err := startAll(context.Background(), Config{Home: t.TempDir()}, NewConsole(io.Discard, false, 80), placed, Infra{}, nil, say); err == nil {
 		t.Fatal("another Prepare error must still stop the launch")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/natsembed"
 )
 
@@ -17,10 +18,15 @@ type bus struct {
 	url      string
 	describe string
 	embedded *natsembed.Server
+	// usersDir holds the password file of each user of the embedded server; "" for the
+	// user's own server.
+	usersDir string
 }
 
 // startBus uses PLINTH_NATS_URL when set (after checking it answers), else starts the
-// embedded JetStream server on 4222+offset, or on a free port when that one is taken.
+// embedded JetStream server on 4222+offset, or on a free port when that one is taken. The
+// embedded server accepts only the suite's users (events.Suite), each with the permissions of
+// its role and a password kept under HOME/NATSUsersDir.
 func startBus(c Config, say func(string, ...any), log *slog.Logger) (*bus, error) {
 	if c.NATSURL != "" {
 		nc, err := nats.Connect(c.NATSURL, nats.Timeout(5*time.Second), nats.Name("plinth-up"))
@@ -39,11 +45,17 @@ func startBus(c Config, say func(string, ...any), log *slog.Logger) (*bus, error
 		say("127.0.0.1:%d is taken (another NATS server?): the embedded NATS takes a free port instead; set PLINTH_NATS_URL=nats://127.0.0.1:%d to use the one there", port, port)
 		port = 0
 	}
-	s, err := natsembed.Start(natsembed.Options{Host: "127.0.0.1", Port: port, StoreDir: store, Logger: log})
+	users, err := natsUsers(c.Home)
+	if err != nil {
+		return nil, err
+	}
+	s, err := natsembed.Start(natsembed.Options{Host: "127.0.0.1", Port: port, StoreDir: store, Logger: log, Users: users})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded NATS (data %s): %w", store, err)
 	}
-	return &bus{url: s.ClientURL(), describe: "embedded, JetStream, data " + store, embedded: s}, nil
+	dir := filepath.Join(c.Home, NATSUsersDir)
+	return &bus{url: s.ClientURL(), embedded: s, usersDir: dir,
+		describe: fmt.Sprintf("embedded, JetStream, data %s; a user per service, passwords in %s (admin: user %s)", store, dir, events.AdminUser)}, nil
 }
 
 // stop shuts the embedded server down; a user-provided server is left alone.

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -28,7 +25,7 @@ type database struct {
 // openDatabase picks Postgres in the order the README promises: PLINTH_DATABASE_URL, else a
 // server answering on 127.0.0.1:5432, else a private cluster under HOME/postgres. When it
 // picks the server it creates the database c.DatabaseName there if missing.
-func openDatabase(ctx context.Context, c Config, say func(string, ...any), log *slog.Logger, aptOut io.Writer) (*database, error) {
+func openDatabase(ctx context.Context, c Config, say func(string, ...any), log *slog.Logger, m machine) (*database, error) {
 	if c.DatabaseURL != "" {
 		if err := ping(ctx, c.DatabaseURL); err != nil {
 			return nil, fmt.Errorf("PLINTH_DATABASE_URL=%s: %w; fix the URL or unset it to let plinth-up pick a server", redact(c.DatabaseURL), err)
@@ -46,7 +43,8 @@ func openDatabase(ctx context.Context, c Config, say func(string, ...any), log *
 		}
 		say("a server answers on %s but %v; using a private cluster instead (set PLINTH_DATABASE_URL to use that server)", defaultPostgresAddr, err)
 	}
-	if err := ensurePostgresBinaries(ctx, say, aptOut); err != nil {
+	// Installed up front with the services' needs, unless the server on 5432 failed us above.
+	if _, err := settleNeeds(ctx, postgresBinaries(), m, say); err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(c.Home, "postgres")
@@ -70,39 +68,24 @@ func (d *database) stop(ctx context.Context) error {
 	return d.private.Stop(ctx)
 }
 
-// ensurePostgresBinaries installs PostgreSQL with apt when it is missing and we are root on a
-// Debian-like system; otherwise it returns pglocal's error, which names what to install.
-func ensurePostgresBinaries(ctx context.Context, say func(string, ...any), out io.Writer) error {
-	_, err := pglocal.FindBinaries()
-	if err == nil {
+// postgresNeed is the private cluster's need for PostgreSQL's server binaries when this run
+// will make one and they are missing: settled with the services' needs, so one apt-get call
+// installs everything.
+func postgresNeed(c Config) []unmet {
+	if c.DatabaseURL != "" || (!c.PrivatePostgres && answering(defaultPostgresAddr)) {
 		return nil
 	}
-	if os.Geteuid() != 0 {
-		return err
-	}
-	if _, lookErr := exec.LookPath("apt-get"); lookErr != nil {
-		return err
-	}
-	say("PostgreSQL server binaries are missing; installing them: apt-get install -y postgresql")
-	install := func() error { return runApt(ctx, out, "install", "-y", "--no-install-recommends", "postgresql") }
-	if installErr := install(); installErr != nil {
-		// A fresh machine has empty package lists; refresh them once and retry.
-		if updErr := runApt(ctx, out, "update"); updErr != nil {
-			return fmt.Errorf("apt-get update failed (%v): %w", updErr, err)
-		}
-		if installErr = install(); installErr != nil {
-			return fmt.Errorf("apt-get install postgresql failed (%v): %w", installErr, err)
-		}
-	}
-	_, err = pglocal.FindBinaries()
-	return err
+	return postgresBinaries()
 }
 
-func runApt(ctx context.Context, out io.Writer, args ...string) error {
-	cmd := exec.CommandContext(ctx, "apt-get", args...)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	cmd.Stdout, cmd.Stderr = out, out
-	return cmd.Run()
+// postgresBinaries is the need for the server binaries pglocal runs, when they are missing.
+func postgresBinaries() []unmet {
+	present := func() bool { _, err := pglocal.FindBinaries(); return err == nil }
+	if present() {
+		return nil
+	}
+	return []unmet{{binary: "the private Postgres", present: present,
+		need: Need{Command: "initdb", Package: "postgresql", Why: "a cluster under the runtime home"}}}
 }
 
 // ensureDatabase creates the database name on the server at adminURL unless it exists.

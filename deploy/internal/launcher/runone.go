@@ -49,6 +49,15 @@ func RunService(ctx context.Context, c Config) error {
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("%s is not built: go build -o %s %s (the Tiltfile's update step does)", bin, bin, Binary{Service: p.Spec.Service, Name: p.Spec.Binary}.Package())
 	}
+	// -infra-only installed what every binary needs; this settles what is still missing.
+	m := thisMachine(c, os.Geteuid(), &aptGet{out: c.Out})
+	skipped, err := settleNeeds(ctx, unmetNeeds([]Spec{p.Spec}, c, m), m, say)
+	if err != nil {
+		return err
+	}
+	if reason := skipped[p.Spec.Binary]; reason != nil {
+		return fmt.Errorf("%s cannot run here: %w", p.Spec.Binary, reason)
+	}
 	if err := prepareOne(ctx, c.Home, p, byName, say); err != nil {
 		return err
 	}
@@ -56,7 +65,7 @@ func RunService(ctx context.Context, c Config) error {
 		return err
 	}
 	// A developer reads this service's log in Tilt's pane: text, unless they chose a format.
-	env := ChildEnv(os.Environ(), p, byName, c.Home, infra, true)
+	env := serviceEnv(c, os.Environ(), p, byName, infra, true)
 	if err := os.Chdir(c.Root); err != nil {
 		return err
 	}

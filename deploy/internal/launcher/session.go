@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -33,7 +34,10 @@ type session struct {
 	self  func(string, ...any) // says a line there
 	// force is closed by a second interrupt: stop services at once.
 	force chan struct{}
-	undo  []func() error
+	// machine finds and installs what the binaries need (needs.go), apt's output on the
+	// console's apt pane.
+	machine machine
+	undo    []func() error
 }
 
 // openSession discovers the binaries, opens the console, locks c.Home and removes the
@@ -49,6 +53,9 @@ func openSession(c Config, cancel func(), interrupts <-chan os.Signal, stateFile
 	w := con.Writer("plinth-up")
 	s := &session{found: found, con: con, out: w, self: func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }}
 	s.onClose(w.Close)
+	apt := con.Writer("apt")
+	s.onClose(apt.Close)
+	s.machine = thisMachine(c, os.Geteuid(), &aptGet{out: apt})
 	defer func() {
 		if err != nil {
 			s.close(nil)
@@ -89,7 +96,7 @@ func (s *session) close(err *error) {
 // in reverse (NATS, then a private Postgres) and says "stopped".
 func (s *session) startInfra(ctx context.Context, c Config) (Infra, error) {
 	say := s.self
-	db, err := openDatabase(ctx, c, say, textLogger(s.con.Writer("postgres"), slog.LevelInfo), s.con.Writer("apt"))
+	db, err := openDatabase(ctx, c, say, textLogger(s.con.Writer("postgres"), slog.LevelInfo), s.machine)
 	if err != nil {
 		return Infra{}, err
 	}
@@ -110,7 +117,29 @@ func (s *session) startInfra(ctx context.Context, c Config) (Infra, error) {
 	}
 	s.onClose(func() error { bus.stop(); return nil })
 	say("NATS: %s (%s)", bus.url, bus.describe)
-	return Infra{DatabaseURL: db.url, NATSURL: bus.url}, nil
+	return Infra{DatabaseURL: db.url, NATSURL: bus.url, NATSUsers: bus.usersDir}, nil
+}
+
+// settleNeeds settles, before anything starts, what specs and a private Postgres need on
+// the machine: one apt-get call installs it all when the launcher may (needs.go). It
+// returns the binaries to skip, with why.
+func (s *session) settleNeeds(ctx context.Context, c Config, specs []Spec) (map[string]error, error) {
+	return settleNeeds(ctx, append(postgresNeed(c), unmetNeeds(specs, c, s.machine)...), s.machine, s.self)
+}
+
+// startKubeBuild starts, when kaas is among the binaries and its local provider lacks a
+// Kubernetes binary, their one-time build in the background (make tools-k8s); close stops it
+// first, before the services it would outlive.
+func (s *session) startKubeBuild(c Config) error {
+	if !slices.ContainsFunc(s.found, func(b Binary) bool { return b.Name == "kaas" }) {
+		return nil
+	}
+	stop, err := startKubeBuild(c, kubeBuildCommand(c.Root), s.self)
+	if err != nil {
+		return err
+	}
+	s.onClose(func() error { stop(); return nil })
+	return nil
 }
 
 // build builds every service binary found into HOME/bin.

@@ -27,11 +27,22 @@ type Spec struct {
 	AdminPort int
 	// TLSPort, when set, is a second, mutual-TLS gRPC port (the cnpgi-plugin's operator mode).
 	TLSPort int
+	// NoDatabase and NoNATS leave PLINTH_DATABASE_URL and PLINTH_NATS_URL out of the binary's
+	// environment: its Config has no such setting, and the binary would warn about them.
+	NoDatabase, NoNATS bool
+	// Settings claims the binary's own settings: prefixes (ending in "_") and whole names.
+	// An inherited PLINTH_* variable whose longest claim is another binary's is left out of
+	// this binary's environment (ChildEnv), so that a user's PLINTH_LVMD_CONFIG, meant for
+	// lvmd-agent, does not make every other binary warn about an unknown variable.
+	Settings []string
 	// DependsOn lists binaries that must be ready before this one starts.
 	DependsOn []string
 	// Env returns extra environment for this binary, given the runtime home and where every
 	// binary of this run listens (keyed by binary name).
 	Env func(home string, placed map[string]Placement) map[string]string
+	// RunEnv, when set, returns extra environment that follows from the run's configuration
+	// rather than from where binaries listen (kaas's Kubernetes binaries under the root).
+	RunEnv func(c Config) map[string]string
 	// Prepare, when set, runs after DependsOn are ready and before the binary starts (e.g. to
 	// obtain credentials from a dependency). An error stops the launch; ErrSkip skips the
 	// binary (Optional says when).
@@ -39,6 +50,27 @@ type Spec struct {
 	// Optional, when set, says when Prepare skips the binary on some machines; the Tiltfile
 	// may leave such a binary out where it cannot run.
 	Optional string
+	// Needs, when set, lists what this binary needs on the machine under this configuration
+	// (commands and the Debian packages that bring them). The launcher checks them before
+	// Prepare: as root on Debian it installs what is missing, one line each; otherwise it
+	// says exactly what to install (needs.go).
+	Needs func(c Config) []Need
+}
+
+// Need is one thing a binary needs on the machine: a command, found on PATH (or at an
+// absolute path), that a Debian package installs.
+type Need struct {
+	// Command is a command name ("lvm"), looked up on PATH and in /usr/sbin and /sbin, or an
+	// absolute path ("/usr/bin/etcd") that must exist (an executable file, or a directory).
+	Command string
+	// Package is the Debian package that installs Command ("lvm2").
+	Package string
+	// Why says what the binary does with it, for the line the launcher prints.
+	Why string
+	// Without, when set, says what does not work while Command is missing: the binary still
+	// runs (kaas refuses clusters with FailedPrecondition naming it). Unset, the binary cannot
+	// run without it: it is skipped when the Spec is Optional, else the launch fails.
+	Without string
 }
 
 // CNPGIPluginName is the plugin name the cnpgi-plugin reports in GetPluginMetadata; CloudNativePG
@@ -50,22 +82,28 @@ const CNPGIPluginName = cnpgiplugin.DefaultName
 // A binary found under services/ but missing here still runs, on the next free ports.
 func Table() []Spec {
 	return []Spec{
-		{Binary: "auth", Service: "auth", GRPCPort: 7001, AdminPort: 7101},
+		{
+			// Every login through the gateway comes from 127.0.0.1: auth believes the
+			// gateway's x-forwarded-for, so lockout counts the browser's address.
+			Binary: "auth", Service: "auth", GRPCPort: 7001, AdminPort: 7101, Env: authEnv,
+			Settings: []string{prefixAuth, envAdminPassword},
+		},
 		{
 			// Every stats call's token is checked with auth. Its sources: the suite's inventory
-			// (on by default) and, when the launcher's environment sets PLINTH_STATS_CEPH_URL (or
-			// PLINTH_STATS_KUBECONFIG), Ceph (Kubernetes): ChildEnv passes those through.
+			// (on by default) and Ceph: the dev Ceph make up starts as root (ceph.go), or the
+			// cluster of PLINTH_STATS_CEPH_URL (and Kubernetes with PLINTH_STATS_KUBECONFIG) when
+			// the launcher's environment sets it: ChildEnv passes those through.
 			Binary: "stats", Service: "stats", GRPCPort: 7002, AdminPort: 7102, DependsOn: []string{"auth"},
-			Env: func(_ string, placed map[string]Placement) map[string]string {
-				return map[string]string{"PLINTH_STATS_AUTH_ADDR": placed["auth"].GRPC}
-			},
+			Env: statsEnv, Needs: cephNeeds, Settings: []string{prefixStats},
 		},
 		{
 			// Vagrant clients carry the server's own tokens; its Plinth RunnerService's tokens are
 			// checked with auth (dialled lazily: no start-order dependency).
 			Binary: "vagrant-server", Service: "vagrant-server", GRPCPort: 7004, AdminPort: 7104,
+			// The runner has the rest of PLINTH_VAGRANT_*.
+			Settings: []string{prefixVagrantJob, envVagrantJobsKept, envVagrantRunnerTTL, envAuthAddr},
 			Env: func(_ string, placed map[string]Placement) map[string]string {
-				return map[string]string{"PLINTH_AUTH_ADDR": placed["auth"].GRPC}
+				return map[string]string{envAuthAddr: placed["auth"].GRPC}
 			},
 		},
 		{
@@ -74,8 +112,9 @@ func Table() []Spec {
 			// bootstraps a fresh vagrant-server for both.
 			Binary: "kaas", Service: "kaas", GRPCPort: 7003, AdminPort: 7103,
 			DependsOn: []string{"auth", "vagrant-server"},
-			Env:       kaasEnv,
-			Prepare:   ensureKaasCredentials,
+			Env:       kaasEnv, RunEnv: kaasRunEnv, Needs: kaasNeeds,
+			Settings: []string{prefixKaas, envAuthAddr},
+			Prepare:  ensureKaasCredentials,
 		},
 		{
 			// TopoLVM's node driver talks to lvmd over a unix socket; TCP 7005 (mTLS) is optional
@@ -83,7 +122,7 @@ func Table() []Spec {
 			// PLINTH_LVMD_CONFIG, it gets a loop-backed volume group under HOME/lvm (lvmd.go);
 			// without root it is skipped.
 			Binary: "lvmd-agent", Service: "lvmd-agent", Socket: "lvmd.sock", AdminPort: 7105,
-			Env: lvmdEnv, Prepare: ensureLvmdVG,
+			Env: withDevS3(lvmdEnv), Prepare: ensureLvmdVG, Needs: lvmdNeeds, Settings: []string{prefixLvmd},
 			Optional: "without PLINTH_LVMD_CONFIG it needs root and lvm2",
 		},
 		{
@@ -91,27 +130,21 @@ func Table() []Spec {
 			// mTLS certificates and stays off until the launcher generates them.
 			Binary: "cnpgi-plugin", Service: "cnpgi-plugin",
 			Socket: filepath.Join("plugins", CNPGIPluginName), AdminPort: 7106, TLSPort: 7006,
-			Env: func(home string, placed map[string]Placement) map[string]string {
-				certs := cnpgiCertDir(home)
-				return map[string]string{
-					"PLINTH_CNPGI_PLUGIN_DIR":    filepath.Join(home, "plugins"),
-					"PLINTH_CNPGI_PLUGIN_NAME":   CNPGIPluginName,
-					"PLINTH_CNPGI_TLS_ADDR":      placed["cnpgi-plugin"].TLS,
-					"PLINTH_CNPGI_TLS_CERT":      filepath.Join(certs, "server.crt"),
-					"PLINTH_CNPGI_TLS_KEY":       filepath.Join(certs, "server.key"),
-					"PLINTH_CNPGI_TLS_CLIENT_CA": filepath.Join(certs, "client.crt"),
-				}
-			},
-			Prepare: ensureCNPGICerts,
+			// With the dev Ceph, its default store is the radosgw (cnpgi.go).
+			Env:      cnpgiEnv,
+			Prepare:  ensureCNPGICerts,
+			Settings: []string{prefixCNPGI},
 		},
 		{
 			// The runner serves no gRPC: it dials vagrant-server and streams jobs from it.
-			Binary: "vagrant-runner", Service: "vagrant-server", AdminPort: 7107,
-			DependsOn: []string{"vagrant-server"},
+			Binary: "vagrant-runner", Service: "vagrant-server", AdminPort: 7107, NoDatabase: true, NoNATS: true,
+			DependsOn: []string{"vagrant-server"}, Needs: runnerNeeds, Settings: []string{prefixVagrant},
 			Env: func(home string, placed map[string]Placement) map[string]string {
 				return map[string]string{
-					"PLINTH_VAGRANT_SERVER_ADDR":      placed["vagrant-server"].GRPC,
-					"PLINTH_VAGRANT_RUNNER_STATE_DIR": runnerStateDir(home),
+					envVagrantServerAddr:     placed["vagrant-server"].GRPC,
+					envVagrantRunnerStateDir: runnerStateDir(home),
+					// kaas's jobs have slots of their own (kaasRunnerID).
+					envVagrantRunnerReservedID: kaasRunnerID(home),
 				}
 			},
 			Prepare: ensureRunnerToken,
@@ -119,9 +152,10 @@ func Table() []Spec {
 		{
 			// The gateway (services/gateway): gRPC, gRPC-Web and Connect on one port, routed by
 			// services/gateway/routes to the binaries above; last, so its backends are ready.
-			Binary: GatewayBinary, Service: "gateway", GRPCPort: 8080, AdminPort: 8180,
+			Binary: GatewayBinary, Service: "gateway", GRPCPort: 8080, AdminPort: 8180, NoDatabase: true,
 			DependsOn: routes.Backends(),
 			Env:       gatewayEnv,
+			Settings:  []string{prefixGateway},
 		},
 	}
 }

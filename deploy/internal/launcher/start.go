@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
 // startAll starts the placed binaries in waves: a binary starts once the binaries it depends
-// on are ready. It returns the children started so far, in start order, even on error.
-func startAll(ctx context.Context, c Config, con *Console, placed []Placement, infra Infra, say func(string, ...any)) ([]*child, error) {
+// on are ready. A binary in skipped (its needs are missing) or whose Prepare returns ErrSkip
+// is left out with one line saying why. It returns the children started so far, in start
+// order, even on error.
+func startAll(ctx context.Context, c Config, con *Console, placed []Placement, infra Infra, skipped map[string]error, say func(string, ...any)) ([]*child, error) {
 	byName := map[string]Placement{}
 	for _, p := range placed {
 		byName[p.Spec.Binary] = p
@@ -40,6 +44,11 @@ func startAll(ctx context.Context, c Config, con *Console, placed []Placement, i
 					say("warning: %s depends on %s, which is not under services/; starting it anyway", p.Spec.Binary, d)
 				}
 			}
+			if reason := skipped[p.Spec.Binary]; reason != nil {
+				say("%s: %v", p.Spec.Binary, reason)
+				ready[p.Spec.Binary] = true
+				continue
+			}
 			if p.Spec.Prepare != nil {
 				err := p.Spec.Prepare(ctx, c.Home, byName, say)
 				if errors.Is(err, ErrSkip) {
@@ -51,7 +60,7 @@ func startAll(ctx context.Context, c Config, con *Console, placed []Placement, i
 					return children, fmt.Errorf("prepare %s: %w", p.Spec.Binary, err)
 				}
 			}
-			env := ChildEnv(os.Environ(), p, byName, c.Home, infra, c.Terminal)
+			env := serviceEnv(c, os.Environ(), p, byName, infra, c.Terminal)
 			ch, err := startChild(p.Spec.Binary, filepath.Join(c.Home, "bin", p.Spec.Binary), env, c.Root, con.Writer(p.Spec.Binary))
 			if err != nil {
 				return children, err
@@ -99,4 +108,26 @@ func prepareSockets(placed []Placement) error {
 func socketPath(addr string) (string, bool) {
 	path, ok := strings.CutPrefix(addr, "unix://")
 	return path, ok && path != ""
+}
+
+// serviceEnv is ChildEnv plus what the spec takes from the run's configuration (RunEnv): the
+// environment both make up and -run give a service.
+func serviceEnv(c Config, base []string, p Placement, byName map[string]Placement, infra Infra, terminal bool) []string {
+	env := ChildEnv(base, p, byName, c.Home, infra, terminal)
+	if p.Spec.RunEnv != nil {
+		extra := p.Spec.RunEnv(c)
+		for _, k := range slices.Sorted(maps.Keys(extra)) {
+			env = append(env, k+"="+extra[k])
+		}
+	}
+	return env
+}
+
+// specsOf are the specs of the placed binaries.
+func specsOf(placed []Placement) []Spec {
+	specs := make([]Spec, len(placed))
+	for i, p := range placed {
+		specs[i] = p.Spec
+	}
+	return specs
 }

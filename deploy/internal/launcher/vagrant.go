@@ -2,6 +2,8 @@ package launcher
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +22,19 @@ import (
 
 // runnerStateDir is where make up keeps the vagrant-runner's id and login token.
 func runnerStateDir(home string) string { return filepath.Join(home, "vagrant-runner") }
+
+// kaasRunnerID is the runner id make up reserves for kaas: the vagrant-runner registers it
+// by-id-only beside its own (PLINTH_VAGRANT_RUNNER_RESERVED_ID) and kaas's jobs target it
+// (PLINTH_KAAS_VAGRANT_RUNNER_ID), so a user's long jobs, which go to the runner's general
+// slots, never delay cluster provisioning. It is derived from the runtime home: stable across
+// restarts, and two suites sharing one database do not take each other's machine jobs.
+func kaasRunnerID(home string) string {
+	if abs, err := filepath.Abs(home); err == nil {
+		home = abs
+	}
+	sum := sha256.Sum256([]byte(home))
+	return "kaas-" + hex.EncodeToString(sum[:6])
+}
 
 // ensureRunnerToken gives the local vagrant-runner a login token so that `make up` has a working
 // runner: on a fresh database it bootstraps vagrant-server (the first token can only be had

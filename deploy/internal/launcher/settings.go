@@ -1,0 +1,82 @@
+package launcher
+
+import "github.com/plinth-dev/plinth/libs/platform/config"
+
+// The settings of the service binaries that the launcher sets or reads, named once. Each is
+// the env tag of a field of that binary's Config (services/<svc>/internal/app, which the
+// launcher cannot import; the settings every binary shares come from libs/platform/config).
+// TestLauncherSetsOnlySettingsOfItsBinaries checks every name the launcher gives a binary
+// against configcheck/settings, which reads those tags, and TestNoSettingSpelledOutside that
+// no other file of the launcher spells a service setting: a typo fails a test instead of
+// leaving a binary on its default.
+const (
+	envGRPCAddr     = config.EnvGRPCAddr
+	envAdminAddr    = config.EnvAdminAddr
+	envDatabaseURL  = config.EnvDatabaseURL
+	envNATSURL      = config.EnvNATSURL
+	envNATSUser     = config.EnvNATSUser
+	envNATSPassword = config.EnvNATSPassword
+	envLogFormat    = config.EnvLogFormat
+	envLogCalls     = config.EnvLogCalls
+
+	// auth
+	envAuthTrustedProxies = "PLINTH_AUTH_TRUSTED_PROXIES"
+	envAdminPassword      = "PLINTH_ADMIN_PASSWORD"
+
+	// stats
+	envStatsAuthAddr         = "PLINTH_STATS_AUTH_ADDR"
+	envStatsCephURL          = "PLINTH_STATS_CEPH_URL"
+	envStatsCephUser         = "PLINTH_STATS_CEPH_USER"
+	envStatsCephPasswordFile = "PLINTH_STATS_CEPH_PASSWORD_FILE"
+
+	// kaas and vagrant-server: auth's address for their token checks.
+	envAuthAddr = "PLINTH_AUTH_ADDR"
+
+	// kaas
+	envKaasProvider               = "PLINTH_KAAS_PROVIDER"
+	envKaasRESTAddr               = "PLINTH_KAAS_REST_ADDR"
+	envKaasSecretKeyFile          = "PLINTH_KAAS_SECRET_KEY_FILE"
+	envKaasVagrantAddr            = "PLINTH_KAAS_VAGRANT_ADDR"
+	envKaasVagrantTokenFile       = "PLINTH_KAAS_VAGRANT_TOKEN_FILE"
+	envKaasVagrantMachineDir      = "PLINTH_KAAS_VAGRANT_MACHINE_DIR"
+	envKaasVagrantRunnerID        = "PLINTH_KAAS_VAGRANT_RUNNER_ID"
+	envKaasVagrantKubeBuildStatus = "PLINTH_KAAS_VAGRANT_KUBE_BUILD_STATUS"
+	envKaasVagrantKubeBinDir      = "PLINTH_KAAS_VAGRANT_KUBE_BIN_DIR"
+	envKaasVagrantEtcd            = "PLINTH_KAAS_VAGRANT_ETCD"
+
+	// vagrant-runner
+	envVagrantServerAddr       = "PLINTH_VAGRANT_SERVER_ADDR"
+	envVagrantRunnerStateDir   = "PLINTH_VAGRANT_RUNNER_STATE_DIR"
+	envVagrantRunnerReservedID = "PLINTH_VAGRANT_RUNNER_RESERVED_ID"
+
+	// lvmd-agent
+	envLvmdConfig                 = "PLINTH_LVMD_CONFIG"
+	envLvmdDefaultS3Endpoint      = "PLINTH_LVMD_DEFAULT_S3_ENDPOINT"
+	envLvmdDefaultS3AccessKeyFile = "PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE"
+	envLvmdDefaultS3SecretKeyFile = "PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE"
+
+	// cnpgi-plugin
+	envCNPGIPluginDir  = "PLINTH_CNPGI_PLUGIN_DIR"
+	envCNPGIPluginName = "PLINTH_CNPGI_PLUGIN_NAME"
+	envCNPGIConfig     = "PLINTH_CNPGI_CONFIG"
+	envCNPGITLSAddr    = "PLINTH_CNPGI_TLS_ADDR"
+	envCNPGITLSCert    = "PLINTH_CNPGI_TLS_CERT"
+	envCNPGITLSKey     = "PLINTH_CNPGI_TLS_KEY"
+	envCNPGITLSCA      = "PLINTH_CNPGI_TLS_CLIENT_CA"
+)
+
+// What the Specs' Settings claim beyond the names above: the prefixes of the services' own
+// settings, and the names that tell vagrant-server's settings from the runner's. A name
+// ending in "_" is a prefix, which TestNoSettingSpelledOutside checks some setting starts with.
+const (
+	prefixAuth          = "PLINTH_AUTH_"
+	prefixStats         = "PLINTH_STATS_"
+	prefixKaas          = "PLINTH_KAAS_"
+	prefixVagrant       = "PLINTH_VAGRANT_"
+	prefixVagrantJob    = "PLINTH_VAGRANT_JOB_"
+	prefixLvmd          = "PLINTH_LVMD_"
+	prefixCNPGI         = "PLINTH_CNPGI_"
+	prefixGateway       = "PLINTH_GATEWAY_"
+	envVagrantJobsKept  = "PLINTH_VAGRANT_JOBS_KEPT"
+	envVagrantRunnerTTL = "PLINTH_VAGRANT_RUNNER_TIMEOUT"
+)
