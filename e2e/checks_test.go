@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,14 +19,39 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 )
 
-// checkNATS connects and asks JetStream for the account: it fails when JetStream is off.
-func checkNATS(t *testing.T, natsURL string) {
+// connectNATS connects to the suite's NATS as the operator user the launcher reported; the
+// connection is closed when the test ends.
+func connectNATS(t *testing.T, e endpoints) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(natsURL, nats.Timeout(5*time.Second))
-	if err != nil {
-		t.Fatalf("connect to NATS at %s: %v", natsURL, err)
+	opts := []nats.Option{nats.Timeout(5 * time.Second)}
+	if e.NATSUser != "" {
+		pw, err := os.ReadFile(e.NATSPasswordFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, nats.UserInfo(e.NATSUser, strings.TrimSpace(string(pw))))
 	}
-	defer nc.Close()
+	nc, err := nats.Connect(e.NATS, opts...)
+	if err != nil {
+		t.Fatalf("connect to NATS at %s: %v", e.NATS, err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// checkNATS checks that the embedded NATS refuses a client without credentials, then
+// connects and asks JetStream for the account: it fails when JetStream is off.
+func checkNATS(t *testing.T, e endpoints) {
+	t.Helper()
+	natsURL := e.NATS
+	if e.NATSUser == "" {
+		t.Errorf("the launcher reported no NATS user: its embedded NATS takes any client")
+	}
+	if anon, err := nats.Connect(natsURL, nats.Timeout(5*time.Second)); err == nil {
+		anon.Close()
+		t.Errorf("NATS at %s accepted a client without credentials", natsURL)
+	}
+	nc := connectNATS(t, e)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +92,8 @@ func dropDatabase(t *testing.T, dbURL, name string) {
 		t.Fatal(err)
 	}
 	u.Path = "/postgres"
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A drop waits for a checkpoint: on a loaded 2-core CI machine it took more than 10 s.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, u.String())
 	if err != nil {

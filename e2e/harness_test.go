@@ -15,12 +15,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/ports"
 )
 
 // endpoints mirrors the launcher's HOME/endpoints.json.
 type endpoints struct {
-	NATS     string `json:"nats"`
-	Database string `json:"database"`
+	NATS string `json:"nats"`
+	// NATSUser and NATSPasswordFile are the embedded NATS's operator user and its password.
+	NATSUser         string `json:"nats_user"`
+	NATSPasswordFile string `json:"nats_password_file"`
+	Database         string `json:"database"`
 	// Gateway is the Go gateway's "host:port" (gRPC, gRPC-Web and Connect), when it runs.
 	Gateway  string `json:"gateway,omitempty"`
 	Services []struct {
@@ -116,12 +121,12 @@ func portsFree(ports ...int) bool {
 func freeOffset(t *testing.T, base int) int {
 	t.Helper()
 	// Each test has its own band (bases 1700 apart, see offsetBands): a suite at offset O
-	// takes 4222+O, 7000..7299+O and the gateway's 8080+O and 8180+O, so two bands never
-	// share a port while the tests run in parallel. Within a band only small shifts are
-	// tried, which keep that true.
+	// takes 4222+O, 7000..7339+O (7300..7339: the dev Ceph) and the gateway's 8080+O and
+	// 8180+O, so two bands never share a port while the tests run in parallel. Within a band
+	// only small shifts are tried, which keep that true.
 	for offset := base; offset <= base+100; offset += 50 {
 		ports := []int{4222 + offset, 8080 + offset, 8180 + offset}
-		for p := 7000; p < 7300; p++ {
+		for p := 7000; p < 7340; p++ {
 			ports = append(ports, p+offset)
 		}
 		if portsFree(ports...) {
@@ -142,7 +147,55 @@ const (
 	bandMakeUp
 	bandPrivatePostgres
 	bandFixture
+	bandDevCeph
+	bandFresh
+	bandAfterLast // not a band: where the next one would start
+
+	// bandCompose is TestComposeStack's, below every other band: docker-compose.yaml
+	// publishes 4222..8181, so a band after bandAfterLast would reach past ports.Min. Shifted by
+	// -3000 (down to -3100), its ports are 1122..5181: above the privileged ports, below the
+	// lowest port of bandJourneys (4222+2000), and clear of a host's own 4222 and 5432.
+	bandCompose = -3000
+	// bandComposeFaults is TestComposeFaults': 500 above bandCompose (ports 1622..5681), so
+	// the two compose projects can run side by side (no port of one is a port of the other at
+	// any shift composeOffset tries).
+	bandComposeFaults = -2500
 )
+
+// TestOffsetBandsBelowRandomPorts: the highest port a band may take (its gateway's admin port
+// at the band's last shift) stays below ports.Min, where pglocal, kubetest and cephtest pick
+// ports at random; a band above it failed CI with "no port offset … with free ports" when a
+// test's etcd had picked a port inside it.
+func TestOffsetBandsBelowRandomPorts(t *testing.T) {
+	last := bandAfterLast - 1700
+	if highest := 8180 + last + 100; highest >= ports.Min {
+		t.Fatalf("the last band's highest port %d is at or above ports.Min %d", highest, ports.Min)
+	}
+	// The compose bands, at each shift composeOffset tries: above the privileged ports, below
+	// every other band, never a host's own NATS or Postgres port, and apart from each other.
+	taken := map[int]string{}
+	for _, band := range []struct {
+		name   string
+		offset int
+	}{{"bandCompose", bandCompose}, {"bandComposeFaults", bandComposeFaults}} {
+		mine := map[int]bool{}
+		for shift := 0; shift <= 100; shift += 50 {
+			for _, p := range composePorts {
+				q := p + band.offset - shift
+				if q < 1024 || q >= 4222+bandJourneys || q == 4222 || q == 5432 {
+					t.Fatalf("%s puts %d at %d: outside 1024..%d or a host's NATS/Postgres port", band.name, p, q, 4222+bandJourneys-1)
+				}
+				if other, ok := taken[q]; ok && other != band.name {
+					t.Fatalf("%s and %s can both publish on %d", other, band.name, q)
+				}
+				mine[q] = true
+			}
+		}
+		for q := range mine {
+			taken[q] = band.name
+		}
+	}
+}
 
 // launcher is one running plinth-up.
 type launcher struct {
@@ -153,15 +206,17 @@ type launcher struct {
 	err  error
 }
 
-// withoutSuiteEnv drops variables that would point the suite at other infrastructure.
+// withoutSuiteEnv drops variables that would point the suite at other infrastructure, and
+// turns the launcher's dev Ceph off: ~400 MB and ~15 s per suite that does not look at it. A
+// suite that does appends PLINTH_NO_CEPH=0 (the last value of a variable wins).
 func withoutSuiteEnv(env []string) []string {
-	var kept []string
+	kept := []string{"PLINTH_NO_CEPH=1"}
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "PLINTH_DATABASE_URL", "PLINTH_NATS_URL", "PLINTH_HOME", "PLINTH_PORT_OFFSET",
 			"PLINTH_DATABASE_NAME", "PLINTH_PRIVATE_POSTGRES", "PLINTH_LVMD_CONFIG", "PLINTH_LVMD_VG",
-			"TILT_PORT", "TILT_HOST":
+			"PLINTH_NO_CEPH", "PLINTH_STATS_CEPH_URL", "PLINTH_CNPGI_CONFIG", "TILT_PORT", "TILT_HOST":
 			continue
 		}
 		kept = append(kept, kv)

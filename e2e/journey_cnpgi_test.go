@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -26,8 +25,8 @@ import (
 const walArchivedSubject = "plinth.cnpgi.wal.archived"
 
 // journeyCNPGIArchive: an operator archives a real WAL segment (initdb's first) through the
-// gateway into the plugin's object store (make up's POSIX store "local"), and the plugin
-// announces it on NATS.
+// gateway into the plugin's object store (make up's POSIX store "local", or with its dev Ceph
+// the radosgw's bucket), and the plugin announces it on NATS.
 func (s *journeySuite) journeyCNPGIArchive(t *testing.T) {
 	s.requireService(t, "cnpgi-plugin")
 	if s.pgdataErr != nil {
@@ -59,15 +58,29 @@ func (s *journeySuite) journeyCNPGIArchive(t *testing.T) {
 	if st.GetLastWal() != filepath.Base(segment) {
 		t.Errorf("WAL Status says the last archived segment is %q, want %s (%v)", st.GetLastWal(), filepath.Base(segment), st)
 	}
-	stored, _ := filepath.Glob(filepath.Join(s.home, "cnpgi-store", "*", server, "wals", "0000000100000000", filepath.Base(segment)+"*"))
-	if len(stored) == 0 {
-		stored, _ = filepath.Glob(filepath.Join(s.home, "cnpgi-store", server, "wals", "0000000100000000", filepath.Base(segment)+"*"))
-	}
-	if len(stored) == 0 {
-		t.Errorf("no archived object for %s under %s", server, filepath.Join(s.home, "cnpgi-store"))
+	if dev, ok := readDevCeph(t, s.home); ok {
+		// make up's dev Ceph: the plugin's default store is its radosgw's bucket plinth-cnpgi.
+		found := false
+		for o, err := range devS3(t, dev.S3.Endpoint, dev.S3.EnvFile, "plinth-cnpgi").List(callCtx(t), server+"/") {
+			if err != nil {
+				t.Fatalf("list the dev S3's bucket plinth-cnpgi: %v", err)
+			}
+			found = found || strings.Contains(o.Key, "/wals/0000000100000000/"+filepath.Base(segment))
+		}
+		if !found {
+			t.Errorf("no archived object for %s in the dev S3's bucket plinth-cnpgi", server)
+		}
+	} else {
+		stored, _ := filepath.Glob(filepath.Join(s.home, "cnpgi-store", "*", server, "wals", "0000000100000000", filepath.Base(segment)+"*"))
+		if len(stored) == 0 {
+			stored, _ = filepath.Glob(filepath.Join(s.home, "cnpgi-store", server, "wals", "0000000100000000", filepath.Base(segment)+"*"))
+		}
+		if len(stored) == 0 {
+			t.Errorf("no archived object for %s under %s", server, filepath.Join(s.home, "cnpgi-store"))
+		}
 	}
 
-	ev := waitWALArchived(t, s.endpoints.NATS, server, start)
+	ev := waitWALArchived(t, s.endpoints, server, start)
 	if !slices.Contains(ev.GetWalNames(), filepath.Base(segment)) || ev.GetSizeBytes() != 1<<20 || ev.GetStoredBytes() <= 0 {
 		t.Errorf("event %v, want %s of 1 MiB stored", ev, filepath.Base(segment))
 	}
@@ -75,13 +88,9 @@ func (s *journeySuite) journeyCNPGIArchive(t *testing.T) {
 
 // waitWALArchived reads the plugin's stream on the suite's NATS from start until an event for
 // server arrives.
-func waitWALArchived(t *testing.T, natsURL, server string, start time.Time) *eventsv1.WALArchived {
+func waitWALArchived(t *testing.T, e endpoints, server string, start time.Time) *eventsv1.WALArchived {
 	t.Helper()
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connectNATS(t, e)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,9 @@ func (s *journeySuite) journeyKaasCluster(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		skipOrFail(t, "the runner's netns machines need iproute2 (apt-get install iproute2)")
 	}
+	if fi, err := os.Stat("/usr/bin/etcd"); err != nil || fi.Mode().Perm()&0o111 == 0 {
+		skipOrFail(t, "kaas refuses clusters without etcd (apt-get install etcd-server)")
+	}
 	s.requireService(t, "kaas")
 	s.requireService(t, "vagrant-runner")
 	s.requireService(t, "stats")

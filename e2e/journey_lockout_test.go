@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"testing"
@@ -16,20 +18,28 @@ import (
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 )
 
-// journeyLockout: someone guesses a password through the gateway. After auth's limit of
-// failures the login is refused with ResourceExhausted, and what tells a client how long to
-// wait — the RetryInfo detail and the retry-after header — arrives through the gateway, over
-// gRPC and over Connect.
+// journeyLockout: someone guesses admin's password through the gateway from one address.
+// After auth's limit of failures that (username, address) pair is refused with
+// ResourceExhausted — even the right password — and what tells a client how long to wait (the
+// RetryInfo detail and the retry-after header) arrives through the gateway, over gRPC and over
+// Connect. The guesses cannot be turned against admin: a login from another address works, and
+// a session admin already holds stays valid.
 func (s *journeySuite) journeyLockout(t *testing.T) {
-	user := "intruder-" + randomHex(t, 3)
 	auth := authpb.NewAuthServiceClient(s.gw)
-	var (
-		err             error
-		header, trailer metadata.MD
-	)
+	// Addresses of their own (the gateway forwards x-forwarded-for, which make up tells auth to
+	// believe), so the other journeys' logins from 127.0.0.1 are not throttled by this one.
+	guesser, elsewhere := "198.51.100."+strconv.Itoa(1+rand.IntN(120)), "198.51.100."+strconv.Itoa(130+rand.IntN(120))
+	from := func(addr string) context.Context {
+		return metadata.AppendToOutgoingContext(callCtx(t), "x-forwarded-for", addr)
+	}
+	session, err := auth.Login(from(elsewhere), &authpb.LoginRequest{Username: "admin", Password: s.password})
+	if err != nil {
+		t.Fatalf("admin's login before the guesses: %v", err)
+	}
+	var header, trailer metadata.MD
 	for i := 0; i < 10; i++ {
 		header, trailer = nil, nil
-		_, err = auth.Login(callCtx(t), &authpb.LoginRequest{Username: user, Password: "wrong-password"},
+		_, err = auth.Login(from(guesser), &authpb.LoginRequest{Username: "admin", Password: "wrong-password"},
 			grpc.Header(&header), grpc.Trailer(&trailer))
 		if status.Code(err) != codes.Unauthenticated {
 			break
@@ -37,6 +47,15 @@ func (s *journeySuite) journeyLockout(t *testing.T) {
 	}
 	if status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("Login after repeated failures: %v, want ResourceExhausted", err)
+	}
+	if _, err := auth.Login(from(guesser), &authpb.LoginRequest{Username: "admin", Password: s.password}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("the right password from the throttled %s: %v, want ResourceExhausted", guesser, err)
+	}
+	if _, err := auth.Login(from(elsewhere), &authpb.LoginRequest{Username: "admin", Password: s.password}); err != nil {
+		t.Errorf("wrong passwords from %s locked admin out at %s: %v", guesser, elsewhere, err)
+	}
+	if ok, err := auth.CheckToken(withToken(callCtx(t), session.GetToken()), &authpb.CheckTokenRequest{Token: session.GetToken()}); err != nil || !ok.GetSuccess() {
+		t.Errorf("admin's session after the guesses: %v %v", ok, err)
 	}
 	var retry *errdetails.RetryInfo
 	for _, d := range status.Convert(err).Details() {
@@ -57,10 +76,12 @@ func (s *journeySuite) journeyLockout(t *testing.T) {
 	// The console's view of the same refusal (Connect): code and detail.
 	login := connect.NewClient[authpb.LoginRequest, authpb.LoginResponse](&http.Client{Timeout: callTimeout},
 		"http://"+s.endpoints.Gateway+"/services.auth.AuthService/Login")
-	_, err = login.CallUnary(callCtx(t), connect.NewRequest(&authpb.LoginRequest{Username: user, Password: "wrong-password"}))
+	req := connect.NewRequest(&authpb.LoginRequest{Username: "admin", Password: "wrong-password"})
+	req.Header().Set("X-Forwarded-For", guesser)
+	_, err = login.CallUnary(callCtx(t), req)
 	var cerr *connect.Error
 	if !errors.As(err, &cerr) || cerr.Code() != connect.CodeResourceExhausted {
-		t.Fatalf("Connect Login of a locked user: %v, want resource_exhausted", err)
+		t.Fatalf("Connect Login from a throttled address: %v, want resource_exhausted", err)
 	}
 	found := false
 	for _, d := range cerr.Details() {

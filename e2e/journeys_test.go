@@ -41,11 +41,14 @@ func TestJourneys(t *testing.T) {
 	s := startJourneySuite(t)
 	t.Run("LoginAndEveryService", s.journeyLogin)
 	t.Run("BrowserProtocols", s.journeyBrowser)
+	t.Run("KoorDashboard", s.journeyKoor)
 	t.Run("VagrantJob", s.journeyVagrantJob)
 	t.Run("CNPGIArchive", s.journeyCNPGIArchive)
 	t.Run("LvmdCapacityInStats", s.journeyLvmdCapacity)
 	t.Run("KaasClusterMachines", s.journeyKaasCluster)
+	t.Run("ViewerAndOperator", s.journeyRoles)
 	t.Run("LoginLockout", s.journeyLockout)
+	t.Run("LockoutPerBrowserAddress", s.journeyLockoutPerAddress)
 	t.Run("LogoutRevokesEverywhere", s.journeyLogout)
 }
 

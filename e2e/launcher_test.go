@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/plinth-dev/plinth/libs/platform/pglocal"
@@ -32,7 +31,7 @@ func TestMakeUp(t *testing.T) {
 	e := l.waitEndpoints(t, readyTimeout)
 	defer dropDatabase(t, e.Database, dbName)
 
-	checkNATS(t, e.NATS)
+	checkNATS(t, e)
 	connectDB(t, e.Database, dbName)
 	if len(e.Services) == 0 {
 		t.Log("no services under services/ yet: checked NATS and Postgres only")
@@ -82,7 +81,7 @@ func TestMakeUpPrivatePostgresKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = db.Close(ctx)
-	publishKept(ctx, t, e.NATS)
+	publishKept(ctx, t, e)
 	first.interrupt(t, stopTimeout)
 	if left := processesUsing(t, home); len(left) > 0 {
 		t.Fatalf("processes left after the first run: %v", left)
@@ -94,20 +93,16 @@ func TestMakeUpPrivatePostgresKeepsData(t *testing.T) {
 	if err := connectDB(t, e.Database, "plinth").QueryRow(ctx, "SELECT v FROM e2e_kept").Scan(&v); err != nil || v != "kept" {
 		t.Errorf("row after restart = %q, %v; want the row written before", v, err)
 	}
-	checkKept(ctx, t, e.NATS)
+	checkKept(ctx, t, e)
 	second.interrupt(t, stopTimeout)
 	if left := processesUsing(t, home); len(left) > 0 {
 		t.Errorf("processes left after the second run: %v", left)
 	}
 }
 
-func publishKept(ctx context.Context, t *testing.T, natsURL string) {
+func publishKept(ctx context.Context, t *testing.T, e endpoints) {
 	t.Helper()
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connectNATS(t, e)
 	js, _ := jetstream.New(nc)
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "E2E_KEPT", Subjects: []string{"e2e.kept"}}); err != nil {
 		t.Fatal(err)
@@ -117,13 +112,9 @@ func publishKept(ctx context.Context, t *testing.T, natsURL string) {
 	}
 }
 
-func checkKept(ctx context.Context, t *testing.T, natsURL string) {
+func checkKept(ctx context.Context, t *testing.T, e endpoints) {
 	t.Helper()
-	nc, err := nats.Connect(natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connectNATS(t, e)
 	js, _ := jetstream.New(nc)
 	s, err := js.Stream(ctx, "E2E_KEPT")
 	if err != nil {
