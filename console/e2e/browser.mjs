@@ -242,6 +242,16 @@ try {
   await page.getByText(new RegExp(`^Removed ${volume}`)).waitFor();
   await vrow.waitFor({ state: "detached", timeout: 30_000 });
 
+  step = "activity: the audit trail names the admin beside the volume they created and removed";
+  await go("Activity");
+  const removedEntry = page.locator("#activity tbody tr", { hasText: `volume ${volume} removed` });
+  await removedEntry.first().waitFor({ timeout: 30_000 });
+  if (!(await removedEntry.first().textContent())?.includes(username)) {
+    throw new Error(`the activity of the removed volume does not name ${username}: ${await removedEntry.first().textContent()}`);
+  }
+  log("activity:", await removedEntry.first().textContent());
+  await shot("06-activity");
+
   step = "backups: the server whose WAL was archived, its range and (keyboard) its base backups";
   await go("Backups");
   if (walServer) {
@@ -262,13 +272,14 @@ try {
   }
   await shot("05-backups");
 
-  step = "admin: create a user, who signs in elsewhere; disable them, which ends that session";
+  step = "admin: create a viewer, who signs in elsewhere and is offered no writes; disable them, which ends that session; make them an operator";
   await go("Admin");
   await page.getByRole("heading", { name: "Create a user" }).waitFor();
   const member = `member-${suffix}`.slice(0, 24);
   const memberPassword = `pw-${suffix}-member`;
   await page.getByLabel("Username", { exact: true }).fill(member);
   await page.getByLabel("Password (empty: generate)").fill(memberPassword);
+  await page.locator('select[name="new-role"]').selectOption("viewer");
   await page.getByRole("button", { name: "Create user" }).click();
   await page.getByText(`Created ${member}.`).waitFor();
   const urow = page.locator(`tr[data-user="${member}"]`);
@@ -287,6 +298,21 @@ try {
   await memberPage.getByText(/You need admin rights/).waitFor();
   await memberPage.screenshot({ path: join(outDir, "09-admin-refused.png"), fullPage: true });
   log("a non-admin on the admin page:", await memberPage.getByRole("status").first().textContent());
+  if (await memberPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Admin" }).count()) {
+    throw new Error("a viewer's menu offers the Admin page");
+  }
+  await memberPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Clusters" }).click();
+  await memberPage.getByText(/your role is viewer/).waitFor();
+  await memberPage.getByRole("heading", { name: "Clusters", level: 2 }).waitFor();
+  if (await memberPage.getByRole("heading", { name: "Create a cluster" }).count()) throw new Error("a viewer is offered to create clusters");
+  // The volume the admin left (the backup's) is listed to the viewer without a Remove button.
+  await memberPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Volumes" }).click();
+  await memberPage.getByRole("heading", { name: /^Device class / }).first().waitFor();
+  if (volumeBackup) await memberPage.locator("tr[data-volume]").first().waitFor({ timeout: 30_000 });
+  if (await memberPage.getByRole("heading", { name: "Create a volume" }).count() || await memberPage.getByRole("button", { name: "Remove" }).count()) {
+    throw new Error("a viewer is offered to create or remove volumes");
+  }
+  await memberPage.screenshot({ path: join(outDir, "10-viewer-volumes.png"), fullPage: true });
   await shot("09-admin");
   await urow.getByRole("button", { name: "Disable" }).click();
   await page.getByText(`Disabled ${member}.`).waitFor();
@@ -294,6 +320,9 @@ try {
   await memberPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Storage" }).click();
   await memberPage.getByText(/^You were signed out: /).waitFor({ timeout: 30_000 });
   log("disabled user's session ended:", await memberPage.getByRole("status").first().textContent());
+  await urow.locator('select[name="user-role"]').selectOption("operator");
+  await page.getByText(`${member} is now operator.`).waitFor();
+  if ((await urow.locator('select[name="user-role"]').inputValue()) !== "operator") throw new Error("the role change does not show in the users table");
   await other.close();
 
   step = "dark mode and a phone screen";

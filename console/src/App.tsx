@@ -4,6 +4,7 @@ import { useCallback, useEffect, useMemo, useState } from "react";
 import { makeClients } from "./lib/clients";
 import { describeError } from "./lib/errors";
 import { pageFor, pages, signInPath } from "./lib/routes";
+import { canAdminister, canWrite } from "./lib/roles";
 import { endSession, loadSession, msUntilExpiry, refusedMessage, saveSession, signOutReason, vagrantToken, type Session } from "./lib/session";
 import { SignIn } from "./views/SignIn";
 import { Storage } from "./views/Storage";
@@ -12,6 +13,7 @@ import { Clusters } from "./views/Clusters";
 import { Volumes } from "./views/Volumes";
 import { Admin } from "./views/Admin";
 import { Backups } from "./views/Backups";
+import { Activity } from "./views/Activity";
 
 function usePath(): [string, (p: string) => void] {
   const [path, setPath] = useState(window.location.pathname);
@@ -98,7 +100,7 @@ export function App() {
         <a className="brand" href="/storage" onClick={(e) => { e.preventDefault(); go("/storage"); }}>Plinth</a>
         <nav aria-label="Main">
           <ul>
-            {pages.map((p) => (
+            {pages.filter((p) => p.path !== "/admin" || canAdminister(session.role)).map((p) => (
               <li key={p.path}>
                 <a
                   href={p.path}
@@ -111,16 +113,18 @@ export function App() {
         </nav>
         <div className="who">
           <span title={session.accountId}>{session.username}</span>
+          {session.role && <span className="badge" data-role={session.role}>{session.role}</span>}
           <button type="button" onClick={signOut}>Sign out</button>
         </div>
       </header>
       <main id="main" tabIndex={-1}>
         {current === "/storage" && <Storage stats={clients.stats} history={clients.history} />}
         {current === "/vagrant" && <VagrantView client={clients.vagrant} runners={clients.runners} onToken={setVToken} />}
-        {current === "/clusters" && <Clusters kaas={clients.kaas} />}
-        {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} jobs={clients.lvmdJobs} />}
+        {current === "/clusters" && <Clusters kaas={clients.kaas} canWrite={canWrite(session.role)} />}
+        {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} jobs={clients.lvmdJobs} canWrite={canWrite(session.role)} />}
         {current === "/admin" && <Admin admin={clients.admin} me={session.username} />}
         {current === "/backups" && <Backups catalog={clients.catalog} />}
+        {current === "/activity" && <Activity history={clients.history} />}
       </main>
     </div>
   );

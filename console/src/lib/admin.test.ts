@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ListUsersResponseSchema, UserSchema } from "../gen/plinth/auth/v1/admin_pb";
-import { appendPage, confirmQuestion, isMe, isPermissionDenied, outcome, passwordProblem, userState, usernameProblem } from "./admin";
+import { appendPage, confirmQuestion, isMe, isPermissionDenied, outcome, passwordProblem, roleQuestion, userRole, userState, usernameProblem } from "./admin";
 
 const user = (id: string, username: string, disabled = false) => create(UserSchema, { id, username, disabled });
 
@@ -20,6 +20,16 @@ describe("admin view logic", () => {
     expect(passwordProblem("secret1")).toBe("");
     expect(passwordProblem("12345")).toMatch(/at least 6/);
     expect(passwordProblem("é".repeat(36))).toMatch(/70 bytes/);
+  });
+  it("shows auth's role, or for an auth older than roles the admin flag", () => {
+    expect(userRole(create(UserSchema, { username: "v", role: "viewer" }))).toBe("viewer");
+    expect(userRole(create(UserSchema, { username: "a", role: "admin", admin: true }))).toBe("admin");
+    expect(userRole(create(UserSchema, { username: "old", admin: true }))).toBe("admin");
+    expect(userRole(create(UserSchema, { username: "old" }))).toBe("operator");
+  });
+  it("asks before a role change, saying it signs the user out", () => {
+    expect(roleQuestion("bob", "viewer")).toBe("Make bob a viewer (reads only)? They are signed out everywhere and sign in again with the new role.");
+    expect(roleQuestion("ann", "admin")).toMatch(/^Make ann an admin \(everything\)\?/);
   });
   it("accumulates pages in username order without duplicates", () => {
     const first = appendPage([], create(ListUsersResponseSchema, { users: [user("1", "admin"), user("2", "Bob")], nextPageToken: "Ym9i" }));

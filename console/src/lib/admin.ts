@@ -2,12 +2,13 @@
 // checks it, users accumulated page by page, and the refusal a non-admin gets in words.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { ListUsersResponse, User } from "../gen/plinth/auth/v1/admin_pb";
+import { parseRole, roleDescription, type Role } from "./roles";
 
 /** Users per ListUsers page. */
 export const pageSize = 100;
 
 /** The sentence shown instead of the page to a user without admin rights. */
-export const needAdminRights = "You need admin rights to manage users. Ask an admin to grant them (auth users grant-admin <you>).";
+export const needAdminRights = "You need admin rights to manage users: your role is not admin. Ask an admin to give you the admin role.";
 
 /** Whether a failure means the caller is signed in but not an admin. */
 export function isPermissionDenied(err: unknown): boolean {
@@ -66,4 +67,15 @@ export function confirmQuestion(action: "disable" | "enable" | "revoke" | "reset
     default:
       return "";
   }
+}
+
+/** A user's role as the table shows it: auth's role, or for an auth older than roles the admin
+ * flag (admin, else operator, which is what such a user may do). */
+export function userRole(u: User): Exclude<Role, ""> {
+  return parseRole(u.role) || (u.admin ? "admin" : "operator");
+}
+
+/** The question before giving username another role (it signs them out everywhere). */
+export function roleQuestion(username: string, role: Exclude<Role, "">): string {
+  return `Make ${username} ${role === "admin" ? "an" : "a"} ${role} (${roleDescription[role]})? They are signed out everywhere and sign in again with the new role.`;
 }

@@ -20,7 +20,7 @@ export interface Clients {
   auth: Client<typeof AuthService>;
   admin: Client<typeof AdminService>;
   stats: Client<typeof StatsService>;
-  /** stats' usage history (the Storage page's capacity plot). */
+  /** stats' usage history (the Storage page's capacity plot) and activity (the Activity page). */
   history: Client<typeof HistoryService>;
   kaas: Client<typeof Cluster>;
   lv: Client<typeof LVService>;

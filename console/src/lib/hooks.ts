@@ -1,5 +1,5 @@
 // React hooks shared by the views: periodic loading with error and loading states.
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { ConnectError, type Code } from "@connectrpc/connect";
 import { describeError } from "./errors";
 
@@ -13,7 +13,11 @@ export interface Loaded<T> {
   loading: boolean;
   /** When the data was last loaded (ms), 0 before the first success. */
   at: number;
-  reload: () => void;
+  /**
+   * Loads again now. The promise settles when a load that started after the call has ended
+   * (with data or an error), so an action can report its outcome once the list shows it.
+   */
+  reload: () => Promise<void>;
 }
 
 /**
@@ -27,6 +31,8 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
   const [loading, setLoading] = useState(true);
   const [at, setAt] = useState(0);
   const [tick, setTick] = useState(0);
+  // Callers of reload waiting for the next load to end.
+  const waiting = useRef<(() => void)[]>([]);
   // The caller lists what load depends on, as with useEffect.
   const run = useCallback(load, deps);
 
@@ -50,6 +56,7 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
       } finally {
         if (!ctl.signal.aborted) {
           setLoading(false);
+          for (const done of waiting.current.splice(0)) done();
           if (intervalMs > 0) timer = setTimeout(once, intervalMs);
         }
       }
@@ -61,7 +68,12 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
     };
   }, [run, intervalMs, tick]);
 
-  return { data, error, code, loading, at, reload: () => setTick((t) => t + 1) };
+  const reload = () =>
+    new Promise<void>((done) => {
+      waiting.current.push(done);
+      setTick((t) => t + 1);
+    });
+  return { data, error, code, loading, at, reload };
 }
 
 /** State of a user action (a form submit, a button): busy, and its outcome in words. */

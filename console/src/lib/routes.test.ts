@@ -11,6 +11,7 @@ describe("pageFor", () => {
     expect(pageFor("/admin", true)).toBe("/admin");
     expect(pageFor("/clusters/", true)).toBe("/clusters");
     expect(pageFor("/backups", true)).toBe("/backups");
+    expect(pageFor("/activity", true)).toBe("/activity");
     expect(pageFor("/", true)).toBe("/storage");
     expect(pageFor("/signin", true)).toBe("/storage");
     expect(pageFor("/nope", true)).toBe("/storage");

@@ -13,6 +13,7 @@ export const pages: Page[] = [
   { path: "/clusters", title: "Clusters" },
   { path: "/volumes", title: "Volumes" },
   { path: "/backups", title: "Backups" },
+  { path: "/activity", title: "Activity" },
   { path: "/admin", title: "Admin" },
 ];
 

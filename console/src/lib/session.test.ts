@@ -11,13 +11,21 @@ function memory(): KeyValueStore & { data: Map<string, string> } {
   };
 }
 
-const s = { token: "tok", expiresAt: 10_000, accountId: "a1", username: "admin" };
+const s = { token: "tok", expiresAt: 10_000, accountId: "a1", username: "admin", role: "viewer" as const };
 
 describe("session", () => {
   it("round-trips a live session", () => {
     const st = memory();
     saveSession(st, s);
     expect(loadSession(st, 9_999)).toEqual(s);
+  });
+
+  it("reads a session saved before roles, or with a role it does not know, as role unknown", () => {
+    for (const role of [undefined, "root"]) {
+      const st = memory();
+      st.setItem("plinth.session", JSON.stringify({ ...s, role }));
+      expect(loadSession(st, 0)?.role).toBe("");
+    }
   });
 
   it("drops an expired session and says why", () => {

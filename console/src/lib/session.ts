@@ -1,5 +1,6 @@
 // The signed-in session: the auth token lives in sessionStorage (this tab only, never a
 // cookie), with its expiry, so a reload keeps the user signed in and closing the tab ends it.
+import { parseRole, type Role } from "./roles";
 
 /** What the console remembers about a sign-in. */
 export interface Session {
@@ -8,6 +9,9 @@ export interface Session {
   expiresAt: number;
   accountId: string;
   username: string;
+  /** The user's role when signing in ("" when auth did not say); a role change revokes the
+   * user's tokens, so it holds for the session's life. */
+  role: Role;
 }
 
 const sessionKey = "plinth.session";
@@ -44,6 +48,7 @@ export function loadSession(store: KeyValueStore, now: number): Session | null {
     expiresAt: s.expiresAt,
     accountId: s.accountId ?? "",
     username: s.username ?? "",
+    role: parseRole(s.role),
   };
 }
 

@@ -1,9 +1,11 @@
-// Admin (auth's plinth.auth.v1.AdminService): the users of the suite, create one, disable or
-// enable, reset a password, sign a user out everywhere. Non-admins get a plain refusal.
+// Admin (auth's plinth.auth.v1.AdminService): the users of the suite with their roles, create
+// one with a role, change a role, disable or enable, reset a password, sign a user out
+// everywhere. Non-admins get a plain refusal.
 import { useState, type FormEvent } from "react";
 import { Code, type Client } from "@connectrpc/connect";
 import type { AdminService, User } from "../gen/plinth/auth/v1/admin_pb";
-import { appendPage, confirmQuestion, isMe, needAdminRights, outcome, pageSize, passwordProblem, userState, usernameProblem } from "../lib/admin";
+import { appendPage, confirmQuestion, isMe, needAdminRights, outcome, pageSize, passwordProblem, roleQuestion, userRole, userState, usernameProblem } from "../lib/admin";
+import { roleDescription, roles, type Role } from "../lib/roles";
 import { timestampMs, when } from "../lib/format";
 import { usePoll, useAction } from "../lib/hooks";
 import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
@@ -42,12 +44,20 @@ export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
     void act.run(async () => {
       if (action === "revoke") {
         const r = await admin.revokeUserTokens({ username: u.username });
-        list.reload();
+        await list.reload();
         return `Revoked ${r.revokedTokens} token(s) of ${u.username}.`;
       }
       await admin.setUserDisabled({ username: u.username, disabled: action === "disable" });
-      list.reload();
+      await list.reload();
       return `${action === "disable" ? "Disabled" : "Enabled"} ${u.username}.`;
+    });
+  };
+  const setRole = (u: User, role: Exclude<Role, "">) => {
+    if (role === userRole(u) || !window.confirm(roleQuestion(u.username, role))) return;
+    void act.run(async () => {
+      const r = await admin.setUserRole({ username: u.username, role });
+      await list.reload();
+      return `${u.username} is now ${r.user ? userRole(r.user) : role}.`;
     });
   };
   return (
@@ -63,7 +73,7 @@ export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
           {list.data?.users.length === 0 ? <p className="muted">No users.</p> : (
             <div className="table-wrap">
               <table>
-                <thead><tr><th scope="col">Username</th><th scope="col">State</th><th scope="col">Admin</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+                <thead><tr><th scope="col">Username</th><th scope="col">State</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
                 <tbody>
                   {list.data?.users.map((u) => {
                     const st = userState(u);
@@ -71,7 +81,13 @@ export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
                       <tr key={u.id} data-user={u.username}>
                         <td>{u.username}</td>
                         <td><span className={`badge ${st.level}`}>{st.text}</span></td>
-                        <td>{u.admin ? "Admin" : "—"}</td>
+                        <td>
+                          <select name="user-role" aria-label={`Role of ${u.username}`} value={userRole(u)} disabled={act.busy || isMe(u, me)}
+                            title={isMe(u, me) ? "You cannot change your own role" : undefined}
+                            onChange={(e) => setRole(u, e.target.value as Exclude<Role, "">)}>
+                            {roles.map((r) => <option key={r} value={r}>{r}</option>)}
+                          </select>
+                        </td>
                         <td className="small-text">{when(timestampMs(u.createTime))}</td>
                         <td className="actions">
                           {u.disabled
@@ -100,7 +116,7 @@ export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
 function CreateUser({ admin, onCreated }: { admin: AdminClient; onCreated: () => void }) {
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
-  const [isAdmin, setIsAdmin] = useState(false);
+  const [role, setRole] = useState<Exclude<Role, "">>("operator");
   const [problem, setProblem] = useState("");
   const act = useAction();
   const submit = async (e: FormEvent) => {
@@ -109,14 +125,14 @@ function CreateUser({ admin, onCreated }: { admin: AdminClient; onCreated: () =>
     setProblem(p);
     if (p) return;
     const ok = await act.run(async () => {
-      const r = await admin.createUser({ username, password, admin: isAdmin });
+      const r = await admin.createUser({ username, password, role });
       onCreated();
       return outcome("created", r.user?.username ?? username, r.generatedPassword);
     });
     if (ok) {
       setUsername("");
       setPassword("");
-      setIsAdmin(false);
+      setRole("operator");
     }
   };
   return (
@@ -124,7 +140,11 @@ function CreateUser({ admin, onCreated }: { admin: AdminClient; onCreated: () =>
       <form onSubmit={submit} className="row wrap" noValidate>
         <label>Username<input name="new-username" autoComplete="off" value={username} onChange={(e) => setUsername(e.target.value)} required /></label>
         <label>Password (empty: generate)<input name="new-password" type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} /></label>
-        <label className="check"><input name="new-admin" type="checkbox" checked={isAdmin} onChange={(e) => setIsAdmin(e.target.checked)} />Admin</label>
+        <label>Role
+          <select name="new-role" value={role} onChange={(e) => setRole(e.target.value as Exclude<Role, "">)}>
+            {roles.map((r) => <option key={r} value={r}>{r}: {roleDescription[r]}</option>)}
+          </select>
+        </label>
         <button type="submit" disabled={act.busy}>{act.busy ? "Creating…" : "Create user"}</button>
       </form>
       <ErrorLine text={problem || act.error} />

@@ -5,9 +5,11 @@ import type { Client } from "@connectrpc/connect";
 import type { Cluster } from "../gen/cnct/kaas/api/api_pb";
 import { usePoll, useAction } from "../lib/hooks";
 import { clusterStatus, controlPlaneSizes, createProblem, createRequest, scaleProblem, scaleRequest, type CreateForm } from "../lib/kaas";
+import { readOnlyNotice } from "../lib/roles";
 import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
 
-export function Clusters({ kaas }: { kaas: Client<typeof Cluster> }) {
+/** canWrite false (a viewer) hides create, delete, scale and upgrade: kaas would refuse them. */
+export function Clusters({ kaas, canWrite }: { kaas: Client<typeof Cluster>; canWrite: boolean }) {
   const list = usePoll(async (signal) => (await kaas.getClusterList({}, { signal })).clusters, 5000, [kaas]);
   const [open, setOpen] = useState("");
   const del = useAction();
@@ -18,10 +20,10 @@ export function Clusters({ kaas }: { kaas: Client<typeof Cluster> }) {
         <Refreshed at={list.at} loading={list.loading} onReload={list.reload} />
       </div>
       <ErrorLine text={list.error} />
-      <CreateCluster kaas={kaas} onCreated={list.reload} />
+      {canWrite ? <CreateCluster kaas={kaas} onCreated={list.reload} /> : <p className="notice" role="status">{readOnlyNotice}</p>}
       <Loading loading={list.loading} has={list.data !== undefined} what="clusters">
         <Panel title="Clusters" id="clusters">
-          {list.data?.length === 0 ? <p className="muted">No clusters yet. Create one above.</p> : (
+          {list.data?.length === 0 ? <p className="muted">{canWrite ? "No clusters yet. Create one above." : "No clusters yet."}</p> : (
             <div className="table-wrap">
               <table>
                 <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Details</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
@@ -35,14 +37,14 @@ export function Clusters({ kaas }: { kaas: Client<typeof Cluster> }) {
                         <td className="small-text">{c.statusMessage || "—"}</td>
                         <td className="actions">
                           <button type="button" className="small" aria-expanded={open === c.name} onClick={() => setOpen(open === c.name ? "" : c.name)}>Manage</button>
-                          <button type="button" className="small danger" disabled={del.busy} onClick={() => {
+                          {canWrite && <button type="button" className="small danger" disabled={del.busy} onClick={() => {
                             if (!window.confirm(`Delete cluster ${c.name}? Its machines are released.`)) return;
                             void del.run(async () => {
                               const r = await kaas.deleteCluster({ name: c.name });
                               list.reload();
                               return `Deleting ${c.name}${r.status ? `: ${r.status}` : "."}`;
                             });
-                          }}>Delete</button>
+                          }}>Delete</button>}
                         </td>
                       </tr>
                     );
@@ -55,7 +57,7 @@ export function Clusters({ kaas }: { kaas: Client<typeof Cluster> }) {
           <DoneLine text={del.done} />
         </Panel>
       </Loading>
-      {open && <ClusterDetail kaas={kaas} name={open} onChanged={list.reload} />}
+      {open && <ClusterDetail kaas={kaas} name={open} onChanged={list.reload} canWrite={canWrite} />}
     </>
   );
 }
@@ -96,7 +98,7 @@ function CreateCluster({ kaas, onCreated }: { kaas: Client<typeof Cluster>; onCr
   );
 }
 
-function ClusterDetail({ kaas, name, onChanged }: { kaas: Client<typeof Cluster>; name: string; onChanged: () => void }) {
+function ClusterDetail({ kaas, name, onChanged, canWrite }: { kaas: Client<typeof Cluster>; name: string; onChanged: () => void; canWrite: boolean }) {
   const detail = usePoll(async (signal) => {
     const [c, nodes, up] = await Promise.all([
       kaas.getCluster({ name }, { signal }),
@@ -151,6 +153,7 @@ function ClusterDetail({ kaas, name, onChanged }: { kaas: Client<typeof Cluster>
             </table>
           </div>
         )}
+        {canWrite && <>
         <h3>Scale a pool</h3>
         <form onSubmit={doScale} className="row wrap">
           <label>Pool<input name="scale-pool" value={pool} onChange={(e) => setPool(e.target.value)} required /></label>
@@ -173,6 +176,7 @@ function ClusterDetail({ kaas, name, onChanged }: { kaas: Client<typeof Cluster>
         ) : <p className="muted">No upgrade available now.</p>}
         <ErrorLine text={upgrade.error} />
         <DoneLine text={upgrade.done} />
+        </>}
         <h3>Kubeconfig</h3>
         {kubeconfig ? (
           <a className="button" download={`${name}.kubeconfig`} href={`data:application/yaml;charset=utf-8,${encodeURIComponent(kubeconfig)}`}>Download kubeconfig</a>

@@ -6,6 +6,7 @@ import { timestampMs } from "../lib/format";
 import { describeError } from "../lib/errors";
 import { validateLogin } from "../lib/auth";
 import type { Session } from "../lib/session";
+import { fetchRole, type Role } from "../lib/roles";
 import { ErrorLine } from "./ui";
 
 export function SignIn({ auth, message, onSignedIn }: {
@@ -29,7 +30,10 @@ export function SignIn({ auth, message, onSignedIn }: {
     setError("");
     try {
       const r = await auth.login({ username, password });
-      onSignedIn({ token: r.token, expiresAt: timestampMs(r.expires?.timestamp), accountId: r.accountId, username });
+      // The role decides which actions the pages offer; not knowing it offers them all (the
+      // services still refuse what the role may not do).
+      const role = await fetchRole(auth, r.token).catch((): Role => "");
+      onSignedIn({ token: r.token, expiresAt: timestampMs(r.expires?.timestamp), accountId: r.accountId, username, role });
     } catch (err) {
       setError(describeError(err));
     } finally {

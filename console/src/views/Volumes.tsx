@@ -8,6 +8,7 @@ import { describeError } from "../lib/errors";
 import { formatBytes } from "../lib/format";
 import { usePoll, useAction } from "../lib/hooks";
 import { className, deviceClasses, volumeProblem, type DeviceClass } from "../lib/volumes";
+import { readOnlyNotice } from "../lib/roles";
 import { DoneLine, ErrorLine, Panel } from "./ui";
 import { VolumeJobs } from "./VolumeJobs";
 
@@ -40,7 +41,8 @@ function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | u
   return { classes, error, at };
 }
 
-export function Volumes({ lv, vg, jobs }: { lv: Client<typeof LVService>; vg: Client<typeof VGService>; jobs: Client<typeof JobService> }) {
+/** canWrite false (a viewer) hides create and remove: lvmd-agent would refuse them. */
+export function Volumes({ lv, vg, jobs, canWrite }: { lv: Client<typeof LVService>; vg: Client<typeof VGService>; jobs: Client<typeof JobService>; canWrite: boolean }) {
   const cap = useCapacity(vg);
   const [changed, setChanged] = useState(0);
   return (
@@ -52,8 +54,8 @@ export function Volumes({ lv, vg, jobs }: { lv: Client<typeof LVService>; vg: Cl
       <ErrorLine text={cap.error} />
       {!cap.classes ? (!cap.error && <p className="muted" role="status">Loading device classes…</p>) : (
         <>
-          <CreateVolume lv={lv} classes={cap.classes} onCreated={() => setChanged((c) => c + 1)} />
-          {cap.classes.map((c) => <ClassPanel key={c.name} lv={lv} vg={vg} dc={c} changed={changed} onChanged={() => setChanged((n) => n + 1)} />)}
+          {canWrite ? <CreateVolume lv={lv} classes={cap.classes} onCreated={() => setChanged((c) => c + 1)} /> : <p className="notice" role="status">{readOnlyNotice}</p>}
+          {cap.classes.map((c) => <ClassPanel key={c.name} lv={lv} vg={vg} dc={c} changed={changed} canWrite={canWrite} onChanged={() => setChanged((n) => n + 1)} />)}
         </>
       )}
       <VolumeJobs jobs={jobs} />
@@ -97,8 +99,8 @@ function CreateVolume({ lv, classes, onCreated }: { lv: Client<typeof LVService>
   );
 }
 
-function ClassPanel({ lv, vg, dc, changed, onChanged }: {
-  lv: Client<typeof LVService>; vg: Client<typeof VGService>; dc: DeviceClass; changed: number; onChanged: () => void;
+function ClassPanel({ lv, vg, dc, changed, canWrite, onChanged }: {
+  lv: Client<typeof LVService>; vg: Client<typeof VGService>; dc: DeviceClass; changed: number; canWrite: boolean; onChanged: () => void;
 }) {
   const vols = usePoll(async (signal) => (await vg.getLVList({ deviceClass: dc.name }, { signal })).volumes, 15000, [vg, dc.name, changed, dc.freeBytes]);
   const rm = useAction();
@@ -109,7 +111,7 @@ function ClassPanel({ lv, vg, dc, changed, onChanged }: {
       {vols.data === undefined ? (vols.loading && <p className="muted" role="status">Loading volumes…</p>) : vols.data.length === 0 ? <p className="muted">No volumes in this class.</p> : (
         <div className="table-wrap">
           <table>
-            <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Device</th><th scope="col">Tags</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+            <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Device</th><th scope="col">Tags</th>{canWrite && <th scope="col"><span className="sr-only">Actions</span></th>}</tr></thead>
             <tbody>
               {vols.data.map((v) => (
                 <tr key={v.name} data-volume={v.name}>
@@ -117,7 +119,7 @@ function ClassPanel({ lv, vg, dc, changed, onChanged }: {
                   <td>{v.sizeGb.toString()} GiB</td>
                   <td>{v.devMajor || v.devMinor ? `${v.devMajor}:${v.devMinor}` : "—"}</td>
                   <td>{v.tags.join(", ") || "—"}</td>
-                  <td className="actions">
+                  {canWrite && <td className="actions">
                     <button type="button" className="small danger" disabled={rm.busy} onClick={() => {
                       if (!window.confirm(`Remove volume ${v.name}? Its data is lost.`)) return;
                       void rm.run(async () => {
@@ -126,7 +128,7 @@ function ClassPanel({ lv, vg, dc, changed, onChanged }: {
                         return `Removed ${v.name}.`;
                       });
                     }}>Remove</button>
-                  </td>
+                  </td>}
                 </tr>
               ))}
             </tbody>
