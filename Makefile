@@ -28,18 +28,23 @@ K8S_V132 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.
 K8S_TOOLS := $(foreach v,$(K8S_V133) $(K8S_V132),$(BIN)/kube-apiserver-$(v) $(BIN)/kube-controller-manager-$(v)) $(BIN)/kwok
 # Tilt, built from its module source (tools/tilt/go.mod pins it).
 TILT := $(BIN)/tilt
+# Container tools (tools/docker/go.mod pins them): Compose v2 and buildx as CLI plugins of the
+# docker client that the compose targets run (DOCKER_CONFIG), and the programs of the base-image
+# stand-ins (BuildKit's Dockerfile frontend, nats-server, grpcurl).
+DOCKER_PLUGINS := $(BIN)/docker-config/cli-plugins
+DOCKER_TOOLS := $(DOCKER_PLUGINS)/docker-compose $(DOCKER_PLUGINS)/docker-buildx $(BIN)/images/dockerfile-frontend $(BIN)/images/nats-server $(BIN)/images/grpcurl
 
 # Flags for the launcher, e.g. `make up UP_FLAGS='-port-offset 100'`.
 UP_FLAGS ?=
 # Flags for go test, e.g. `make test TEST_FLAGS='-run TestMakeUp -v'`.
 TEST_FLAGS ?=
 
-.PHONY: console-test console-dist help up tools tools-ghz tools-s3 tools-k8s tools-tilt generate generate-envoy lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
+.PHONY: console-test console-dist help up tools tools-ghz tools-s3 tools-k8s tools-tilt tools-docker base-images compose-up compose-down generate generate-deploy generate-envoy generate-nats lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
 
-up: ## run the whole suite on this machine (NATS, Postgres, every service) until Ctrl-C
+up: ## run the whole suite here until Ctrl-C; as root installs missing Debian packages (UP_FLAGS=-no-install: never)
 	$(GO) build -o $(BIN)/plinth-up ./deploy/cmd/plinth-up
 	$(BIN)/plinth-up $(UP_FLAGS)
 
@@ -80,13 +85,38 @@ tools-tilt: $(TILT) ## build the pinned tilt from its Go module source into bin/
 $(TILT): tools/tilt/go.mod tools/tilt/go.sum tools/tilt/build.sh
 	tools/tilt/build.sh $(BIN)
 
+tools-docker: $(DOCKER_TOOLS) ## build compose v2, buildx and the base-image stand-ins' programs into bin/; slow once, then cached outside the checkout
+
+$(DOCKER_TOOLS) &: tools/docker/go.mod tools/docker/go.sum tools/docker/build.sh
+	tools/docker/build.sh $(BIN)
+
+base-images: tools-docker ## make local stand-ins for the base images that can be neither found nor pulled (needs a Docker engine)
+	tools/docker/base-images.sh $(BIN)
+
+# The compose project (containers, volumes, network, lvmd VG are named after it) and flags for
+# plinth-compose up, e.g. `make compose-up COMPOSE_PROJECT=p2 COMPOSE_FLAGS='-subnet 172.29.72.0/24'`;
+# PLINTH_COMPOSE_PORT_OFFSET (default 1000) shifts every published port.
+COMPOSE_PROJECT ?= plinth
+COMPOSE_FLAGS ?=
+COMPOSE := DOCKER_CONFIG=$(BIN)/docker-config $(BIN)/plinth-compose
+
+compose-up: base-images ## build the images and start every service in containers (docker-compose.yaml), waiting until all are healthy
+	$(GO) build -o $(BIN)/plinth-compose ./deploy/cmd/plinth-compose
+	$(COMPOSE) up -root $(CURDIR) -project $(COMPOSE_PROJECT) $(COMPOSE_FLAGS)
+
+compose-down: ## remove compose-up's containers, networks, volumes and its lvmd volume group and loop device
+	$(GO) build -o $(BIN)/plinth-compose ./deploy/cmd/plinth-compose
+	$(COMPOSE) down -root $(CURDIR) -project $(COMPOSE_PROJECT)
+
 generate: tools ## regenerate libs/api from proto/
 	find libs/api -name '*.pb.go' -delete
 	find libs/api -mindepth 1 -type d -empty -delete
 	buf generate
 
-generate-envoy: ## regenerate the Envoy configs (compose, k8s) from services/gateway/routes
-	cd deploy && $(GO) run ./cmd/envoygen -root ..
+generate-deploy: ## regenerate the Envoy configs (from services/gateway/routes) and the NATS authorization (from libs/platform/events/access.go) of compose and k8s
+	cd deploy && $(GO) run ./cmd/deploygen -root ..
+
+generate-envoy generate-nats: generate-deploy
 
 lint: lint-proto lint-generated lint-breaking lint-go ## every static check
 
@@ -115,7 +145,7 @@ TEST_FUZZTIME ?= 3s
 # The test servers and tools the tests run (S3, kube-apiserver, tilt) are prerequisites, so a
 # newcomer's `make test` runs everything; each builds once and only again when its pins change.
 test: vet lint console-test tools-s3 tools-k8s tools-tilt ## vet, lint, every module's tests with the race detector, then each fuzz target briefly
-	$(GO) test -race -timeout 20m $(TEST_FLAGS) $(PACKAGES)
+	$(GO) test -race -timeout 40m $(TEST_FLAGS) $(PACKAGES)
 	FUZZTIME=$(TEST_FUZZTIME) .ci/fuzz
 
 fuzz: ## run every fuzz target for FUZZTIME (default 60s) each
