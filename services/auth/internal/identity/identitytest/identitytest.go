@@ -4,39 +4,28 @@
 package identitytest
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/authz"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
 // Factory returns an empty store for one test; it cleans up after itself via t.Cleanup.
-type Factory func(t *testing.T) identity.Store
+type Factory = func(t *testing.T) identity.Store
 
 // Reopen returns a fresh store on the same data as s, as a restarted (or another) replica
 // would have.
-type Reopen func(t *testing.T, s identity.Store) identity.Store
+type Reopen = func(t *testing.T, s identity.Store) identity.Store
 
 // StoreTest is one behaviour's run against one store: the test, its context, the store under
 // test, and Restart, which swaps the store for one reopened on the same data.
-type StoreTest struct {
-	T      *testing.T
-	Ctx    context.Context
-	Store  identity.Store
-	reopen func() identity.Store
-}
-
-// Restart reopens the store (a no-op in the plain variant).
-func (st *StoreTest) Restart() { st.Store = st.reopen() }
+type StoreTest = testenv.StoreRun[identity.Store]
 
 // behaviour is one row of the conformance table.
-type behaviour struct {
-	name string
-	run  func(st *StoreTest)
-}
+type behaviour = testenv.Case[*StoreTest]
 
 // behaviours is the conformance table.
 func behaviours() []behaviour {
@@ -49,21 +38,7 @@ func behaviours() []behaviour {
 
 // Run runs every behaviour against stores from factory, plain and with a restart.
 func Run(t *testing.T, factory Factory, reopen Reopen) {
-	for _, b := range behaviours() {
-		for _, variant := range []string{"plain", "restart"} {
-			t.Run(b.name+"/"+variant, func(t *testing.T) {
-				t.Parallel()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				t.Cleanup(cancel)
-				st := &StoreTest{T: t, Ctx: ctx, Store: factory(t)}
-				st.reopen = func() identity.Store { return st.Store }
-				if variant == "restart" {
-					st.reopen = func() identity.Store { return reopen(t, st.Store) }
-				}
-				b.run(st)
-			})
-		}
-	}
+	testenv.RunStoreCases(t, behaviours(), factory, reopen)
 }
 
 // unknownID is a well-formed user id no store has issued.
@@ -71,26 +46,6 @@ const unknownID = "00000000-0000-4000-8000-000000000000"
 
 // now is the present at the precision every store keeps (Postgres: microseconds).
 func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
-
-// must takes a call's (value, error) and returns a check that fails t on the error and
-// otherwise gives the value: must(s.UserByName(ctx, "alice"))(t).
-func must[T any](v T, err error) func(t *testing.T) T {
-	return func(t *testing.T) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-}
-
-// ok fails t on err.
-func ok(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // is requires errors.Is(err, target).
 func is(t *testing.T, what string, err, target error) {
@@ -103,7 +58,7 @@ func is(t *testing.T, what string, err, target error) {
 // user creates a user with a placeholder hash (stores keep hashes, they do not make them).
 func user(st *StoreTest, name string, role authz.Role) identity.User {
 	st.T.Helper()
-	return must(st.Store.CreateUser(st.Ctx, name, "$argon2id$"+name, role))(st.T)
+	return testenv.Must(st.Store.CreateUser(st.Ctx, name, "$argon2id$"+name, role))(st.T)
 }
 
 // login stores a token of u as a successful login from addr issues it, live for an hour.
@@ -111,7 +66,7 @@ func login(st *StoreTest, u identity.User, id, addr string) identity.Token {
 	st.T.Helper()
 	at := now()
 	t := identity.Token{ID: id, UserID: u.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-	ok(st.T, st.Store.CreateToken(st.Ctx, t, identity.Attempt{Username: u.Username, ClientAddress: addr, At: at}))
+	testenv.OK(st.T, st.Store.CreateToken(st.Ctx, t, identity.Attempt{Username: u.Username, ClientAddress: addr, At: at}))
 	return t
 }
 
@@ -119,6 +74,6 @@ func login(st *StoreTest, u identity.User, id, addr string) identity.Token {
 func live(st *StoreTest, id string) bool {
 	st.T.Helper()
 	_, valid, err := st.Store.ValidToken(st.Ctx, id, now())
-	ok(st.T, err)
+	testenv.OK(st.T, err)
 	return valid
 }

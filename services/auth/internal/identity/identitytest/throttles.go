@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/authz"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
@@ -26,7 +27,7 @@ func attempt(st *StoreTest, p identity.LockoutPolicy, username, addr string, at 
 		}
 		return locked.RetryAfter
 	}
-	ok(st.T, err)
+	testenv.OK(st.T, err)
 	return 0
 }
 
@@ -47,7 +48,7 @@ func throttled(st *StoreTest, p identity.LockoutPolicy, username, addr string, a
 
 func throttleBehaviours() []behaviour {
 	return []behaviour{
-		{"throttle/a pair is throttled after its threshold and a throttled attempt counts nothing", func(st *StoreTest) {
+		{Name: "throttle/a pair is throttled after its threshold and a throttled attempt counts nothing", Run: func(st *StoreTest) {
 			p, t0 := policy(2, 100), now()
 			admitted(st, p, "alice", "192.0.2.1", t0)
 			admitted(st, p, "Alice", "192.0.2.1", t0) // usernames are one case-insensitively
@@ -62,7 +63,7 @@ func throttleBehaviours() []behaviour {
 			// would have doubled three times.
 			throttled(st, p, "alice", "192.0.2.1", t0.Add(30*time.Second), time.Minute)
 		}},
-		{"throttle/an address is throttled for every username after its threshold", func(st *StoreTest) {
+		{Name: "throttle/an address is throttled for every username after its threshold", Run: func(st *StoreTest) {
 			p, at := policy(100, 3), now()
 			for _, u := range []string{"u1", "u2", "u3"} {
 				admitted(st, p, u, "198.51.100.7", at)
@@ -71,7 +72,7 @@ func throttleBehaviours() []behaviour {
 			throttled(st, p, "u4", "198.51.100.7", at, 30*time.Second)
 			admitted(st, p, "u4", "198.51.100.8", at)
 		}},
-		{"throttle/without an address each username is one pair", func(st *StoreTest) {
+		{Name: "throttle/without an address each username is one pair", Run: func(st *StoreTest) {
 			p, t0 := policy(2, 2), now()
 			admitted(st, p, "alice", "", t0)
 			admitted(st, p, "alice", "", t0)
@@ -80,7 +81,7 @@ func throttleBehaviours() []behaviour {
 			admitted(st, p, "bob", "", t0) // no address counter to share
 			admitted(st, p, "carol", "", t0)
 		}},
-		{"throttle/a success resets its pair and takes back only its own attempt from the address", func(st *StoreTest) {
+		{Name: "throttle/a success resets its pair and takes back only its own attempt from the address", Run: func(st *StoreTest) {
 			p, t0 := policy(2, 3), now()
 			u := user(st, "alice", authz.Operator)
 			const addr = "203.0.113.5"
@@ -88,15 +89,15 @@ func throttleBehaviours() []behaviour {
 			admitted(st, p, "alice", addr, t0) // address 2, pair 1
 			admitted(st, p, "alice", addr, t0) // address 3, pair 2
 			tok := identity.Token{ID: identity.TokenID("t1"), UserID: u.ID, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
-			ok(st.T, st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", ClientAddress: addr, At: t0})) // address 2, pair 0
+			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", ClientAddress: addr, At: t0})) // address 2, pair 0
 			st.Restart()
 			admitted(st, p, "alice", addr, t0) // address 3, pair 1
 			throttled(st, p, "carol", addr, t0, 30*time.Second)
-			ok(st.T, st.Store.CreateToken(st.Ctx, identity.Token{ID: identity.TokenID("t2"), UserID: u.ID, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)},
+			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, identity.Token{ID: identity.TokenID("t2"), UserID: u.ID, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)},
 				identity.Attempt{Username: "alice", ClientAddress: addr, At: t0})) // address 2, pair 0
 			admitted(st, p, "carol", addr, t0)
 		}},
-		{"throttle/counters are forgotten a Forget after the last failure", func(st *StoreTest) {
+		{Name: "throttle/counters are forgotten a Forget after the last failure", Run: func(st *StoreTest) {
 			p, t0 := policy(2, 100), now()
 			admitted(st, p, "alice", "192.0.2.1", t0)
 			admitted(st, p, "alice", "192.0.2.1", t0)
@@ -107,7 +108,7 @@ func throttleBehaviours() []behaviour {
 			admitted(st, p, "alice", "192.0.2.1", later)
 			throttled(st, p, "alice", "192.0.2.1", later, 30*time.Second)
 		}},
-		{"throttle/unlocking a username clears its pairs from every address, not the addresses", func(st *StoreTest) {
+		{Name: "throttle/unlocking a username clears its pairs from every address, not the addresses", Run: func(st *StoreTest) {
 			p, t0 := policy(2, 5), now()
 			for _, addr := range []string{"192.0.2.1", "192.0.2.2"} {
 				admitted(st, p, "alice", addr, t0)
@@ -116,7 +117,7 @@ func throttleBehaviours() []behaviour {
 			admitted(st, p, "alice-two", "192.0.2.1", t0) // shares a prefix, not the name
 			admitted(st, p, "alice-two", "192.0.2.1", t0)
 			st.Restart()
-			if n := must(st.Store.ClearUserThrottles(st.Ctx, "ALICE"))(st.T); n != 2 {
+			if n := testenv.Must(st.Store.ClearUserThrottles(st.Ctx, "ALICE"))(st.T); n != 2 {
 				st.T.Fatalf("cleared %d counters, want alice's 2 pairs", n)
 			}
 			admitted(st, p, "alice", "192.0.2.2", t0)
@@ -124,11 +125,11 @@ func throttleBehaviours() []behaviour {
 			// 192.0.2.1 kept its 4 failures: one more reaches 5.
 			admitted(st, p, "alice", "192.0.2.1", t0)
 			throttled(st, p, "bob", "192.0.2.1", t0, 30*time.Second)
-			if n := must(st.Store.ClearUserThrottles(st.Ctx, "nobody"))(st.T); n != 0 {
+			if n := testenv.Must(st.Store.ClearUserThrottles(st.Ctx, "nobody"))(st.T); n != 0 {
 				st.T.Fatalf("cleared %d counters of a name without any", n)
 			}
 		}},
-		{"throttle/unlocking an address clears it and its pairs only", func(st *StoreTest) {
+		{Name: "throttle/unlocking an address clears it and its pairs only", Run: func(st *StoreTest) {
 			p, t0 := policy(2, 3), now()
 			admitted(st, p, "alice", "192.0.2.1", t0)
 			admitted(st, p, "alice", "192.0.2.1", t0)
@@ -136,7 +137,7 @@ func throttleBehaviours() []behaviour {
 			admitted(st, p, "alice", "192.0.2.10", t0)
 			admitted(st, p, "alice", "192.0.2.10", t0)
 			st.Restart()
-			if n := must(st.Store.ClearAddressThrottles(st.Ctx, "192.0.2.1"))(st.T); n != 3 {
+			if n := testenv.Must(st.Store.ClearAddressThrottles(st.Ctx, "192.0.2.1"))(st.T); n != 3 {
 				st.T.Fatalf("cleared %d counters, want the address and its 2 pairs", n)
 			}
 			admitted(st, p, "alice", "192.0.2.1", t0)

@@ -5,19 +5,20 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/authz"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
 func tokenBehaviours() []behaviour {
 	return []behaviour{
-		{"token/live until it expires, with its user's account", func(st *StoreTest) {
+		{Name: "token/live until it expires, with its user's account", Run: func(st *StoreTest) {
 			u := user(st, "Alice", authz.Viewer)
 			at := now()
 			tok := identity.Token{ID: identity.TokenID("t1"), UserID: u.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-			ok(st.T, st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", ClientAddress: "192.0.2.1", At: at}))
+			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", ClientAddress: "192.0.2.1", At: at}))
 			st.Restart()
 			a, valid, err := st.Store.ValidToken(st.Ctx, tok.ID, at.Add(time.Hour-time.Second))
-			ok(st.T, err)
+			testenv.OK(st.T, err)
 			if want := (authn.Account{ID: u.ID, Name: "Alice", Role: authz.Viewer}); !valid || a != want {
 				st.T.Fatalf("before expiry: %+v %v, want %+v", a, valid, want)
 			}
@@ -25,7 +26,7 @@ func tokenBehaviours() []behaviour {
 				st.T.Fatalf("at expiry: %v %v, want not live", valid, err)
 			}
 		}},
-		{"token/unknown token is not live and not an error", func(st *StoreTest) {
+		{Name: "token/unknown token is not live and not an error", Run: func(st *StoreTest) {
 			user(st, "alice", authz.Operator)
 			st.Restart()
 			a, valid, err := st.Store.ValidToken(st.Ctx, identity.TokenID("never issued"), now())
@@ -33,50 +34,50 @@ func tokenBehaviours() []behaviour {
 				st.T.Fatalf("unknown token: %+v %v %v", a, valid, err)
 			}
 		}},
-		{"token/a token of a disabled user is not live", func(st *StoreTest) {
+		{Name: "token/a token of a disabled user is not live", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
-			must(st.Store.SetDisabled(st.Ctx, "alice", true))(st.T)
+			testenv.Must(st.Store.SetDisabled(st.Ctx, "alice", true))(st.T)
 			tok := login(st, u, identity.TokenID("t1"), "192.0.2.1")
 			st.Restart()
 			if live(st, tok.ID) {
 				st.T.Fatal("a disabled user's token is live")
 			}
 		}},
-		{"token/revoking is idempotent and unknown tokens are no error", func(st *StoreTest) {
+		{Name: "token/revoking is idempotent and unknown tokens are no error", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
 			t1 := login(st, u, identity.TokenID("t1"), "192.0.2.1")
 			t2 := login(st, u, identity.TokenID("t2"), "192.0.2.1")
-			ok(st.T, st.Store.RevokeToken(st.Ctx, t1.ID, identity.RevokeLogout))
+			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, t1.ID, identity.RevokeLogout))
 			st.Restart()
-			ok(st.T, st.Store.RevokeToken(st.Ctx, t1.ID, identity.RevokeLogout))
-			ok(st.T, st.Store.RevokeToken(st.Ctx, identity.TokenID("never issued"), identity.RevokeLogout))
+			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, t1.ID, identity.RevokeLogout))
+			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, identity.TokenID("never issued"), identity.RevokeLogout))
 			if live(st, t1.ID) || !live(st, t2.ID) {
 				st.T.Fatal("revoking one token must revoke exactly that one")
 			}
 		}},
-		{"token/purge drops dead tokens and idle counters only", func(st *StoreTest) {
+		{Name: "token/purge drops dead tokens and idle counters only", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
 			at := now()
 			dead := identity.Token{ID: identity.TokenID("expired"), UserID: u.ID, CreatedAt: at.Add(-3 * time.Hour), ExpiresAt: at.Add(-2 * time.Hour)}
-			ok(st.T, st.Store.CreateToken(st.Ctx, dead, identity.Attempt{Username: "alice", At: at}))
+			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, dead, identity.Attempt{Username: "alice", At: at}))
 			revoked := login(st, u, identity.TokenID("revoked"), "192.0.2.1")
-			ok(st.T, st.Store.RevokeToken(st.Ctx, revoked.ID, identity.RevokeLogout))
+			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, revoked.ID, identity.RevokeLogout))
 			kept := login(st, u, identity.TokenID("kept"), "192.0.2.1")
 			// One idle counter (a pair with no address: one row), one recent.
 			p := policy(5, 5)
-			ok(st.T, st.Store.BeginAttempt(st.Ctx, identity.Attempt{Username: "old", At: at.Add(-48 * time.Hour)}, p))
-			ok(st.T, st.Store.BeginAttempt(st.Ctx, identity.Attempt{Username: "new", At: at}, p))
+			testenv.OK(st.T, st.Store.BeginAttempt(st.Ctx, identity.Attempt{Username: "old", At: at.Add(-48 * time.Hour)}, p))
+			testenv.OK(st.T, st.Store.BeginAttempt(st.Ctx, identity.Attempt{Username: "new", At: at}, p))
 			st.Restart()
-			if n := must(st.Store.Purge(st.Ctx, at.Add(time.Minute), at.Add(-24*time.Hour)))(st.T); n != 3 {
+			if n := testenv.Must(st.Store.Purge(st.Ctx, at.Add(time.Minute), at.Add(-24*time.Hour)))(st.T); n != 3 {
 				st.T.Fatalf("purged %d rows, want 2 tokens and 1 counter", n)
 			}
 			if !live(st, kept.ID) {
 				st.T.Fatal("purge took a live token")
 			}
-			if n := must(st.Store.ClearUserThrottles(st.Ctx, "new"))(st.T); n != 1 {
+			if n := testenv.Must(st.Store.ClearUserThrottles(st.Ctx, "new"))(st.T); n != 1 {
 				st.T.Fatalf("the recent counter: %d rows, want it kept", n)
 			}
-			if n := must(st.Store.Purge(st.Ctx, at.Add(time.Minute), at.Add(-24*time.Hour)))(st.T); n != 0 {
+			if n := testenv.Must(st.Store.Purge(st.Ctx, at.Add(time.Minute), at.Add(-24*time.Hour)))(st.T); n != 0 {
 				st.T.Fatalf("purged again %d", n)
 			}
 		}},

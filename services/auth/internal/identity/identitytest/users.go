@@ -4,19 +4,20 @@ import (
 	"slices"
 
 	"github.com/plinth-dev/plinth/libs/platform/authz"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
 func userBehaviours() []behaviour {
 	return []behaviour{
-		{"user/created user is found by name in any case and by id", func(st *StoreTest) {
+		{Name: "user/created user is found by name in any case and by id", Run: func(st *StoreTest) {
 			u := user(st, "Alice", authz.Operator)
 			if u.ID == "" || u.Username != "Alice" || u.Role != authz.Operator || u.Admin || u.Disabled || u.CreatedAt.IsZero() {
 				st.T.Fatalf("created: %+v", u)
 			}
 			st.Restart()
-			byName := must(st.Store.UserByName(st.Ctx, "aLICE"))(st.T)
-			byID := must(st.Store.UserByID(st.Ctx, u.ID))(st.T)
+			byName := testenv.Must(st.Store.UserByName(st.Ctx, "aLICE"))(st.T)
+			byID := testenv.Must(st.Store.UserByID(st.Ctx, u.ID))(st.T)
 			for _, got := range []identity.User{byName, byID} {
 				if got.ID != u.ID || got.Username != "Alice" || got.PasswordHash != "$argon2id$Alice" || got.Role != authz.Operator || got.Disabled {
 					st.T.Fatalf("stored: %+v, want %+v", got, u)
@@ -25,11 +26,11 @@ func userBehaviours() []behaviour {
 			if admin := user(st, "root", authz.Admin); !admin.Admin {
 				st.T.Fatalf("an admin's Admin flag: %+v", admin)
 			}
-			if n := must(st.Store.CountUsers(st.Ctx))(st.T); n != 2 {
+			if n := testenv.Must(st.Store.CountUsers(st.Ctx))(st.T); n != 2 {
 				st.T.Fatalf("count: %d, want 2", n)
 			}
 		}},
-		{"user/unknown name or id is not found", func(st *StoreTest) {
+		{Name: "user/unknown name or id is not found", Run: func(st *StoreTest) {
 			user(st, "alice", authz.Operator)
 			st.Restart()
 			_, err := st.Store.UserByName(st.Ctx, "bob")
@@ -44,19 +45,19 @@ func userBehaviours() []behaviour {
 			_, err = st.Store.SetRole(st.Ctx, "bob", authz.Viewer)
 			is(st.T, "role of an unknown name", err, identity.ErrNotFound)
 		}},
-		{"user/usernames are unique case-insensitively", func(st *StoreTest) {
+		{Name: "user/usernames are unique case-insensitively", Run: func(st *StoreTest) {
 			user(st, "Alice", authz.Operator)
 			st.Restart()
 			_, err := st.Store.CreateUser(st.Ctx, "aliCE", "$h", authz.Admin)
 			is(st.T, "same name in another case", err, identity.ErrExists)
-			if n := must(st.Store.CountUsers(st.Ctx))(st.T); n != 1 {
+			if n := testenv.Must(st.Store.CountUsers(st.Ctx))(st.T); n != 1 {
 				st.T.Fatalf("count after the conflict: %d", n)
 			}
-			if got := must(st.Store.UserByName(st.Ctx, "alice"))(st.T); got.Role != authz.Operator {
+			if got := testenv.Must(st.Store.UserByName(st.Ctx, "alice"))(st.T); got.Role != authz.Operator {
 				st.T.Fatalf("the conflict changed the user: %+v", got)
 			}
 		}},
-		{"user/list and pages are ordered case-insensitively", func(st *StoreTest) {
+		{Name: "user/list and pages are ordered case-insensitively", Run: func(st *StoreTest) {
 			for _, n := range []string{"carol", "Bob", "alice", "Dave"} {
 				user(st, n, authz.Viewer)
 			}
@@ -73,42 +74,42 @@ func userBehaviours() []behaviour {
 					st.T.Fatalf("%s: %v, want %v", what, names(got), w)
 				}
 			}
-			want("list", must(st.Store.ListUsers(st.Ctx))(st.T), "alice", "Bob", "carol", "Dave")
-			want("first page", must(st.Store.UsersAfter(st.Ctx, "", 2))(st.T), "alice", "Bob")
-			want("after bob", must(st.Store.UsersAfter(st.Ctx, "bob", 2))(st.T), "carol", "Dave")
-			want("after dave", must(st.Store.UsersAfter(st.Ctx, "dave", 2))(st.T))
+			want("list", testenv.Must(st.Store.ListUsers(st.Ctx))(st.T), "alice", "Bob", "carol", "Dave")
+			want("first page", testenv.Must(st.Store.UsersAfter(st.Ctx, "", 2))(st.T), "alice", "Bob")
+			want("after bob", testenv.Must(st.Store.UsersAfter(st.Ctx, "bob", 2))(st.T), "carol", "Dave")
+			want("after dave", testenv.Must(st.Store.UsersAfter(st.Ctx, "dave", 2))(st.T))
 		}},
-		{"user/a new password keeps or revokes the tokens", func(st *StoreTest) {
+		{Name: "user/a new password keeps or revokes the tokens", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
 			t1 := login(st, u, identity.TokenID("t1"), "192.0.2.1")
-			ok(st.T, st.Store.SetPassword(st.Ctx, u.ID, "$rehashed", false))
+			testenv.OK(st.T, st.Store.SetPassword(st.Ctx, u.ID, "$rehashed", false))
 			st.Restart()
-			if got := must(st.Store.UserByID(st.Ctx, u.ID))(st.T); got.PasswordHash != "$rehashed" {
+			if got := testenv.Must(st.Store.UserByID(st.Ctx, u.ID))(st.T); got.PasswordHash != "$rehashed" {
 				st.T.Fatalf("hash after a rehash: %q", got.PasswordHash)
 			}
 			if !live(st, t1.ID) {
 				st.T.Fatal("a rehash revoked the token")
 			}
-			ok(st.T, st.Store.SetPassword(st.Ctx, u.ID, "$changed", true))
+			testenv.OK(st.T, st.Store.SetPassword(st.Ctx, u.ID, "$changed", true))
 			st.Restart()
 			if live(st, t1.ID) {
 				st.T.Fatal("a changed password kept the token")
 			}
-			if got := must(st.Store.UserByName(st.Ctx, "alice"))(st.T); got.PasswordHash != "$changed" {
+			if got := testenv.Must(st.Store.UserByName(st.Ctx, "alice"))(st.T); got.PasswordHash != "$changed" {
 				st.T.Fatalf("hash after a change: %q", got.PasswordHash)
 			}
 		}},
-		{"user/disabling revokes the tokens and re-enabling does not restore them", func(st *StoreTest) {
+		{Name: "user/disabling revokes the tokens and re-enabling does not restore them", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
 			t1 := login(st, u, identity.TokenID("t1"), "192.0.2.1")
-			if got := must(st.Store.SetDisabled(st.Ctx, "ALICE", true))(st.T); !got.Disabled || got.ID != u.ID {
+			if got := testenv.Must(st.Store.SetDisabled(st.Ctx, "ALICE", true))(st.T); !got.Disabled || got.ID != u.ID {
 				st.T.Fatalf("disabled: %+v", got)
 			}
 			st.Restart()
-			if live(st, t1.ID) || !must(st.Store.UserByID(st.Ctx, u.ID))(st.T).Disabled {
+			if live(st, t1.ID) || !testenv.Must(st.Store.UserByID(st.Ctx, u.ID))(st.T).Disabled {
 				st.T.Fatal("a disabled user's token is live")
 			}
-			if got := must(st.Store.SetDisabled(st.Ctx, "alice", false))(st.T); got.Disabled {
+			if got := testenv.Must(st.Store.SetDisabled(st.Ctx, "alice", false))(st.T); got.Disabled {
 				st.T.Fatalf("enabled: %+v", got)
 			}
 			st.Restart()
@@ -119,17 +120,17 @@ func userBehaviours() []behaviour {
 				st.T.Fatal("a re-enabled user's new token is not live")
 			}
 		}},
-		{"user/a role change revokes the tokens and the last admin keeps the role", func(st *StoreTest) {
+		{Name: "user/a role change revokes the tokens and the last admin keeps the role", Run: func(st *StoreTest) {
 			root := user(st, "root", authz.Admin)
 			op := user(st, "op", authz.Operator)
 			t1 := login(st, op, identity.TokenID("t1"), "192.0.2.1")
-			if got := must(st.Store.SetRole(st.Ctx, "OP", authz.Operator))(st.T); got.Role != authz.Operator {
+			if got := testenv.Must(st.Store.SetRole(st.Ctx, "OP", authz.Operator))(st.T); got.Role != authz.Operator {
 				st.T.Fatalf("same role: %+v", got)
 			}
 			if !live(st, t1.ID) {
 				st.T.Fatal("setting the same role revoked the token")
 			}
-			if got := must(st.Store.SetRole(st.Ctx, "op", authz.Viewer))(st.T); got.Role != authz.Viewer || got.ID != op.ID {
+			if got := testenv.Must(st.Store.SetRole(st.Ctx, "op", authz.Viewer))(st.T); got.Role != authz.Viewer || got.ID != op.ID {
 				st.T.Fatalf("new role: %+v", got)
 			}
 			st.Restart()
@@ -138,31 +139,31 @@ func userBehaviours() []behaviour {
 			}
 			_, err := st.Store.SetRole(st.Ctx, "root", authz.Operator)
 			is(st.T, "demote the last admin", err, identity.ErrLastAdmin)
-			if got := must(st.Store.UserByID(st.Ctx, root.ID))(st.T); got.Role != authz.Admin || !got.Admin {
+			if got := testenv.Must(st.Store.UserByID(st.Ctx, root.ID))(st.T); got.Role != authz.Admin || !got.Admin {
 				st.T.Fatalf("the refused demotion changed root: %+v", got)
 			}
-			must(st.Store.SetRole(st.Ctx, "op", authz.Admin))(st.T)
+			testenv.Must(st.Store.SetRole(st.Ctx, "op", authz.Admin))(st.T)
 			st.Restart()
-			if got := must(st.Store.SetRole(st.Ctx, "root", authz.Operator))(st.T); got.Role != authz.Operator || got.Admin {
+			if got := testenv.Must(st.Store.SetRole(st.Ctx, "root", authz.Operator))(st.T); got.Role != authz.Operator || got.Admin {
 				st.T.Fatalf("demoted with another admin left: %+v", got)
 			}
 			// A disabled admin administers nothing: it does not count as the one left.
-			must(st.Store.SetRole(st.Ctx, "root", authz.Admin))(st.T)
-			must(st.Store.SetDisabled(st.Ctx, "root", true))(st.T)
+			testenv.Must(st.Store.SetRole(st.Ctx, "root", authz.Admin))(st.T)
+			testenv.Must(st.Store.SetDisabled(st.Ctx, "root", true))(st.T)
 			_, err = st.Store.SetRole(st.Ctx, "op", authz.Viewer)
 			is(st.T, "demote the last enabled admin", err, identity.ErrLastAdmin)
 		}},
-		{"user/revoking a user's tokens counts the live ones", func(st *StoreTest) {
+		{Name: "user/revoking a user's tokens counts the live ones", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
 			other := user(st, "bob", authz.Operator)
 			login(st, u, identity.TokenID("t1"), "192.0.2.1")
 			login(st, u, identity.TokenID("t2"), "192.0.2.2")
 			t3 := login(st, other, identity.TokenID("t3"), "192.0.2.1")
 			st.Restart()
-			if n := must(st.Store.RevokeUserTokens(st.Ctx, u.ID, identity.RevokeAdmin))(st.T); n != 2 {
+			if n := testenv.Must(st.Store.RevokeUserTokens(st.Ctx, u.ID, identity.RevokeAdmin))(st.T); n != 2 {
 				st.T.Fatalf("revoked %d, want 2", n)
 			}
-			if n := must(st.Store.RevokeUserTokens(st.Ctx, u.ID, identity.RevokeAdmin))(st.T); n != 0 {
+			if n := testenv.Must(st.Store.RevokeUserTokens(st.Ctx, u.ID, identity.RevokeAdmin))(st.T); n != 0 {
 				st.T.Fatalf("revoked again %d, want 0", n)
 			}
 			if live(st, identity.TokenID("t1")) || live(st, identity.TokenID("t2")) || !live(st, t3.ID) {

@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 	"github.com/plinth-dev/plinth/services/kaas/internal/events"
 )
@@ -28,43 +28,22 @@ type Factory func(t *testing.T) (cluster.Store, Published)
 type Published func(t *testing.T) []proto.Message
 
 // Reopen returns a store on the same data as s, as a restarted kaas would have.
-type Reopen func(t *testing.T, s cluster.Store) cluster.Store
+type Reopen = func(t *testing.T, s cluster.Store) cluster.Store
 
-// StoreTest is one behaviour's run against one store.
+// StoreTest is one behaviour's run against one store, and what reads its events.
 type StoreTest struct {
-	T         *testing.T
-	Ctx       context.Context
-	Store     cluster.Store
+	*testenv.StoreRun[cluster.Store]
 	published Published
-	reopen    func() cluster.Store
 }
 
-// Restart reopens the store (a no-op in the plain variant).
-func (st *StoreTest) Restart() { st.Store = st.reopen() }
-
-type behaviour struct {
-	name string
-	run  func(st *StoreTest)
-}
+type behaviour = testenv.Case[*StoreTest]
 
 // Run runs every behaviour against stores from factory, plain and with a restart.
 func Run(t *testing.T, factory Factory, reopen Reopen) {
-	for _, b := range behaviours() {
-		for _, variant := range []string{"plain", "restart"} {
-			t.Run(b.name+"/"+variant, func(t *testing.T) {
-				t.Parallel()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				t.Cleanup(cancel)
-				s, published := factory(t)
-				st := &StoreTest{T: t, Ctx: ctx, Store: s, published: published}
-				st.reopen = func() cluster.Store { return st.Store }
-				if variant == "restart" {
-					st.reopen = func() cluster.Store { return reopen(t, st.Store) }
-				}
-				b.run(st)
-			})
-		}
-	}
+	testenv.RunCases(t, behaviours(), func(t *testing.T, ctx context.Context, restarts bool) *StoreTest {
+		s, published := factory(t)
+		return &StoreTest{StoreRun: testenv.NewStoreRun(t, ctx, restarts, s, reopen), published: published}
+	})
 }
 
 // Payloads are evs as a store publishes them (for a ctx that names no user).
@@ -117,7 +96,7 @@ func (st *StoreTest) sameEvents(what string, want []proto.Message) {
 
 func behaviours() []behaviour {
 	return []behaviour{
-		{"create keeps the change and publishes its events", func(st *StoreTest) {
+		{Name: "create keeps the change and publishes its events", Run: func(st *StoreTest) {
 			c := newChange("alpha")
 			v := st.create("alpha")
 			if v.ID == 0 || v.CreatedAt.IsZero() || v.Status != cluster.StatusProvisioning || v.UID != "uid-alpha" {
@@ -145,7 +124,7 @@ func behaviours() []behaviour {
 				st.T.Fatalf("detail differs (-want +got):\n%s", diff)
 			}
 		}},
-		{"a taken name is refused and records nothing", func(st *StoreTest) {
+		{Name: "a taken name is refused and records nothing", Run: func(st *StoreTest) {
 			first := st.create("alpha")
 			dup := newChange("alpha")
 			dup.View.UID = "other"
@@ -160,7 +139,7 @@ func behaviours() []behaviour {
 			st.sameView("after a refused create", got, first)
 			st.sameEvents("refused create", Payloads(st.T, newChange("alpha").Events))
 		}},
-		{"missing clusters are not found", func(st *StoreTest) {
+		{Name: "missing clusters are not found", Run: func(st *StoreTest) {
 			st.create("alpha")
 			st.Restart()
 			_, err := st.Store.Get(st.Ctx, "nope")
@@ -175,7 +154,7 @@ func behaviours() []behaviour {
 			})
 			notFound(st.T, "update", err)
 		}},
-		{"list is by name", func(st *StoreTest) {
+		{Name: "list is by name", Run: func(st *StoreTest) {
 			for _, n := range []string{"gamma", "alpha", "beta"} {
 				st.create(n)
 			}
@@ -192,7 +171,7 @@ func behaviours() []behaviour {
 				st.T.Fatalf("list %v", names)
 			}
 		}},
-		{"update writes exactly the change and its events", func(st *StoreTest) {
+		{Name: "update writes exactly the change and its events", Run: func(st *StoreTest) {
 			created := st.create("alpha")
 			// The change is not what the domain would derive: the store must not derive.
 			status := cluster.StatusRunning
@@ -227,7 +206,7 @@ func behaviours() []behaviour {
 			}
 			st.sameEvents("update", Payloads(st.T, append(newChange("alpha").Events, ev)))
 		}},
-		{"update changes and removes pools and machines", func(st *StoreTest) {
+		{Name: "update changes and removes pools and machines", Run: func(st *StoreTest) {
 			st.create("alpha")
 			add := func(v cluster.View) (cluster.Change, error) {
 				for i := 1; i <= 2; i++ {
@@ -261,7 +240,7 @@ func behaviours() []behaviour {
 			}
 			st.sameEvents("changes without events", Payloads(st.T, newChange("alpha").Events))
 		}},
-		{"a refused update saves and publishes nothing", func(st *StoreTest) {
+		{Name: "a refused update saves and publishes nothing", Run: func(st *StoreTest) {
 			created := st.create("alpha")
 			refused := errors.New("refused")
 			_, err := st.Store.Update(st.Ctx, "alpha", func(v cluster.View) (cluster.Change, error) {
@@ -279,7 +258,7 @@ func behaviours() []behaviour {
 			st.sameView("after a refused update", got, created)
 			st.sameEvents("refused update", Payloads(st.T, newChange("alpha").Events))
 		}},
-		{"a change cannot take another cluster's machine", func(st *StoreTest) {
+		{Name: "a change cannot take another cluster's machine", Run: func(st *StoreTest) {
 			st.create("alpha")
 			st.create("beta")
 			beta, err := st.Store.Update(st.Ctx, "beta", func(v cluster.View) (cluster.Change, error) {
@@ -306,7 +285,7 @@ func behaviours() []behaviour {
 			}
 			st.sameView("beta", got, beta)
 		}},
-		{"concurrent updates lose nothing", func(st *StoreTest) {
+		{Name: "concurrent updates lose nothing", Run: func(st *StoreTest) {
 			st.create("alpha")
 			st.Restart()
 			var wg sync.WaitGroup

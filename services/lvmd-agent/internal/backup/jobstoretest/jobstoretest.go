@@ -8,8 +8,8 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup"
 )
 
@@ -19,22 +19,15 @@ type Open func(t *testing.T) (open func() backup.JobStore)
 
 // Run runs every behaviour against stores from open, plain and with restarts.
 func Run(t *testing.T, open Open) {
-	for _, b := range behaviours {
-		for _, variant := range []string{"plain", "restart"} {
-			t.Run(b.name+"/"+variant, func(t *testing.T) {
-				t.Parallel()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				t.Cleanup(cancel)
-				reopen := open(t)
-				st := &storeTest{t: t, ctx: ctx, store: reopen()}
-				st.reopen = func() backup.JobStore { return st.store }
-				if variant == "restart" {
-					st.reopen = reopen
-				}
-				b.run(st)
-			})
+	testenv.RunCases(t, behaviours, func(t *testing.T, ctx context.Context, restarts bool) *storeTest {
+		reopen := open(t)
+		st := &storeTest{t: t, ctx: ctx, store: reopen()}
+		st.reopen = func() backup.JobStore { return st.store }
+		if restarts {
+			st.reopen = reopen
 		}
-	}
+		return st
+	})
 }
 
 // storeTest is one behaviour's run: restart swaps the store for one reopened on the same
@@ -90,11 +83,8 @@ func job(node, name, owner string) backup.Job {
 		Location: "http://s3.example/bucket/" + name, Encrypted: true, SizeBytes: 100, Owner: owner}
 }
 
-var behaviours = []struct {
-	name string
-	run  func(st *storeTest)
-}{
-	{"a claim records the job once", func(st *storeTest) {
+var behaviours = []testenv.Case[*storeTest]{
+	{Name: "a claim records the job once", Run: func(st *storeTest) {
 		j := job("n1", "b1", "agent-1")
 		if _, err := st.store.Get(st.ctx, j.Node, j.Kind, j.Name, j.VolumeHandle); !errors.Is(err, backup.ErrJobNotFound) {
 			st.t.Fatalf("get before the claim: %v, want ErrJobNotFound", err)
@@ -113,7 +103,7 @@ var behaviours = []struct {
 			st.t.Fatalf("stored %+v", stored)
 		}
 	}},
-	{"progress, then one finish", func(st *storeTest) {
+	{Name: "progress, then one finish", Run: func(st *storeTest) {
 		j := st.claim(job("n1", "b1", "agent-1"), false, true)
 		if err := st.store.Progress(st.ctx, j.ID, 40); err != nil {
 			st.t.Fatal(err)
@@ -137,7 +127,7 @@ var behaviours = []struct {
 			st.t.Fatalf("progress after the finish must change nothing: %+v", got)
 		}
 	}},
-	{"interrupt fails other owners' running jobs of the node, retryably", func(st *storeTest) {
+	{Name: "interrupt fails other owners' running jobs of the node, retryably", Run: func(st *storeTest) {
 		gone := st.claim(job("n1", "b1", "agent-1"), false, true)
 		if err := st.store.Progress(st.ctx, gone.ID, 30); err != nil {
 			st.t.Fatal(err)
@@ -169,7 +159,7 @@ var behaviours = []struct {
 			st.t.Fatalf("restarted %+v", restarted)
 		}
 	}},
-	{"a failed job restarts only on request", func(st *storeTest) {
+	{Name: "a failed job restarts only on request", Run: func(st *storeTest) {
 		j := job("n1", "b1", "agent-1")
 		first := st.claim(j, false, true)
 		st.finish(first.ID, backup.Outcome{State: backup.Failed, Message: "the store refused the upload"})
@@ -186,7 +176,7 @@ var behaviours = []struct {
 			st.t.Fatalf("a running job is never restarted: %+v", running)
 		}
 	}},
-	{"a job's key is node, kind, name and volume", func(st *storeTest) {
+	{Name: "a job's key is node, kind, name and volume", Run: func(st *storeTest) {
 		base := job("n1", "b1", "agent-1")
 		seen := map[int64]bool{st.claim(base, false, true).ID: true}
 		restore, otherVolume, otherNode := base, base, base

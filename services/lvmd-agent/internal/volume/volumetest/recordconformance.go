@@ -3,8 +3,8 @@ package volumetest
 import (
 	"context"
 	"testing"
-	"time"
 
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume"
 )
 
@@ -18,37 +18,36 @@ type OpenRecord func(t *testing.T) (open func(node string) volume.Recorder)
 // and with the recorder reopened before every call. store.VolumeRecord runs it on Postgres
 // (each reopen a new pool), Record in memory.
 func RecorderConformance(t *testing.T, openRecord OpenRecord) {
-	for _, b := range recorderBehaviours {
-		for _, variant := range []string{"plain", "restart"} {
-			t.Run(b.name+"/"+variant, func(t *testing.T) {
-				t.Parallel()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				t.Cleanup(cancel)
-				open := openRecord(t)
-				opened := map[string]volume.Recorder{}
-				get := func(node string) volume.Recorder {
-					if variant == "restart" || opened[node] == nil {
-						opened[node] = open(node)
-					}
-					return opened[node]
-				}
-				b.run(ctx, t, get)
-			})
-		}
-	}
+	testenv.RunCases(t, recorderBehaviours, func(t *testing.T, ctx context.Context, restarts bool) recorderRun {
+		open := openRecord(t)
+		opened := map[string]volume.Recorder{}
+		return recorderRun{ctx: ctx, t: t, node: func(node string) volume.Recorder {
+			if restarts || opened[node] == nil {
+				opened[node] = open(node)
+			}
+			return opened[node]
+		}}
+	})
 }
 
-var recorderBehaviours = []struct {
-	name string
-	run  func(ctx context.Context, t *testing.T, node func(string) volume.Recorder)
-}{
-	{"a class's first record is a change, the same state again is not", func(ctx context.Context, t *testing.T, node func(string) volume.Recorder) {
+// recorderRun is one behaviour's run: node gives node's Recorder, opened anew before every
+// call in the restart variant.
+type recorderRun struct {
+	ctx  context.Context
+	t    *testing.T
+	node func(string) volume.Recorder
+}
+
+var recorderBehaviours = []testenv.Case[recorderRun]{
+	{Name: "a class's first record is a change, the same state again is not", Run: func(r recorderRun) {
+		ctx, t, node := r.ctx, r.t, r.node
 		c, vols := testClass()
 		changed(ctx, t, "first record", node("n1"), c, vols, true)
 		changed(ctx, t, "the same state", node("n1"), c, vols, false)
 		changed(ctx, t, "the same state once more", node("n1"), c, vols, false)
 	}},
-	{"each capacity difference is a change", func(ctx context.Context, t *testing.T, node func(string) volume.Recorder) {
+	{Name: "each capacity difference is a change", Run: func(r recorderRun) {
+		ctx, t, node := r.ctx, r.t, r.node
 		c, vols := testClass()
 		changed(ctx, t, "first record", node("n1"), c, vols, true)
 		c.Free -= 1 << 30
@@ -65,7 +64,8 @@ var recorderBehaviours = []struct {
 		changed(ctx, t, "a removed volume", node("n1"), c, vols, true)
 		changed(ctx, t, "the same state", node("n1"), c, vols, false)
 	}},
-	{"nodes and classes are recorded apart", func(ctx context.Context, t *testing.T, node func(string) volume.Recorder) {
+	{Name: "nodes and classes are recorded apart", Run: func(r recorderRun) {
+		ctx, t, node := r.ctx, r.t, r.node
 		c, vols := testClass()
 		changed(ctx, t, "n1", node("n1"), c, vols, true)
 		changed(ctx, t, "another node's identical class", node("n2"), c, vols, true)

@@ -5,56 +5,31 @@
 package clustertest
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/stats/internal/cluster"
 )
 
 // Factory returns an empty store for one test; it cleans up after itself via t.Cleanup.
-type Factory func(t *testing.T) cluster.HistoryStore
+type Factory = func(t *testing.T) cluster.HistoryStore
 
 // Reopen returns a fresh store on the same data as s, as a restarted stats would have.
-type Reopen func(t *testing.T, s cluster.HistoryStore) cluster.HistoryStore
+type Reopen = func(t *testing.T, s cluster.HistoryStore) cluster.HistoryStore
 
 // StoreTest is one behaviour's run against one store: the test, its context, the store under
 // test, and Restart, which swaps the store for one reopened on the same data.
-type StoreTest struct {
-	T      *testing.T
-	Ctx    context.Context
-	Store  cluster.HistoryStore
-	reopen func() cluster.HistoryStore
-}
-
-// Restart reopens the store (a no-op in the plain variant).
-func (st *StoreTest) Restart() { st.Store = st.reopen() }
+type StoreTest = testenv.StoreRun[cluster.HistoryStore]
 
 // Run runs every behaviour against stores from factory, plain and with a restart.
 func Run(t *testing.T, factory Factory, reopen Reopen) {
-	for _, b := range historyBehaviours() {
-		for _, variant := range []string{"plain", "restart"} {
-			t.Run(b.name+"/"+variant, func(t *testing.T) {
-				t.Parallel()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				t.Cleanup(cancel)
-				st := &StoreTest{T: t, Ctx: ctx, Store: factory(t)}
-				st.reopen = func() cluster.HistoryStore { return st.Store }
-				if variant == "restart" {
-					st.reopen = func() cluster.HistoryStore { return reopen(t, st.Store) }
-				}
-				b.run(st)
-			})
-		}
-	}
+	testenv.RunStoreCases(t, historyBehaviours(), factory, reopen)
 }
 
 // behaviour is one row of the conformance table.
-type behaviour struct {
-	name string
-	run  func(st *StoreTest)
-}
+type behaviour = testenv.Case[*StoreTest]
 
 // t0 is the suite's epoch, in whole seconds (what every store keeps exactly).
 var t0 = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)

@@ -8,7 +8,7 @@ import (
 
 func historyBehaviours() []behaviour {
 	return []behaviour{
-		{"history/an empty history has no samples", func(st *StoreTest) {
+		{Name: "history/an empty history has no samples", Run: func(st *StoreTest) {
 			got, err := st.Store.SamplesSince(st.Ctx, time.Time{})
 			want(st, "since the beginning", got, err, "[]")
 			got, err = st.Store.SamplesBetween(st.Ctx, t0, t0.Add(time.Hour))
@@ -17,7 +17,7 @@ func historyBehaviours() []behaviour {
 				st.T.Fatalf("prune: %d %v", n, err)
 			}
 		}},
-		{"history/every field comes back and samples are read oldest first", func(st *StoreTest) {
+		{Name: "history/every field comes back and samples are read oldest first", Run: func(st *StoreTest) {
 			s := cluster.Sample{At: t0, Health: cluster.HealthWarn, Checks: 2, Used: 7, Total: 1 << 40, Available: 1<<40 - 9,
 				OSDsUp: 3, OSDsIn: 4, NodesReady: 5, NodesTotal: 6}
 			add(st, append(minutes(2, 1), s))
@@ -30,7 +30,7 @@ func historyBehaviours() []behaviour {
 				st.T.Fatalf("stored %+v, read %+v", s, got[0])
 			}
 		}},
-		{"history/samples of one time keep the order they were added in", func(st *StoreTest) {
+		{Name: "history/samples of one time keep the order they were added in", Run: func(st *StoreTest) {
 			a, b := minutes(1)[0], minutes(1)[0]
 			a.Used, b.Used = 10, 20
 			add(st, []cluster.Sample{a})
@@ -39,7 +39,7 @@ func historyBehaviours() []behaviour {
 			got, err := st.Store.SamplesSince(st.Ctx, time.Time{})
 			want(st, "all", got, err, "[10 20]")
 		}},
-		{"history/since starts with the newest sample before the window", func(st *StoreTest) {
+		{Name: "history/since starts with the newest sample before the window", Run: func(st *StoreTest) {
 			add(st, minutes(0, 1, 2, 3, 4, 5, 6, 7, 8, 9))
 			st.Restart()
 			got, err := st.Store.SamplesSince(st.Ctx, t0.Add(5*time.Minute+time.Second))
@@ -51,7 +51,7 @@ func historyBehaviours() []behaviour {
 			got, err = st.Store.SamplesSince(st.Ctx, t0.Add(-time.Hour))
 			want(st, "since before the first", got, err, "[0 1 2 3 4 5 6 7 8 9]")
 		}},
-		{"history/between includes both ends", func(st *StoreTest) {
+		{Name: "history/between includes both ends", Run: func(st *StoreTest) {
 			add(st, minutes(0, 1, 2, 3, 4, 5))
 			st.Restart()
 			got, err := st.Store.SamplesBetween(st.Ctx, t0.Add(2*time.Minute), t0.Add(4*time.Minute))
@@ -61,7 +61,7 @@ func historyBehaviours() []behaviour {
 			got, err = st.Store.SamplesBetween(st.Ctx, t0.Add(time.Hour), t0.Add(2*time.Hour))
 			want(st, "after the last", got, err, "[]")
 		}},
-		{"history/prune drops samples by age and beyond the cap", func(st *StoreTest) {
+		{Name: "history/prune drops samples by age and beyond the cap", Run: func(st *StoreTest) {
 			add(st, minutes(0, 1, 2, 3, 4, 5, 6, 7, 8, 9))
 			st.Restart()
 			if n, err := st.Store.PruneSamples(st.Ctx, t0.Add(2*time.Minute), 5); err != nil || n != 5 {

@@ -23,12 +23,12 @@ func activityBehaviours() []behaviour {
 		return fmt.Sprint(out)
 	}
 	return []behaviour{
-		{"activity/an empty log has no entries", func(st *StoreTest) {
+		{Name: "activity/an empty log has no entries", Run: func(st *StoreTest) {
 			if got := must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{}, 10))(st.T); len(got) != 0 {
 				st.T.Fatalf("entries %+v", got)
 			}
 		}},
-		{"activity/newest first by time, then in the order recorded, paged by cursor", func(st *StoreTest) {
+		{Name: "activity/newest first by time, then in the order recorded, paged by cursor", Run: func(st *StoreTest) {
 			keep(st, 1, "b")
 			keep(st, 2, "c")
 			keep(st, 0, "a") // a late event: its time, not its arrival, places it

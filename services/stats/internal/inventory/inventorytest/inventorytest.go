@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/stats/internal/inventory"
 )
 
@@ -33,39 +34,39 @@ type Opened struct {
 }
 
 // Factory returns an empty store for one test; it cleans up after itself via t.Cleanup.
-type Factory func(t *testing.T) Opened
+type Factory = func(t *testing.T) Opened
 
 // Reopen returns a fresh store on the same data as o, as a restarted stats would have.
-type Reopen func(t *testing.T, o Opened) Opened
+type Reopen = func(t *testing.T, o Opened) Opened
 
-// StoreTest is one behaviour's run against one store: the test, its context, the store under
-// test, and Restart, which swaps the store for one reopened on the same data.
+// StoreTest is one behaviour's run against one store: the test, its context, the store (and
+// its transactions) under test as Opened, and Restart, which swaps them for ones reopened on
+// the same data.
 type StoreTest struct {
-	T      *testing.T
-	Ctx    context.Context
-	Opened Opened
-	reopen func() Opened
+	run *testenv.StoreRun[Opened]
+	T   *testing.T
+	Ctx context.Context
 }
 
 // Restart reopens the store (a no-op in the plain variant).
-func (st *StoreTest) Restart() { st.Opened = st.reopen() }
+func (st *StoreTest) Restart() { st.run.Restart() }
+
+// Opened is the store under test and its transactions.
+func (st *StoreTest) Opened() Opened { return st.run.Store }
 
 // Store is the store under test.
-func (st *StoreTest) Store() Store { return st.Opened.Store }
+func (st *StoreTest) Store() Store { return st.run.Store.Store }
 
 // Record runs fn in a transaction as the consumer does, failing the test on its error.
 func (st *StoreTest) Record(fn func(s Store, tx pgx.Tx) error) {
 	st.T.Helper()
-	if err := st.Opened.InTx(st.Ctx, func(tx pgx.Tx) error { return fn(st.Opened.Store, tx) }); err != nil {
+	if err := st.Opened().InTx(st.Ctx, func(tx pgx.Tx) error { return fn(st.Store(), tx) }); err != nil {
 		st.T.Fatal(err)
 	}
 }
 
 // behaviour is one row of the conformance table.
-type behaviour struct {
-	name string
-	run  func(st *StoreTest)
-}
+type behaviour = testenv.Case[*StoreTest]
 
 // Run runs every behaviour against stores from factory, plain and with a restart.
 func Run(t *testing.T, factory Factory, reopen Reopen) {
@@ -73,21 +74,9 @@ func Run(t *testing.T, factory Factory, reopen Reopen) {
 	for _, group := range [][]behaviour{nodeBehaviours(), machineBehaviours(), activityBehaviours()} {
 		all = append(all, group...)
 	}
-	for _, b := range all {
-		for _, variant := range []string{"plain", "restart"} {
-			t.Run(b.name+"/"+variant, func(t *testing.T) {
-				t.Parallel()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				t.Cleanup(cancel)
-				st := &StoreTest{T: t, Ctx: ctx, Opened: factory(t)}
-				st.reopen = func() Opened { return st.Opened }
-				if variant == "restart" {
-					st.reopen = func() Opened { return reopen(t, st.Opened) }
-				}
-				b.run(st)
-			})
-		}
-	}
+	testenv.RunCases(t, all, func(t *testing.T, ctx context.Context, restarts bool) *StoreTest {
+		return &StoreTest{run: testenv.NewStoreRun(t, ctx, restarts, factory(t), reopen), T: t, Ctx: ctx}
+	})
 }
 
 // t0 is the suite's epoch, in whole seconds (what every store keeps exactly).

@@ -26,7 +26,7 @@ func machineBehaviours() []behaviour {
 		st.Record(func(s Store, tx pgx.Tx) error { return s.RecordMachine(st.Ctx, tx, m) })
 	}
 	return []behaviour{
-		{"machine/the newest state wins, with the earliest sighting", func(st *StoreTest) {
+		{Name: "machine/the newest state wins, with the earliest sighting", Run: func(st *StoreTest) {
 			newest := machineEvent("m1", "c1", ready, sec(2))
 			record(st, newest)
 			record(st, machineEvent("m1", "c1", provisioning, sec(0))) // late
@@ -44,7 +44,7 @@ func machineBehaviours() []behaviour {
 				st.T.Fatalf("m1 %+v\nwant %+v", ms[1], want)
 			}
 		}},
-		{"machine/a deleted cluster's machines are released unless they changed since", func(st *StoreTest) {
+		{Name: "machine/a deleted cluster's machines are released unless they changed since", Run: func(st *StoreTest) {
 			record(st, machineEvent("m1", "c1", ready, sec(2)))
 			record(st, machineEvent("m2", "c1", failed, sec(0)))
 			record(st, machineEvent("m3", "c2", ready, sec(0)))

@@ -23,7 +23,7 @@ func heartbeat(ctx context.Context, node string, at time.Time, addr string, clas
 
 func nodeBehaviours() []behaviour {
 	return []behaviour{
-		{"node/an empty inventory has no nodes or machines", func(st *StoreTest) {
+		{Name: "node/an empty inventory has no nodes or machines", Run: func(st *StoreTest) {
 			if n := must(st.Store().StorageNodes(st.Ctx))(st.T); len(n) != 0 {
 				st.T.Fatalf("nodes: %+v", n)
 			}
@@ -31,7 +31,7 @@ func nodeBehaviours() []behaviour {
 				st.T.Fatalf("machines: %+v", m)
 			}
 		}},
-		{"node/heartbeats keep the newest state and count each", func(st *StoreTest) {
+		{Name: "node/heartbeats keep the newest state and count each", Run: func(st *StoreTest) {
 			st.Record(heartbeat(st.Ctx, "n1", sec(2), "10.0.0.2", class("ssd", 100, 50), class("hdd", 1000, 900)))
 			st.Record(heartbeat(st.Ctx, "n1", sec(1), "10.0.0.1", class("ssd", 100, 99))) // late: counted, but older
 			st.Restart()
@@ -53,7 +53,7 @@ func nodeBehaviours() []behaviour {
 				st.T.Fatalf("classes %+v; want hdd dropped", got)
 			}
 		}},
-		{"node/capacity reports keep the newest and may come first", func(st *StoreTest) {
+		{Name: "node/capacity reports keep the newest and may come first", Run: func(st *StoreTest) {
 			st.Record(func(s Store, tx pgx.Tx) error {
 				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 60), sec(0))
 			})
@@ -79,8 +79,8 @@ func nodeBehaviours() []behaviour {
 				st.T.Fatalf("free %d after a newer report, want 30", got)
 			}
 		}},
-		{"node/an event rolled back changes nothing", func(st *StoreTest) {
-			err := st.Opened.InTx(st.Ctx, func(tx pgx.Tx) error {
+		{Name: "node/an event rolled back changes nothing", Run: func(st *StoreTest) {
+			err := st.Opened().InTx(st.Ctx, func(tx pgx.Tx) error {
 				if err := heartbeat(st.Ctx, "n1", sec(1), "10.0.0.1", class("ssd", 100, 50))(st.Store(), tx); err != nil {
 					return err
 				}
@@ -94,7 +94,7 @@ func nodeBehaviours() []behaviour {
 				st.T.Fatalf("nodes after a rolled-back heartbeat: %+v", n)
 			}
 		}},
-		{"node/silent nodes are forgotten", func(st *StoreTest) {
+		{Name: "node/silent nodes are forgotten", Run: func(st *StoreTest) {
 			st.Record(heartbeat(st.Ctx, "old", sec(0), "10.0.0.1"))
 			st.Record(func(s Store, tx pgx.Tx) error {
 				return s.RecordCapacity(st.Ctx, tx, "never-beat", class("ssd", 1, 1), sec(0))

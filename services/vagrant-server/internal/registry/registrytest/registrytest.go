@@ -5,10 +5,8 @@
 package registrytest
 
 import (
-	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/oklog/ulid/v2"
 	"google.golang.org/protobuf/proto"
@@ -16,32 +14,23 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 )
 
 // Factory returns an empty store for one test; it cleans up after itself via t.Cleanup.
-type Factory func(t *testing.T) registry.Store
+type Factory = func(t *testing.T) registry.Store
 
-// Reopen returns a fresh store on the same data as s, as a restarted server would have.
-type Reopen func(t *testing.T, s registry.Store) registry.Store
+// Reopen returns a fresh store on the same data as s, as a restarted (or another) replica
+// would have.
+type Reopen = func(t *testing.T, s registry.Store) registry.Store
 
-// StoreTest is one behaviour's run against one store: the test, its context, the store
-// under test, and Restart, which swaps the store for one reopened on the same data.
-type StoreTest struct {
-	T      *testing.T
-	Ctx    context.Context
-	Store  registry.Store
-	reopen func() registry.Store
-}
-
-// Restart reopens the store (a no-op in the plain variant).
-func (st *StoreTest) Restart() { st.Store = st.reopen() }
+// StoreTest is one behaviour's run against one store: the test, its context, the store under
+// test, and Restart, which swaps the store for one reopened on the same data.
+type StoreTest = testenv.StoreRun[registry.Store]
 
 // behaviour is one row of the conformance table.
-type behaviour struct {
-	name string
-	run  func(st *StoreTest)
-}
+type behaviour = testenv.Case[*StoreTest]
 
 // behaviours is the conformance table.
 func behaviours() []behaviour {
@@ -54,21 +43,7 @@ func behaviours() []behaviour {
 
 // Run runs every behaviour against stores from factory, plain and with a restart.
 func Run(t *testing.T, factory Factory, reopen Reopen) {
-	for _, b := range behaviours() {
-		for _, variant := range []string{"plain", "restart"} {
-			t.Run(b.name+"/"+variant, func(t *testing.T) {
-				t.Parallel()
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				t.Cleanup(cancel)
-				st := &StoreTest{T: t, Ctx: ctx, Store: factory(t)}
-				st.reopen = func() registry.Store { return st.Store }
-				if variant == "restart" {
-					st.reopen = func() registry.Store { return reopen(t, st.Store) }
-				}
-				b.run(st)
-			})
-		}
-	}
+	testenv.RunStoreCases(t, behaviours(), factory, reopen)
 }
 
 // id returns a fresh resource id, as the registry service assigns.
@@ -79,26 +54,6 @@ func equal(t *testing.T, what string, got, want proto.Message) {
 	t.Helper()
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Fatalf("%s differs (-want +got):\n%s", what, diff)
-	}
-}
-
-// must takes a call's (value, error) and returns a check that fails t on the error and
-// otherwise gives the value: must(s.GetBasis(ctx, id))(t).
-func must[T any](v T, err error) func(t *testing.T) T {
-	return func(t *testing.T) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-}
-
-// ok fails t on err.
-func ok(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
