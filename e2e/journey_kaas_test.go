@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -19,9 +20,9 @@ import (
 // journeyKaasCluster: a user creates a cluster through the gateway; kaas (vagrant provider)
 // has the launcher's vagrant-runner make its control-plane machine, a netns machine on this
 // host; the machine's address comes back through kaas (GetClusterNodesStatus) and, through
-// kaas's events, in stats' node list; deleting the cluster releases the machine. Whether
-// Kubernetes then comes up on the machine (etcd, kube-apiserver, kwok) is kaas's own e2e;
-// this journey follows the cluster until its machine exists, then deletes it.
+// kaas's events, in stats' node list; the cluster becomes RUNNING (Kubernetes up on the
+// machine: etcd, kube-apiserver, kwok's Node, checked by kaas at the machine's address);
+// deleting the cluster releases the machine.
 func (s *journeySuite) journeyKaasCluster(t *testing.T) {
 	if os.Geteuid() != 0 {
 		skipOrFail(t, "the runner's netns machines need root")
@@ -89,6 +90,31 @@ func (s *journeySuite) journeyKaasCluster(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("stats never listed the control-plane machine at %s: %v", machine.GetMaasIPAddr(), err)
+	}
+
+	// The cluster is RUNNING: kaas itself reached the machine's API server at its address (TLS
+	// with the cluster's CA, the machine's IP in the serving certificate) and saw its Node
+	// Ready, and hands out a kubeconfig. Under compose that address is on a bridge inside the
+	// runner's container, which kaas shares.
+	err = eventually(5*time.Minute, time.Second, func() error {
+		c, err := kaas.GetCluster(withToken(callCtx(t), token), &kaaspb.GetClusterMsg{Name: name})
+		if err != nil {
+			return err
+		}
+		switch st := c.GetCluster().GetStatus(); st {
+		case kaaspb.ClusterStatus_RUNNING:
+			if c.GetCluster().GetKubeconfig() == "" {
+				return errors.New("RUNNING without a kubeconfig")
+			}
+			return nil
+		case kaaspb.ClusterStatus_ERROR:
+			return retryStop{fmt.Errorf("cluster in ERROR: %s", c.GetCluster().GetStatusMessage())}
+		default:
+			return fmt.Errorf("%s: %s", st, c.GetCluster().GetStatusMessage())
+		}
+	})
+	if err != nil {
+		t.Errorf("cluster %s never RUNNING: %v", name, err)
 	}
 
 	if resp, err := kaas.DeleteCluster(withToken(callCtx(t), token), &kaaspb.DeleteClusterMsg{Name: name}); err != nil || !resp.GetOk() {

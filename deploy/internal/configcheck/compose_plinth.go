@@ -32,8 +32,12 @@ func CheckPlinthService(p *types.Project, s types.ServiceConfig) []error {
 	grpcPort, err := containerPort(env("PLINTH_GRPC_ADDR"))
 	if err != nil {
 		fail("PLINTH_GRPC_ADDR: %v", err)
-	} else if grpcPort > 0 && !publishes(s, grpcPort) {
-		fail("the gRPC port %d is not published", grpcPort)
+	} else if owner := NetnsOwner(p, s); grpcPort > 0 && !publishes(owner, grpcPort) {
+		if owner.Name != s.Name {
+			fail("the gRPC port %d is not published by %s, whose network namespace it shares", grpcPort, owner.Name)
+		} else {
+			fail("the gRPC port %d is not published", grpcPort)
+		}
 	}
 	adminPort, err := containerPort(env("PLINTH_ADMIN_ADDR"))
 	if err != nil {
@@ -63,6 +67,17 @@ func CheckPlinthService(p *types.Project, s types.ServiceConfig) []error {
 		}
 	}
 	return errs
+}
+
+// NetnsOwner is the service whose container holds s's network namespace, and so publishes
+// its ports: s itself, or the service its network_mode "service:<name>" names.
+func NetnsOwner(p *types.Project, s types.ServiceConfig) types.ServiceConfig {
+	if owner, ok := strings.CutPrefix(s.NetworkMode, "service:"); ok {
+		if o, ok := p.Services[owner]; ok {
+			return o
+		}
+	}
+	return s
 }
 
 // containerPort is the TCP port of a listen address that other containers can reach; 0 for a

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,9 +57,17 @@ func TestComposeFileIsValid(t *testing.T) {
 	// Published ports from ARCHITECTURE.md's table, on loopback only.
 	for svc, port := range map[string]uint32{"gateway": 8080, "auth": 7001, "stats": 7002, "kaas": 7003, "vagrant-server": 7004,
 		"lvmd-agent": 7005, "cnpgi-plugin": 7006, "postgres": 5432, "nats": 4222} {
-		if !publishedAs(p.Services[svc], port) {
-			t.Errorf("service %s does not publish 127.0.0.1:%d:%d (got %+v)", svc, port, port, p.Services[svc].Ports)
+		if !publishedAs(NetnsOwner(p, p.Services[svc]), port) {
+			t.Errorf("service %s does not publish 127.0.0.1:%d:%d (got %+v)", svc, port, port, NetnsOwner(p, p.Services[svc]).Ports)
 		}
+	}
+	// kaas reaches its machines' API servers at their addresses on the runner's bridge: it
+	// must share the runner's network namespace, and still be reachable as kaas.
+	if nm := p.Services["kaas"].NetworkMode; nm != "service:vagrant-runner" {
+		t.Errorf("kaas's network_mode is %q, want service:vagrant-runner (its machines are reachable only there)", nm)
+	}
+	if n := p.Services["vagrant-runner"].Networks["default"]; n == nil || !slices.Contains(n.Aliases, "kaas") {
+		t.Errorf("vagrant-runner has no network alias kaas (the gateway dials kaas:7003): %+v", n)
 	}
 
 	auth := p.Services["auth"]
