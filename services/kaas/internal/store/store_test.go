@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster/clustertest"
+	"github.com/plinth-dev/plinth/services/kaas/internal/reconciler/reconcilertest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -185,4 +186,17 @@ func TestRemoveAfterEveryMachineIsReleased(t *testing.T) {
 	if last := evs[len(evs)-1].(*eventsv1.ClusterStatusChanged); !last.GetDeleted() {
 		t.Fatalf("last event %v", last)
 	}
+}
+
+// TestReconcilerStoreConformance runs reconciler.Store's suite on Postgres, plain and
+// reopening the store (a new pool on the same database) mid-test.
+func TestReconcilerStoreConformance(t *testing.T) {
+	factory, reopen := testenv.Reopenable(func(t *testing.T, url string) (reconcilertest.Store, func()) {
+		pool, err := service.OpenPostgres(context.Background(), url, store.Schema, store.Migrations)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.New(pool), pool.Close
+	})
+	reconcilertest.Run(t, factory, reopen)
 }
