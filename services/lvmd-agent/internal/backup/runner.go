@@ -17,11 +17,27 @@ import (
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume"
 )
 
+// LVM is what jobs ask of lvm2 besides the volume service: snapshots to read a consistent
+// volume, the layout that maps a metadata-only volume onto its physical volumes, and the
+// clean-up of snapshots left by an interrupted job. lvm.Runner is the one implementation: a
+// job copies a real device's bytes, so its tests run on real lvm2 (as root).
+type LVM interface {
+	MetadataOnly() bool
+	VG(ctx context.Context, name string) (lvm.VGInfo, error)
+	LVs(ctx context.Context, vg string) ([]lvm.LV, error)
+	Segments(ctx context.Context, vg, lv string) ([]lvm.Segment, error)
+	PVs(ctx context.Context, vg string) ([]lvm.PV, error)
+	CreateSnapshot(ctx context.Context, vg, origin, name string, cow uint64) error
+	Remove(ctx context.Context, vg, lv string) error
+}
+
+var _ LVM = (*lvm.Runner)(nil)
+
 // Options configure a Runner.
 type Options struct {
 	Store   JobStore
 	Volumes *volume.Service
-	LVM     *lvm.Runner
+	LVM     LVM
 	// Node names this agent's node; Owner this process (jobs of other owners found in
 	// progress at start were cut short).
 	Node, Owner string
@@ -43,7 +59,7 @@ type Options struct {
 type Runner struct {
 	store       JobStore
 	volumes     *volume.Service
-	lvm         *lvm.Runner
+	lvm         LVM
 	node, owner string
 	compression compression.Kind
 	threads     int
