@@ -40,7 +40,7 @@ var composeKilled = []string{"auth", "stats", "kaas", "vagrant-server", "vagrant
 // leaves nothing. Times to healthy and to working calls are logged, not asserted.
 func TestComposeFaults(t *testing.T) {
 	t.Parallel()
-	c := startCompose(t, "e2e-compose-faults", bandComposeFaults, "172.29.73.0/24")
+	c := startCompose(t, "e2e-compose-faults", bandComposeFaults, "172.29.73.0/24", false)
 	s := c.s
 	deadline := time.Now().Add(10 * time.Minute)
 

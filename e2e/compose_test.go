@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,8 +86,9 @@ type composeStack struct {
 // startCompose skips (or fails, strict) without an engine, the compose plugin or root, builds
 // plinth-compose, brings docker-compose.yaml up as project prefix-<pid> in band (composeOffset)
 // on subnet, checks every service is healthy, and points a journeySuite at its Go gateway and
-// published ports.
-func startCompose(t *testing.T, prefix string, band int, subnet string) *composeStack {
+// published ports. ceph says whether the ceph profile's dev cluster runs (plinth-compose's
+// -ceph), with stats reading it.
+func startCompose(t *testing.T, prefix string, band int, subnet string, ceph bool) *composeStack {
 	root := repoRoot(t)
 	env := composeEnv(root)
 	// A cold image build (no build cache, a loaded machine) alone has taken 12 minutes.
@@ -129,7 +131,8 @@ func startCompose(t *testing.T, prefix string, band int, subnet string) *compose
 		defer cancel()
 		return run(ctx, "down", "-root", root, "-project", project)
 	}
-	c.up = []string{"up", "-root", root, "-project", project, "-port-offset", strconv.Itoa(offset), "-subnet", subnet, "-wait", "5m"}
+	c.up = []string{"up", "-root", root, "-project", project, "-port-offset", strconv.Itoa(offset), "-subnet", subnet, "-wait", "5m",
+		"-ceph=" + strconv.FormatBool(ceph)}
 	t.Cleanup(func() {
 		if !c.downDone {
 			if out, err := c.down(); err != nil {
@@ -152,7 +155,11 @@ func startCompose(t *testing.T, prefix string, band int, subnet string) *compose
 	if err != nil {
 		t.Fatal(ps)
 	}
-	for _, want := range []string{"postgres", "nats", "auth", "stats", "kaas", "vagrant-server", "vagrant-runner", "lvmd-agent", "cnpgi-plugin", "gateway-go"} {
+	services := []string{"postgres", "nats", "auth", "stats", "kaas", "vagrant-server", "vagrant-runner", "lvmd-agent", "cnpgi-plugin", "gateway-go"}
+	if ceph {
+		services = append(services, "ceph")
+	}
+	for _, want := range services {
 		ok := false
 		for _, l := range strings.Split(ps, "\n") {
 			if name, st, _ := strings.Cut(l, " "); name == want && strings.Contains(st, "(healthy)") {
@@ -205,12 +212,13 @@ func startCompose(t *testing.T, prefix string, band int, subnet string) *compose
 // admin logs in, the token opens a call to every service it routes (lvmd-agent over mutual TLS
 // with init's client pair, from the gateway and directly), the journeys run (a Vagrant job, an
 // lvmd volume's capacity in stats and its backup to S3, a WAL segment archived by cnpgi with its
-// event, a kaas cluster's machine made by the containerised runner), Logout makes every
+// event, a kaas cluster made by the containerised runner RUNNING, the dev Ceph in stats),
+// Logout makes every
 // service refuse the token, and
 // `plinth-compose down` leaves no container, volume, network, volume group or loop device.
 func TestComposeStack(t *testing.T) {
 	t.Parallel()
-	c := startCompose(t, "e2e-compose", bandCompose, "172.29.72.0/24")
+	c := startCompose(t, "e2e-compose", bandCompose, "172.29.72.0/24", true)
 	ctx, env, project, s := c.ctx, c.env, c.project, c.s
 
 	token := s.login(t)
@@ -252,8 +260,19 @@ func TestComposeStack(t *testing.T) {
 	c.natsAsAdmin(t)
 	t.Run("CNPGIArchive", c.journeyComposeCNPGIArchive)
 	// A kaas cluster on the vagrant provider: its control-plane machine made by the
-	// containerised runner, its address through kaas and in stats' node list.
+	// containerised runner, its address through kaas and in stats' node list, RUNNING.
 	t.Run("KaasClusterMachines", s.journeyKaasCluster)
+	// The ceph profile's dev cluster, read by stats through its dashboard: healthy, its OSD up,
+	// through the gateway (fsid from the cluster's own state file in the ceph volume).
+	t.Run("DevCephInStats", func(t *testing.T) {
+		var state struct {
+			FSID string `json:"fsid"`
+		}
+		if err := json.Unmarshal(volumeFile(t, ctx, env, project, "ceph", "cluster/cluster.json", "65532:65532"), &state); err != nil || state.FSID == "" {
+			t.Fatalf("the dev cluster's cluster.json: %v (fsid %q)", err, state.FSID)
+		}
+		statsReportsCluster(t, s.endpoints.Gateway, s.password, state.FSID)
+	})
 
 	auth := authpb.NewAuthServiceClient(s.gw)
 	if resp, err := auth.Logout(withToken(callCtx(t), token), &authpb.LogoutRequest{}); err != nil || !resp.GetSuccess() {

@@ -52,6 +52,7 @@ func run(args []string) error {
 	fs.IntVar(&o.Offset, "port-offset", offset, "added to every published port (default: PLINTH_COMPOSE_PORT_OFFSET, else 1000)")
 	fs.StringVar(&o.Subnet, "subnet", "", "the project network's IPv4 subnet instead of the file's 172.29.71.0/24 (a second stack)")
 	fs.DurationVar(&o.Wait, "wait", 5*time.Minute, "how long up waits for every health check")
+	fs.BoolVar(&o.Ceph, "ceph", true, "also run the ceph profile's dev Ceph cluster for stats (unless PLINTH_STATS_CEPH_URL names yours)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

@@ -42,6 +42,9 @@ type Options struct {
 	Subnet string
 	// Wait bounds `up --wait`.
 	Wait time.Duration
+	// Ceph also runs the ceph profile's dev cluster and points stats at it (CephEnv), unless
+	// PLINTH_STATS_CEPH_URL names another cluster.
+	Ceph bool
 	// Docker is the docker client (default "docker" on PATH); its environment is this
 	// process's (DOCKER_CONFIG names the compose plugin's directory).
 	Docker string
@@ -96,9 +99,14 @@ func (o *Options) compose(ctx context.Context, stdout io.Writer, args ...string)
 		base = append(base, "-f", o.overridePath())
 	}
 	base = append(base, "--profile", "go-gateway")
+	env := append(os.Environ(), "PLINTH_COMPOSE_LVMD_VG="+VG(o.Project))
+	if o.Ceph {
+		base = append(base, "--profile", "ceph")
+		env = append(env, CephEnv(os.Getenv)...)
+	}
 	cmd := exec.CommandContext(ctx, o.Docker, append(base, args...)...)
 	cmd.Dir = o.Root
-	cmd.Env = append(os.Environ(), "PLINTH_COMPOSE_LVMD_VG="+VG(o.Project))
+	cmd.Env = env
 	cmd.Stdout = stdout
 	var stderr bytes.Buffer
 	cmd.Stderr = io.MultiWriter(&stderr, o.Out)
@@ -106,6 +114,17 @@ func (o *Options) compose(ctx context.Context, stdout io.Writer, args ...string)
 		return fmt.Errorf("docker compose %s: %w", strings.Join(args, " "), err)
 	}
 	return nil
+}
+
+// CephEnv are the variables that point the compose file's stats at the ceph profile's dev
+// cluster (its dashboard, user plinth, the password it writes to the ceph-dashboard volume),
+// or none when PLINTH_STATS_CEPH_URL is set: the user named their own cluster.
+func CephEnv(getenv func(string) string) []string {
+	if getenv("PLINTH_STATS_CEPH_URL") != "" {
+		return nil
+	}
+	return []string{"PLINTH_STATS_CEPH_URL=http://ceph:7303", "PLINTH_STATS_CEPH_USER=plinth",
+		"PLINTH_STATS_CEPH_PASSWORD_FILE=/run/plinth/ceph-dashboard/password"}
 }
 
 // docker runs the docker client and returns its output.
@@ -147,8 +166,8 @@ type Stack struct {
 	PasswordFile string
 }
 
-// Up builds the images and starts every service but the ceph profile's (and Envoy's when its
-// image cannot be had), waiting for every health check.
+// Up builds the images and starts every service — the ceph profile's when o.Ceph, Envoy's
+// when its image can be had — waiting for every health check.
 func Up(ctx context.Context, o Options) (*Stack, error) {
 	if err := o.Preflight(ctx); err != nil {
 		return nil, err
@@ -160,7 +179,7 @@ func Up(ctx context.Context, o Options) (*Stack, error) {
 	st := &Stack{Envoy: o.envoyImage(ctx)}
 	for _, name := range slices.Sorted(maps.Keys(p.Services)) {
 		s := p.Services[name]
-		if slices.Contains(s.Profiles, "ceph") || (name == "gateway" && !st.Envoy) {
+		if (slices.Contains(s.Profiles, "ceph") && !o.Ceph) || (name == "gateway" && !st.Envoy) {
 			continue
 		}
 		st.Services = append(st.Services, name)

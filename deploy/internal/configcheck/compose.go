@@ -59,8 +59,9 @@ func CheckCompose(p *types.Project) error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(p.Services)) {
 		s := p.Services[name]
-		for dep := range s.DependsOn {
-			if _, ok := p.Services[dep]; !ok {
+		for dep, d := range s.DependsOn {
+			// required: false names a service of a profile that may be off (compose skips it).
+			if _, ok := p.Services[dep]; !ok && d.Required {
 				errs = append(errs, fmt.Errorf("service %s depends on %s, which is not a service of this file", name, dep))
 			}
 		}

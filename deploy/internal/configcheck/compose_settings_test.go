@@ -21,8 +21,8 @@ func TestComposeSetsOnlySettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := p.Services["stats-ceph"]; !ok {
-		t.Fatal("the ceph profile has no stats-ceph: the walk would miss it")
+	if _, ok := p.Services["ceph"]; !ok {
+		t.Fatal("the ceph profile has no ceph: the walk would miss it")
 	}
 	if err := errors.Join(CheckComposeSettings(p, accepted)...); err != nil {
 		t.Fatal(err)

@@ -51,8 +51,8 @@ func TestComposeFileIsValid(t *testing.T) {
 			t.Errorf("no service %s", want)
 		}
 	}
-	if _, ok := p.Services["stats-ceph"]; ok {
-		t.Error("stats-ceph runs without --profile ceph")
+	if _, ok := p.Services["ceph"]; ok {
+		t.Error("ceph (the dev cluster) runs without --profile ceph")
 	}
 	// Published ports from ARCHITECTURE.md's table, on loopback only.
 	for svc, port := range map[string]uint32{"gateway": 8080, "auth": 7001, "stats": 7002, "kaas": 7003, "vagrant-server": 7004,
@@ -121,25 +121,38 @@ func TestComposeFileIsValid(t *testing.T) {
 }
 
 func TestComposeCephProfile(t *testing.T) {
-	p, err := loadCompose(t, nil, map[string]string{"PLINTH_STATS_CEPH_URL": "https://mgr:8443"}, loader.WithProfiles([]string{"ceph"}))
+	p, err := loadCompose(t, nil, map[string]string{"PLINTH_STATS_CEPH_URL": "http://ceph:7303"}, loader.WithProfiles([]string{"ceph"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := CheckCompose(p); err != nil {
 		t.Fatal(err)
 	}
-	sc, ok := p.Services["stats-ceph"]
+	c, ok := p.Services["ceph"]
 	if !ok {
-		t.Fatal("--profile ceph has no stats-ceph")
+		t.Fatal("--profile ceph has no ceph (the dev cluster)")
 	}
-	if got := sc.Environment["PLINTH_STATS_CEPH_URL"]; got == nil || *got != "https://mgr:8443" {
-		t.Errorf("PLINTH_STATS_CEPH_URL does not reach stats-ceph: %v", got)
+	if c.Build == nil || c.Build.Target != "ceph" || c.Privileged || len(c.CapAdd) > 0 || c.HealthCheck == nil {
+		t.Errorf("ceph: build %+v, privileged %v, cap_add %v, health check %v; want the ceph stage, no privileges, a health check",
+			c.Build, c.Privileged, c.CapAdd, c.HealthCheck)
 	}
-	if got := sc.Environment["PLINTH_DATABASE_URL"]; got == nil || *got == *p.Services["stats"].Environment["PLINTH_DATABASE_URL"] {
-		t.Errorf("stats-ceph shares the database of stats: %v", got)
+	stats := p.Services["stats"]
+	if got := stats.Environment["PLINTH_STATS_CEPH_URL"]; got == nil || *got != "http://ceph:7303" {
+		t.Errorf("PLINTH_STATS_CEPH_URL does not reach stats: %v", got)
 	}
-	if got := sc.Environment["PLINTH_STATS_INVENTORY"]; got == nil || *got != "false" {
-		t.Error("stats-ceph would take over the inventory consumers of stats")
+	if d, ok := stats.DependsOn["ceph"]; !ok || d.Condition != types.ServiceConditionHealthy || d.Required {
+		t.Errorf("stats does not wait for the dev cluster (healthy, not required without the profile): %+v", d)
+	}
+	// Without the profile nothing names the cluster.
+	plain, err := loadCompose(t, nil, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.Services["ceph"]; ok {
+		t.Error("ceph runs without --profile ceph")
+	}
+	if got := plain.Services["stats"].Environment["PLINTH_STATS_CEPH_URL"]; got == nil || *got != "" {
+		t.Errorf("stats reads a Ceph without --profile ceph or PLINTH_STATS_CEPH_URL: %v", got)
 	}
 }
 
@@ -308,13 +321,15 @@ func TestComposeRejects(t *testing.T) {
 		{"missing Dockerfile", "dockerfile: deploy/docker/Dockerfile", "dockerfile: deploy/docker/Containerfile", "no such file"},
 		{"literal password", "PLINTH_ADMIN_PASSWORD: ${PLINTH_ADMIN_PASSWORD:-}", "PLINTH_ADMIN_PASSWORD: hunter2",
 			"service auth: PLINTH_ADMIN_PASSWORD is written in the file"},
-		{"literal secret in a profile's service", "PLINTH_STATS_CEPH_PASSWORD: ${PLINTH_STATS_CEPH_PASSWORD:-}", "PLINTH_STATS_CEPH_PASSWORD: s3cret",
-			"service stats-ceph: PLINTH_STATS_CEPH_PASSWORD is written in the file"},
-		{"password in a URL", "PLINTH_STATS_CEPH_URL: ${PLINTH_STATS_CEPH_URL:-}\n    depends_on", "PLINTH_STATS_CEPH_URL: https://admin:pw@mgr:8443\n    depends_on",
+		{"literal Ceph secret", "PLINTH_STATS_CEPH_PASSWORD: ${PLINTH_STATS_CEPH_PASSWORD:-}", "PLINTH_STATS_CEPH_PASSWORD: s3cret",
+			"service stats: PLINTH_STATS_CEPH_PASSWORD is written in the file"},
+		{"password in a URL", "PLINTH_STATS_CEPH_URL: ${PLINTH_STATS_CEPH_URL:-}\n", "PLINTH_STATS_CEPH_URL: https://admin:pw@mgr:8443\n",
 			"holds a URL with a password"},
-		{"waiting only for a start", "      auth: {condition: service_healthy}\n    healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7102",
-			"      auth: {condition: service_started}\n    healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7102",
+		{"waiting only for a start", "      auth: {condition: service_healthy}\n      init: {condition: service_completed_successfully}\n      # With --profile ceph",
+			"      auth: {condition: service_started}\n      init: {condition: service_completed_successfully}\n      # With --profile ceph",
 			`service stats depends on auth with condition "service_started"`},
+		{"a required dependency that is not there", "ceph: {condition: service_healthy, required: false}", "ceph: {condition: service_healthy}",
+			`service "stats" depends on undefined service "ceph"`},
 		{"no health check", "    healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7104/readyz\"]",
 			"    labels: {x: y}\n    x-healthcheck:\n      test: [\"CMD\", \"wget\", \"-q\", \"-O\", \"/dev/null\", \"http://127.0.0.1:7104/readyz\"]",
 			"service vagrant-server has no health check"},

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/plinth-dev/plinth/libs/platform/cephlocal"
+
+	"github.com/plinth-dev/plinth/libs/platform/atomicfile"
 )
 
 // The dev Ceph make up runs for stats and as the default S3 store (cnpgi-plugin, lvmd-agent
@@ -174,23 +176,11 @@ func describeDevCeph(ctx context.Context, home string, cl *cephlocal.Cluster) (d
 		return devCeph{}, err
 	}
 	for path, content := range map[string]string{d.S3.AccessKeyFile: keys.AccessKeyID, d.S3.SecretKeyFile: keys.SecretAccessKey, d.S3.EnvFile: env} {
-		if err := writePrivate(path, content); err != nil {
+		if err := atomicfile.WritePrivate(path, []byte(content)); err != nil {
 			return devCeph{}, err
 		}
 	}
 	return d, nil
-}
-
-// writePrivate replaces path with content, readable by the owner only.
-func writePrivate(path, content string) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // readDevCeph reads HOME/ceph.json; false when this run has no dev Ceph.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/plinth-dev/plinth/libs/platform/atomicfile"
 )
 
 // cnpgiCertDir holds the cnpgi-plugin's mutual-TLS certificates under make up.
@@ -54,7 +56,7 @@ stores:
     posix:
       path: %q
 `, s3.Endpoint, s3.Buckets[0], s3.Region, s3.AccessKeyFile, s3.SecretKeyFile, cnpgiLocalStore(home))
-	return writePrivate(cnpgiStoreFile(home), conf)
+	return atomicfile.WritePrivate(cnpgiStoreFile(home), []byte(conf))
 }
 
 // cnpgiEnv places the plugin's sockets and certificates under home and, when the dev Ceph

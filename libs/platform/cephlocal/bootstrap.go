@@ -126,7 +126,7 @@ func (c *Cluster) configureModules(ctx context.Context) error {
 			return fmt.Errorf("cephlocal: the mon does not answer: %w", err)
 		}
 	}
-	opts := moduleOptions(c.ports)
+	opts := moduleOptions(c.ports, c.opts)
 	errs := make([]error, len(opts))
 	var wg sync.WaitGroup
 	for i, o := range opts {

@@ -33,6 +33,11 @@ type Options struct {
 	Dashboard bool
 	// RGW also runs a radosgw serving S3 on RGWURL.
 	RGW bool
+	// ServeAddr is the address the dashboard, the prometheus module and the radosgw listen
+	// on (default 127.0.0.1; "0.0.0.0" in a container whose neighbours read them). The mon,
+	// the OSD and their ports stay on loopback, and the URLs this package gives name
+	// 127.0.0.1 either way.
+	ServeAddr string
 	// MemstoreBytes is the OSD's capacity; default 1 GiB. The OSD's memory grows with what is
 	// stored (~2.5× the bytes written) and it reports OSD_FULL when the capacity is used up.
 	MemstoreBytes int64

@@ -27,22 +27,30 @@ func config(dir, fsid string, p Ports, o Options) string {
 		"@DIR@", dir, "@FSID@", fsid, "@MONHOST@", p.monAddrs(),
 		"@PORTMIN@", fmt.Sprint(p.DaemonMin), "@PORTMAX@", fmt.Sprint(p.DaemonMax),
 		"@RGW@", fmt.Sprint(p.RGW), "@MODULES@", modules, "@DISABLED@", disabledModules,
-		"@MEMSTORE@", fmt.Sprint(o.MemstoreBytes),
+		"@MEMSTORE@", fmt.Sprint(o.MemstoreBytes), "@SERVE@", o.serveAddr(),
 	)
 	return r.Replace(confTemplate)
+}
+
+// serveAddr is where the dashboard, prometheus and radosgw listen (Options.ServeAddr).
+func (o Options) serveAddr() string {
+	if o.ServeAddr == "" {
+		return "127.0.0.1"
+	}
+	return o.ServeAddr
 }
 
 // moduleOptions are the mgr modules' settings. The mgr reads module options only from the mon's
 // config database, and the mon accepts them before any mgr has declared them only with
 // `ceph config set … --force`, so they are set there before the mgr starts. The prometheus
 // cache is off: every scrape shows the current state.
-func moduleOptions(p Ports) [][2]string {
+func moduleOptions(p Ports, o Options) [][2]string {
 	return [][2]string{
-		{"mgr/prometheus/server_addr", "127.0.0.1"},
+		{"mgr/prometheus/server_addr", o.serveAddr()},
 		{"mgr/prometheus/server_port", fmt.Sprint(p.Prometheus)},
 		{"mgr/prometheus/cache", "false"},
 		{"mgr/dashboard/ssl", "false"},
-		{"mgr/dashboard/server_addr", "127.0.0.1"},
+		{"mgr/dashboard/server_addr", o.serveAddr()},
 		{"mgr/dashboard/server_port", fmt.Sprint(p.Dashboard)},
 	}
 }
@@ -108,5 +116,5 @@ osd fast shutdown = false
 [client.rgw.x]
 rgw data = @DIR@/rgw/ceph-x
 keyring = @DIR@/rgw/ceph-x/keyring
-rgw frontends = beast endpoint=127.0.0.1:@RGW@
+rgw frontends = beast endpoint=@SERVE@:@RGW@
 `

@@ -7,9 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
+	"github.com/plinth-dev/plinth/libs/platform/config"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/deviceclass"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/loopvg"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/lvm"
@@ -35,7 +34,7 @@ func devVG(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bytes, err := parseSize(*size)
+	bytes, err := config.ParseSize(*size)
 	if err != nil {
 		return fmt.Errorf("-size: %w", err)
 	}
@@ -63,20 +62,4 @@ func devVG(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "volume group %s on %s (%s); device classes in %s\n", *vg, dev, o.File, cfg)
 	return nil
-}
-
-// parseSize reads 32G, 512M or a byte count.
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "G"):
-		mult, s = 1<<30, strings.TrimSuffix(s, "G")
-	case strings.HasSuffix(s, "M"):
-		mult, s = 1<<20, strings.TrimSuffix(s, "M")
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("%q is not a size such as 32G", s)
-	}
-	return n * mult, nil
 }

@@ -66,7 +66,7 @@ func Start(t testing.TB, o Options) *Cluster {
 	if err := cephlocal.LookBinaries(lo); err != nil {
 		testenv.SkipOrFail(t, err.Error())
 	}
-	lo.Ports = reservePorts(t)
+	lo.Ports = ReservePorts(t)
 	local, err := cephlocal.Start(context.Background(), lo)
 	if err != nil {
 		t.Fatalf("cephtest: %v", err)

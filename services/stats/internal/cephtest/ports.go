@@ -14,10 +14,10 @@ var (
 	blocks   = map[int]bool{} // bases held by clusters of this test binary
 )
 
-// reservePorts picks a free block of cephlocal.BlockSize ports below Linux's ephemeral range.
+// ReservePorts picks a free block of cephlocal.BlockSize ports below Linux's ephemeral range.
 // Blocks of clusters in this test binary never overlap, also while their daemons have not
 // bound yet (parallel tests); other processes are avoided by probing.
-func reservePorts(t testing.TB) cephlocal.Ports {
+func ReservePorts(t testing.TB) cephlocal.Ports {
 	blocksMu.Lock()
 	defer blocksMu.Unlock()
 	for range 200 {
