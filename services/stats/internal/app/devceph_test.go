@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,24 +16,6 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/stats/internal/cephtest"
 )
-
-// syncBuffer is the subcommand's output, read by the test while the subcommand writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestDevCephServesUntilStopped: `stats dev-ceph` (the compose file's ceph service) runs a
 // cluster whose dashboard takes the administrator's password it wrote to -password-out (0600),
@@ -52,7 +33,7 @@ func TestDevCephServesUntilStopped(t *testing.T) {
 	pwFile := filepath.Join(t.TempDir(), "dashboard", "password")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- devCeph(ctx, []string{"-dir", dir, "-port-base", strconv.Itoa(p.Base()), "-serve-addr", "0.0.0.0",

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/lvm"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume"
 )
@@ -36,15 +37,15 @@ var lvmBehaviours = []struct {
 }{
 	{"create lists resize remove and account free space", func(ctx context.Context, t *testing.T, newVG NewVG) {
 		l, vg := newVG(t, 1<<30, 1)
-		fresh := must(l.VG(ctx, vg))(t)
+		fresh := testenv.Must(l.VG(ctx, vg))(t)
 		if fresh.Name != vg || fresh.ExtentSize == 0 || fresh.Free != fresh.Size || fresh.Size != fresh.ExtentSize*fresh.ExtentCount ||
 			fresh.FreeExtents != fresh.ExtentCount || fresh.Size > 1<<30 || fresh.Size < 900<<20 {
 			t.Fatalf("fresh volume group %+v", fresh)
 		}
 		ext := fresh.ExtentSize
-		ok(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "b", Size: 100 << 20, Tags: []string{"owner=x", "a"}}))
-		ok(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "a", Size: 512})) // rounded up to one extent
-		lvs := must(l.LVs(ctx, vg))(t)
+		testenv.OK(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "b", Size: 100 << 20, Tags: []string{"owner=x", "a"}}))
+		testenv.OK(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "a", Size: 512})) // rounded up to one extent
+		lvs := testenv.Must(l.LVs(ctx, vg))(t)
 		if len(lvs) != 2 || lvs[0].Name != "a" || lvs[0].Size != ext || len(lvs[0].Tags) != 0 ||
 			lvs[1].Name != "b" || lvs[1].Size != 100<<20 || !slices.Equal(lvs[1].Tags, []string{"a", "owner=x"}) {
 			t.Fatalf("lvs %+v", lvs)
@@ -52,27 +53,27 @@ var lvmBehaviours = []struct {
 		if lvs[1].Path != "/dev/"+vg+"/b" || lvs[1].IsThinPool() || lvs[1].Attr == "" {
 			t.Fatalf("lv %+v", lvs[1])
 		}
-		info := must(l.VG(ctx, vg))(t)
+		info := testenv.Must(l.VG(ctx, vg))(t)
 		if want := fresh.Free - ext - 100<<20; info.Free != want || info.FreeExtents*ext != want || info.Size != fresh.Size {
 			t.Fatalf("after creates %+v, want free %d", info, want)
 		}
-		ok(t, l.Resize(ctx, vg, "b", 200<<20+512))
-		if lvs := must(l.LVs(ctx, vg))(t); lvs[1].Size != 200<<20+ext {
+		testenv.OK(t, l.Resize(ctx, vg, "b", 200<<20+512))
+		if lvs := testenv.Must(l.LVs(ctx, vg))(t); lvs[1].Size != 200<<20+ext {
 			t.Fatalf("resized to %d, want %d", lvs[1].Size, 200<<20+ext)
 		}
-		ok(t, l.Remove(ctx, vg, "b"))
-		ok(t, l.Remove(ctx, vg, "a"))
-		if lvs := must(l.LVs(ctx, vg))(t); len(lvs) != 0 {
+		testenv.OK(t, l.Remove(ctx, vg, "b"))
+		testenv.OK(t, l.Remove(ctx, vg, "a"))
+		if lvs := testenv.Must(l.LVs(ctx, vg))(t); len(lvs) != 0 {
 			t.Fatalf("after removes %+v", lvs)
 		}
-		if info := must(l.VG(ctx, vg))(t); info.Free != fresh.Free {
+		if info := testenv.Must(l.VG(ctx, vg))(t); info.Free != fresh.Free {
 			t.Fatalf("free after removes %d, want %d", info.Free, fresh.Free)
 		}
 	}},
 	{"failures are classified", func(ctx context.Context, t *testing.T, newVG NewVG) {
 		l, vg := newVG(t, 1<<30, 1)
-		fresh := must(l.VG(ctx, vg))(t)
-		ok(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "a", Size: 100 << 20}))
+		fresh := testenv.Must(l.VG(ctx, vg))(t)
+		testenv.OK(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "a", Size: 100 << 20}))
 		kind(t, "a size in part sectors", l.Create(ctx, vg, lvm.CreateSpec{Name: "odd", Size: 1<<20 + 1}), lvm.ErrInvalid, "lvcreate")
 		kind(t, "a resize in part sectors", l.Resize(ctx, vg, "a", 200<<20+1), lvm.ErrInvalid, "lvresize")
 		kind(t, "duplicate create", l.Create(ctx, vg, lvm.CreateSpec{Name: "a", Size: 100 << 20}), lvm.ErrExists, "lvcreate")
@@ -89,39 +90,39 @@ var lvmBehaviours = []struct {
 		kind(t, "volumes of a missing volume group", err, lvm.ErrVGNotFound, "lvs")
 		kind(t, "create in a missing volume group", l.Create(ctx, gone, lvm.CreateSpec{Name: "a", Size: 1 << 20}), lvm.ErrVGNotFound, "lvcreate")
 		// Nothing a refused call asked for was allocated: the rest still fits exactly.
-		rest := must(l.VG(ctx, vg))(t).Free
-		ok(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "rest", Size: rest}))
-		if info := must(l.VG(ctx, vg))(t); info.Free != 0 || info.FreeExtents != 0 {
+		rest := testenv.Must(l.VG(ctx, vg))(t).Free
+		testenv.OK(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "rest", Size: rest}))
+		if info := testenv.Must(l.VG(ctx, vg))(t); info.Free != 0 || info.FreeExtents != 0 {
 			t.Fatalf("a full volume group reports %+v", info)
 		}
 		kind(t, "create in a full volume group", l.Create(ctx, vg, lvm.CreateSpec{Name: "one", Size: 512}), lvm.ErrNoSpace, "lvcreate")
 	}},
 	{"striped volumes round to whole extents of every stripe", func(ctx context.Context, t *testing.T, newVG NewVG) {
 		l, vg := newVG(t, 1<<30, 2)
-		ext := must(l.VG(ctx, vg))(t).ExtentSize
+		ext := testenv.Must(l.VG(ctx, vg))(t).ExtentSize
 		// 96 MiB and a sector is 25 extents: an odd count, rounded up to 26 for two stripes.
-		ok(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "s", Size: 96<<20 + 512, Stripes: 2}))
-		if lvs := must(l.LVs(ctx, vg))(t); len(lvs) != 1 || lvs[0].Size != 96<<20+2*ext {
+		testenv.OK(t, l.Create(ctx, vg, lvm.CreateSpec{Name: "s", Size: 96<<20 + 512, Stripes: 2}))
+		if lvs := testenv.Must(l.LVs(ctx, vg))(t); len(lvs) != 1 || lvs[0].Size != 96<<20+2*ext {
 			t.Fatalf("striped lvs %+v, want %d bytes", lvs, 96<<20+2*ext)
 		}
 		kind(t, "more stripes than physical volumes", l.Create(ctx, vg, lvm.CreateSpec{Name: "t", Size: 100 << 20, Stripes: 3}), lvm.ErrInvalid, "lvcreate")
-		vgs := must(l.VGs(ctx, vg))(t)
+		vgs := testenv.Must(l.VGs(ctx, vg))(t)
 		if len(vgs) != 1 || vgs[0].Name != vg || vgs[0].Free != vgs[0].Size-96<<20-2*ext {
 			t.Fatalf("vgs %+v", vgs)
 		}
 	}},
 	{"lock serialises one volume group only", func(ctx context.Context, t *testing.T, newVG NewVG) {
 		l, vg := newVG(t, 1<<30, 1)
-		unlock := must(l.Lock(ctx, vg))(t)
+		unlock := testenv.Must(l.Lock(ctx, vg))(t)
 		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		defer cancel()
 		if _, err := l.Lock(short, vg); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("a second lock of a held group: %v, want it to wait until its context ends", err)
 		}
-		other := must(l.Lock(ctx, vg+"-other"))(t) // another group is independent
+		other := testenv.Must(l.Lock(ctx, vg+"-other"))(t) // another group is independent
 		other()
 		unlock()
-		must(l.Lock(ctx, vg))(t)()
+		testenv.Must(l.Lock(ctx, vg))(t)()
 	}},
 }
 
@@ -131,22 +132,5 @@ func kind(t *testing.T, what string, err, want error, command string) {
 	var le *lvm.Error
 	if !errors.Is(err, want) || !errors.As(err, &le) || le.Command != command {
 		t.Fatalf("%s: %v, want an lvm %s error: %v", what, err, command, want)
-	}
-}
-
-func must[T any](v T, err error) func(t *testing.T) T {
-	return func(t *testing.T) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-}
-
-func ok(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/stats/internal/inventory"
 )
 
@@ -24,7 +25,7 @@ func activityBehaviours() []behaviour {
 	}
 	return []behaviour{
 		{Name: "activity/an empty log has no entries", Run: func(st *StoreTest) {
-			if got := must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{}, 10))(st.T); len(got) != 0 {
+			if got := testenv.Must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{}, 10))(st.T); len(got) != 0 {
 				st.T.Fatalf("entries %+v", got)
 			}
 		}},
@@ -34,7 +35,7 @@ func activityBehaviours() []behaviour {
 			keep(st, 0, "a") // a late event: its time, not its arrival, places it
 			keep(st, 2, "d")
 			st.Restart()
-			all := must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{}, 10))(st.T)
+			all := testenv.Must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{}, 10))(st.T)
 			if summaries(all) != "[d c b a]" {
 				st.T.Fatalf("entries %s, want [d c b a]", summaries(all))
 			}
@@ -42,18 +43,18 @@ func activityBehaviours() []behaviour {
 			if d.ID == 0 || !d.At.Equal(sec(2)) || d.Subject != "plinth.kaas.cluster.status_changed" || d.ActorID != "u-d" || d.ActorName != "ops" {
 				st.T.Fatalf("entry %+v", d)
 			}
-			page := must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{}, 2))(st.T)
+			page := testenv.Must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{}, 2))(st.T)
 			if summaries(page) != "[d c]" {
 				st.T.Fatalf("first page %s", summaries(page))
 			}
 			last := page[len(page)-1]
 			st.Restart()
-			page = must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{At: last.At, ID: last.ID}, 2))(st.T)
+			page = testenv.Must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{At: last.At, ID: last.ID}, 2))(st.T)
 			if summaries(page) != "[b a]" {
 				st.T.Fatalf("second page %s, want [b a]", summaries(page))
 			}
 			last = page[len(page)-1]
-			if rest := must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{At: last.At, ID: last.ID}, 2))(st.T); len(rest) != 0 {
+			if rest := testenv.Must(st.Store().Activity(st.Ctx, inventory.ActivityCursor{At: last.At, ID: last.ID}, 2))(st.T); len(rest) != 0 {
 				st.T.Fatalf("after the last: %s", summaries(rest))
 			}
 		}},

@@ -88,17 +88,5 @@ func sec(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
 // errRollBack makes Record's transaction roll back.
 var errRollBack = errors.New("roll back")
 
-// must takes a call's (value, error) and returns a check that fails t on the error and
-// otherwise gives the value.
-func must[T any](v T, err error) func(t *testing.T) T {
-	return func(t *testing.T) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-}
-
 // describe is a compact, comparable form of what the suite asserts on.
 func describe(v any) string { return fmt.Sprintf("%+v", v) }

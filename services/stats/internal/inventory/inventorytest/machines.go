@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/stats/internal/inventory"
 )
 
@@ -32,7 +33,7 @@ func machineBehaviours() []behaviour {
 			record(st, machineEvent("m1", "c1", provisioning, sec(0))) // late
 			record(st, machineEvent("m0", "c2", failed, sec(1)))
 			st.Restart()
-			ms := must(st.Store().Machines(st.Ctx))(st.T)
+			ms := testenv.Must(st.Store().Machines(st.Ctx))(st.T)
 			if len(ms) != 2 || ms[0].Name != "m0" || ms[1].Name != "m1" {
 				st.T.Fatalf("machines %+v; want m0 and m1, by name", ms)
 			}
@@ -50,23 +51,23 @@ func machineBehaviours() []behaviour {
 			record(st, machineEvent("m3", "c2", ready, sec(0)))
 			st.Record(func(s Store, tx pgx.Tx) error { return s.ReleaseMachines(st.Ctx, tx, "c1", sec(1)) })
 			st.Restart()
-			ms := must(st.Store().Machines(st.Ctx))(st.T)
+			ms := testenv.Must(st.Store().Machines(st.Ctx))(st.T)
 			if len(ms) != 2 || ms[0].Name != "m1" || ms[1].Name != "m3" {
 				st.T.Fatalf("after c1's deletion at 1s: %+v; want m1 (changed later) and m3 (another cluster)", ms)
 			}
 			// A late event from before the release does not bring m2 back.
 			record(st, machineEvent("m2", "c1", ready, sec(0)))
-			if ms := must(st.Store().Machines(st.Ctx))(st.T); len(ms) != 2 {
+			if ms := testenv.Must(st.Store().Machines(st.Ctx))(st.T); len(ms) != 2 {
 				st.T.Fatalf("a late event revived a released machine: %+v", ms)
 			}
-			if n := must(st.Store().Forget(st.Ctx, sec(1)))(st.T); n != 0 {
+			if n := testenv.Must(st.Store().Forget(st.Ctx, sec(1)))(st.T); n != 0 {
 				st.T.Fatalf("forgot %d; released at 1s is not before 1s", n)
 			}
-			if n := must(st.Store().Forget(st.Ctx, sec(2)))(st.T); n != 1 {
+			if n := testenv.Must(st.Store().Forget(st.Ctx, sec(2)))(st.T); n != 1 {
 				st.T.Fatalf("forgot %d; want the released m2 only (the others are not released)", n)
 			}
 			st.Restart()
-			if ms := must(st.Store().Machines(st.Ctx))(st.T); len(ms) != 2 {
+			if ms := testenv.Must(st.Store().Machines(st.Ctx))(st.T); len(ms) != 2 {
 				st.T.Fatalf("forgetting took a live machine: %+v", ms)
 			}
 		}},

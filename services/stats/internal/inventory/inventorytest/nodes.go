@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/stats/internal/inventory"
 )
 
@@ -24,10 +25,10 @@ func heartbeat(ctx context.Context, node string, at time.Time, addr string, clas
 func nodeBehaviours() []behaviour {
 	return []behaviour{
 		{Name: "node/an empty inventory has no nodes or machines", Run: func(st *StoreTest) {
-			if n := must(st.Store().StorageNodes(st.Ctx))(st.T); len(n) != 0 {
+			if n := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T); len(n) != 0 {
 				st.T.Fatalf("nodes: %+v", n)
 			}
-			if m := must(st.Store().Machines(st.Ctx))(st.T); len(m) != 0 {
+			if m := testenv.Must(st.Store().Machines(st.Ctx))(st.T); len(m) != 0 {
 				st.T.Fatalf("machines: %+v", m)
 			}
 		}},
@@ -35,7 +36,7 @@ func nodeBehaviours() []behaviour {
 			st.Record(heartbeat(st.Ctx, "n1", sec(2), "10.0.0.2", class("ssd", 100, 50), class("hdd", 1000, 900)))
 			st.Record(heartbeat(st.Ctx, "n1", sec(1), "10.0.0.1", class("ssd", 100, 99))) // late: counted, but older
 			st.Restart()
-			nodes := must(st.Store().StorageNodes(st.Ctx))(st.T)
+			nodes := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)
 			if len(nodes) != 1 {
 				st.T.Fatalf("nodes: %+v", nodes)
 			}
@@ -49,7 +50,7 @@ func nodeBehaviours() []behaviour {
 			}
 			st.Record(heartbeat(st.Ctx, "n1", sec(3), "10.0.0.2", class("ssd", 100, 40))) // drops hdd
 			st.Restart()
-			if got := must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes; describe(got) != describe([]inventory.DeviceClass{class("ssd", 100, 40)}) {
+			if got := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes; describe(got) != describe([]inventory.DeviceClass{class("ssd", 100, 40)}) {
 				st.T.Fatalf("classes %+v; want hdd dropped", got)
 			}
 		}},
@@ -58,7 +59,7 @@ func nodeBehaviours() []behaviour {
 				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 60), sec(0))
 			})
 			st.Restart()
-			nodes := must(st.Store().StorageNodes(st.Ctx))(st.T)
+			nodes := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)
 			if len(nodes) != 1 || !nodes[0].HeartbeatAt.IsZero() || nodes[0].Heartbeats != 0 || !nodes[0].FirstSeen.Equal(sec(0)) ||
 				describe(nodes[0].Classes) != describe([]inventory.DeviceClass{class("ssd", 100, 60)}) {
 				st.T.Fatalf("after a capacity event: %+v; want the node without a heartbeat", nodes)
@@ -69,13 +70,13 @@ func nodeBehaviours() []behaviour {
 				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 1), sec(1))
 			})
 			st.Restart()
-			if got := must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes[0].FreeBytes; got != 50 {
+			if got := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes[0].FreeBytes; got != 50 {
 				st.T.Fatalf("free %d after an older report, want 50", got)
 			}
 			st.Record(func(s Store, tx pgx.Tx) error {
 				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 30), sec(3))
 			})
-			if got := must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes[0].FreeBytes; got != 30 {
+			if got := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes[0].FreeBytes; got != 30 {
 				st.T.Fatalf("free %d after a newer report, want 30", got)
 			}
 		}},
@@ -90,7 +91,7 @@ func nodeBehaviours() []behaviour {
 				st.T.Fatalf("rolled back: %v", err)
 			}
 			st.Restart()
-			if n := must(st.Store().StorageNodes(st.Ctx))(st.T); len(n) != 0 {
+			if n := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T); len(n) != 0 {
 				st.T.Fatalf("nodes after a rolled-back heartbeat: %+v", n)
 			}
 		}},
@@ -101,11 +102,11 @@ func nodeBehaviours() []behaviour {
 			})
 			st.Record(heartbeat(st.Ctx, "new", sec(10), "10.0.0.2"))
 			st.Restart()
-			if n := must(st.Store().Forget(st.Ctx, sec(5)))(st.T); n != 2 {
+			if n := testenv.Must(st.Store().Forget(st.Ctx, sec(5)))(st.T); n != 2 {
 				st.T.Fatalf("forgot %d, want the node silent since 0s and the one never heard from since", n)
 			}
 			st.Restart()
-			if nodes := must(st.Store().StorageNodes(st.Ctx))(st.T); len(nodes) != 1 || nodes[0].Name != "new" {
+			if nodes := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T); len(nodes) != 1 || nodes[0].Name != "new" {
 				st.T.Fatalf("kept %+v", nodes)
 			}
 		}},
