@@ -155,7 +155,7 @@ func startCompose(t *testing.T, prefix string, band int, subnet string, ceph boo
 	if err != nil {
 		t.Fatal(ps)
 	}
-	services := []string{"postgres", "nats", "auth", "stats", "kaas", "vagrant-server", "vagrant-runner", "lvmd-agent", "cnpgi-plugin", "gateway-go"}
+	services := []string{"postgres", "nats", "auth", "stats", "kaas", "vagrant-server", "machines-net", "vagrant-runner", "lvmd-agent", "cnpgi-plugin", "gateway-go"}
 	if ceph {
 		services = append(services, "ceph")
 	}

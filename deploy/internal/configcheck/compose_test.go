@@ -61,13 +61,15 @@ func TestComposeFileIsValid(t *testing.T) {
 			t.Errorf("service %s does not publish 127.0.0.1:%d:%d (got %+v)", svc, port, port, NetnsOwner(p, p.Services[svc]).Ports)
 		}
 	}
-	// kaas reaches its machines' API servers at their addresses on the runner's bridge: it
-	// must share the runner's network namespace, and still be reachable as kaas.
-	if nm := p.Services["kaas"].NetworkMode; nm != "service:vagrant-runner" {
-		t.Errorf("kaas's network_mode is %q, want service:vagrant-runner (its machines are reachable only there)", nm)
+	// kaas reaches its machines' API servers at their addresses on the runner's bridge: both
+	// share the network namespace machines-net holds, and are still reachable by name.
+	for _, svc := range []string{"kaas", "vagrant-runner"} {
+		if nm := p.Services[svc].NetworkMode; nm != "service:machines-net" {
+			t.Errorf("%s's network_mode is %q, want service:machines-net (the machines are reachable only there)", svc, nm)
+		}
 	}
-	if n := p.Services["vagrant-runner"].Networks["default"]; n == nil || !slices.Contains(n.Aliases, "kaas") {
-		t.Errorf("vagrant-runner has no network alias kaas (the gateway dials kaas:7003): %+v", n)
+	if n := p.Services["machines-net"].Networks["default"]; n == nil || !slices.Contains(n.Aliases, "kaas") || !slices.Contains(n.Aliases, "vagrant-runner") {
+		t.Errorf("machines-net does not answer to kaas and vagrant-runner (the gateway dials kaas:7003): %+v", n)
 	}
 
 	auth := p.Services["auth"]
