@@ -39,6 +39,7 @@ func (s *journeySuite) journeyKaasCluster(t *testing.T) {
 	token := s.login(t)
 	kaas := kaaspb.NewClusterClient(s.gw)
 	name := "j" + randomHex(t, 3)
+	asked := time.Now()
 	created, err := kaas.CreateCluster(withToken(callCtx(t), token), &kaaspb.CreateClusterMsg{Name: name, K8SVersion: "v1.32.13",
 		ControlPlaneNodes: &kaaspb.ControlPlaneMachineSpec{Count: 1}})
 	if err != nil || !created.GetOk() {
@@ -106,6 +107,7 @@ func (s *journeySuite) journeyKaasCluster(t *testing.T) {
 			if c.GetCluster().GetKubeconfig() == "" {
 				return errors.New("RUNNING without a kubeconfig")
 			}
+			t.Logf("cluster %s RUNNING %s after CreateCluster: %s", name, time.Since(asked).Round(100*time.Millisecond), c.GetCluster().GetStatusMessage())
 			return nil
 		case kaaspb.ClusterStatus_ERROR:
 			return retryStop{fmt.Errorf("cluster in ERROR: %s", c.GetCluster().GetStatusMessage())}
