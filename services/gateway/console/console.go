@@ -5,10 +5,14 @@ package console
 
 import (
 	"embed"
+	"io"
 	"io/fs"
+	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
+	"time"
 )
 
 //go:embed dist
@@ -55,10 +59,10 @@ func handler(root fs.FS) http.Handler {
 				return
 			}
 			h.Set("Cache-Control", "public, max-age=31536000, immutable")
-			files.ServeHTTP(w, r)
+			serveFile(w, r, root, files, name)
 		case name != "" && name != "index.html" && isFile(root, name):
 			h.Set("Cache-Control", "no-cache")
-			files.ServeHTTP(w, r)
+			serveFile(w, r, root, files, name)
 		default:
 			if indexErr != nil {
 				http.Error(w, "the console is not built into this gateway", http.StatusNotFound)
@@ -73,6 +77,74 @@ func handler(root fs.FS) http.Handler {
 			}
 		}
 	})
+}
+
+// encodings are the precompressed variants the build carries (console/compress.mjs writes
+// <file>.br and <file>.gz beside every compressible file over 1 KiB), best first.
+var encodings = []struct{ coding, suffix string }{{"br", ".br"}, {"gzip", ".gz"}}
+
+// serveFile answers with name's best precompressed variant the client accepts (its bytes as
+// they are, Content-Encoding set, the Content-Type of name itself), else with name. A file
+// that has variants varies by Accept-Encoding, whichever is sent. Ranges and conditional
+// requests apply to the bytes sent, as HTTP defines for an encoded representation.
+func serveFile(w http.ResponseWriter, r *http.Request, root fs.FS, files http.Handler, name string) {
+	var variants bool
+	for _, e := range encodings {
+		if !isFile(root, name+e.suffix) {
+			continue
+		}
+		variants = true
+		if !accepts(r.Header.Get("Accept-Encoding"), e.coding) {
+			continue
+		}
+		f, err := root.Open(name + e.suffix)
+		if err != nil {
+			break
+		}
+		defer f.Close()
+		rs, ok := f.(io.ReadSeeker)
+		if !ok { // embed.FS files seek; another fs.FS might not
+			break
+		}
+		h := w.Header()
+		h.Add("Vary", "Accept-Encoding")
+		h.Set("Content-Encoding", e.coding)
+		if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+			h.Set("Content-Type", ct)
+		}
+		http.ServeContent(w, r, name, time.Time{}, rs)
+		return
+	}
+	if variants {
+		w.Header().Add("Vary", "Accept-Encoding")
+	}
+	files.ServeHTTP(w, r)
+}
+
+// accepts reports whether an Accept-Encoding header allows coding: named with a q above 0,
+// or not named and allowed by a "*" with a q above 0 (RFC 9110, 12.5.3).
+func accepts(header, coding string) bool {
+	star := false
+	for _, part := range strings.Split(header, ",") {
+		name, params, _ := strings.Cut(part, ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != coding && name != "*" {
+			continue
+		}
+		ok := true
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.EqualFold(k, "q") {
+				q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				ok = err == nil && q > 0
+			}
+		}
+		if name == coding {
+			return ok
+		}
+		star = ok
+	}
+	return star
 }
 
 func isFile(root fs.FS, name string) bool {
