@@ -15,6 +15,7 @@ import (
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry/registrytest"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/store"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens/keystoretest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -107,4 +108,17 @@ func TestFirstKeyIsCreatedOnceAcrossConcurrentBootstraps(t *testing.T) {
 	if created, err := stores[1].CreateFirstKey(ctx, "k2", []byte(strings.Repeat("z", tokens.KeySize))); err != nil || created {
 		t.Fatalf("a second key was created: %v %v", created, err)
 	}
+}
+
+// TestKeyStoreConformance runs tokens.KeyStore's suite on Postgres, plain and reopening the
+// store (a new pool on the same database) mid-test.
+func TestKeyStoreConformance(t *testing.T) {
+	factory, reopen := testenv.Reopenable(func(t *testing.T, url string) (keystoretest.KeyStore, func()) {
+		pool, err := service.OpenPostgres(context.Background(), url, store.Schema, store.Migrations, jobqueue.Migrations())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.New(pool), pool.Close
+	})
+	keystoretest.Run(t, factory, reopen, tokens.ErrUnknownKey)
 }

@@ -14,9 +14,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens/keystoretest"
 )
 
-// memKeys is an in-memory KeyStore for the rules; the Postgres one is tested in store.
+// memKeys is an in-memory KeyStore for the rules; it and the Postgres one pass keystoretest.
 type memKeys struct {
 	mu   sync.Mutex
 	keys map[string][]byte
@@ -39,6 +41,13 @@ func (m *memKeys) Key(_ context.Context, id string) ([]byte, error) {
 		return k, nil
 	}
 	return nil, ErrUnknownKey
+}
+
+// TestMemKeysConformance: the fake the rules are tested with keeps keys as the Postgres store
+// does (a memory store cannot restart: its restart keeps the same store).
+func TestMemKeysConformance(t *testing.T) {
+	keystoretest.Run(t, func(*testing.T) keystoretest.KeyStore { return &memKeys{} },
+		func(_ *testing.T, s keystoretest.KeyStore) keystoretest.KeyStore { return s }, ErrUnknownKey)
 }
 
 func TestTokenIsUpstreamsFormat(t *testing.T) {
