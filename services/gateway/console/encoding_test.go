@@ -20,11 +20,7 @@ func getEncoded(t *testing.T, h http.Handler, target, acceptEncoding string) (*h
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	r := rec.Result()
-	b, err := io.ReadAll(r.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, b
+	return r, []byte(body(t, r))
 }
 
 // TestAssetsServedPrecompressed: the build's script goes out as the committed brotli or gzip
