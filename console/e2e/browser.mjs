@@ -333,6 +333,14 @@ try {
   await page.emulateMedia({ colorScheme: "light" });
   await page.setViewportSize({ width: 1280, height: 900 });
 
+  step = "an address that names no page says so, keeps the address, and the menu still works";
+  await page.goto(`${base}/no-such-page`);
+  await page.getByRole("heading", { level: 1, name: "Page not found" }).waitFor();
+  if (!page.url().endsWith("/no-such-page")) throw new Error(`the unknown address became ${page.url()}`);
+  if ((await page.title()) !== "Page not found · Plinth") throw new Error(`title ${await page.title()}`);
+  await shot("10-not-found");
+  await go("Storage");
+
   step = "sign out, and the revoked token is refused";
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByText("You signed out.").waitFor();

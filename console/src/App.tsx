@@ -3,7 +3,7 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { makeClients } from "./lib/clients";
 import { describeError } from "./lib/errors";
-import { pageFor, pages, signInPath } from "./lib/routes";
+import { afterSignIn, notFound, pageFor, pages, signInPath } from "./lib/routes";
 import { canAdminister, canWrite } from "./lib/roles";
 import { endSession, loadSession, msUntilExpiry, refusedMessage, saveSession, signOutReason, vagrantToken, type Session } from "./lib/session";
 import { SignIn } from "./views/SignIn";
@@ -61,11 +61,12 @@ export function App() {
 
   const current = pageFor(path, session !== null);
   useEffect(() => {
-    if (current !== path) window.history.replaceState(null, "", current);
+    // A path that names no page keeps its URL (the user sees what they asked for).
+    if (current !== path && current !== notFound) window.history.replaceState(null, "", current);
   }, [current, path]);
   useEffect(() => {
     const p = pages.find((pg) => pg.path === current);
-    document.title = p ? `${p.title} · Plinth` : "Sign in · Plinth";
+    document.title = p ? `${p.title} · Plinth` : current === notFound ? "Page not found · Plinth" : "Sign in · Plinth";
   }, [current]);
 
   if (!session || current === signInPath) {
@@ -78,7 +79,7 @@ export function App() {
           setReason("");
           setSession(s);
           // Back to the page the user asked for before signing in (a bookmark, a reload).
-          go(pageFor(path, true));
+          go(afterSignIn(path));
         }}
       />
     );
@@ -125,6 +126,15 @@ export function App() {
         {current === "/admin" && <Admin admin={clients.admin} me={session.username} />}
         {current === "/backups" && <Backups catalog={clients.catalog} />}
         {current === "/activity" && <Activity history={clients.history} />}
+        {current === notFound && (
+          <>
+            <div className="page-head"><h1>Page not found</h1></div>
+            <p role="status">
+              The console has no page at <code>{path}</code>.{" "}
+              <a href="/storage" onClick={(e) => { e.preventDefault(); go("/storage"); }}>Go to Storage</a>, or pick a page from the menu.
+            </p>
+          </>
+        )}
       </main>
     </div>
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pageFor, signInPath } from "./routes";
+import { afterSignIn, notFound, pageFor, signInPath } from "./routes";
 import { validateLogin } from "./auth";
 
 describe("pageFor", () => {
@@ -14,7 +14,14 @@ describe("pageFor", () => {
     expect(pageFor("/activity", true)).toBe("/activity");
     expect(pageFor("/", true)).toBe("/storage");
     expect(pageFor("/signin", true)).toBe("/storage");
-    expect(pageFor("/nope", true)).toBe("/storage");
+    expect(pageFor("/nope", true)).toBe(notFound);
+    expect(pageFor("/storage/x", true)).toBe(notFound);
+  });
+  it("sends a user back, once signed in, to the path they asked for, even one that names no page", () => {
+    expect(afterSignIn("/vagrant")).toBe("/vagrant");
+    expect(afterSignIn("/")).toBe("/storage");
+    expect(afterSignIn("/signin")).toBe("/storage");
+    expect(afterSignIn("/nope")).toBe("/nope");
   });
 });
 
