@@ -285,6 +285,10 @@ try {
   const urow = page.locator(`tr[data-user="${member}"]`);
   await urow.getByText("Enabled").waitFor();
   log("user created:", await urow.textContent());
+  if (!(await page.locator("#users").getByRole("columnheader", { name: "Actions" }).isVisible())) throw new Error("the users table hides its Actions header");
+  if ((await urow.locator("td.actions").evaluate((el) => getComputedStyle(el).display)) !== "table-cell") {
+    throw new Error("the Actions cell is not a table cell: its border stops short on tall rows");
+  }
   if (!(await page.locator(`tr[data-user="${username}"]`).getByRole("button", { name: "Disable" }).isDisabled())) {
     throw new Error("the signed-in admin is offered to disable their own account");
   }

@@ -73,7 +73,7 @@ export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
           {list.data?.users.length === 0 ? <p className="muted">No users.</p> : (
             <div className="table-wrap">
               <table>
-                <thead><tr><th scope="col">Username</th><th scope="col">State</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+                <thead><tr><th scope="col">Username</th><th scope="col">State</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
                 <tbody>
                   {list.data?.users.map((u) => {
                     const st = userState(u);

@@ -29,7 +29,7 @@ export function Backups({ catalog }: { catalog: Client<typeof CatalogService> })
                 <thead>
                   <tr>
                     <th scope="col">Server</th><th scope="col">Store</th><th scope="col">Archived WAL</th><th scope="col">Last archive</th>
-                    <th scope="col">Archiving</th><th scope="col">Recovery window</th><th scope="col">Backups</th><th scope="col"><span className="sr-only">Actions</span></th>
+                    <th scope="col">Archiving</th><th scope="col">Recovery window</th><th scope="col">Backups</th><th scope="col">Actions</th>
                   </tr>
                 </thead>
                 <tbody>

@@ -26,7 +26,7 @@ export function Clusters({ kaas, canWrite }: { kaas: Client<typeof Cluster>; can
           {list.data?.length === 0 ? <p className="muted">{canWrite ? "No clusters yet. Create one above." : "No clusters yet."}</p> : (
             <div className="table-wrap">
               <table>
-                <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Details</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+                <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Details</th><th scope="col">Actions</th></tr></thead>
                 <tbody>
                   {list.data?.map((c) => {
                     const st = clusterStatus(c.status);

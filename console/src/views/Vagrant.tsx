@@ -115,7 +115,7 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
           {jobs.data?.length === 0 ? <p className="muted">No jobs yet. Queue one above.</p> : (
             <div className="table-wrap">
               <table>
-                <thead><tr><th scope="col">Job</th><th scope="col">Operation</th><th scope="col">State</th><th scope="col">Queued</th><th scope="col">Runner</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
+                <thead><tr><th scope="col">Job</th><th scope="col">Operation</th><th scope="col">State</th><th scope="col">Queued</th><th scope="col">Runner</th><th scope="col">Actions</th></tr></thead>
                 <tbody>
                   {jobs.data?.map((j) => {
                     const st = jobState(j.state);

@@ -111,7 +111,7 @@ function ClassPanel({ lv, vg, dc, changed, canWrite, onChanged }: {
       {vols.data === undefined ? (vols.loading && <p className="muted" role="status">Loading volumes…</p>) : vols.data.length === 0 ? <p className="muted">No volumes in this class.</p> : (
         <div className="table-wrap">
           <table>
-            <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Device</th><th scope="col">Tags</th>{canWrite && <th scope="col"><span className="sr-only">Actions</span></th>}</tr></thead>
+            <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Device</th><th scope="col">Tags</th>{canWrite && <th scope="col">Actions</th>}</tr></thead>
             <tbody>
               {vols.data.map((v) => (
                 <tr key={v.name} data-volume={v.name}>
