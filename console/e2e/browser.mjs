@@ -45,7 +45,12 @@ page.on("pageerror", (e) => pageErrors.push(String(e)));
 page.on("console", (m) => {
   if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) pageErrors.push(m.text());
 });
-page.on("dialog", (d) => void d.accept());
+// Every confirmation is accepted, and its question kept for the steps that check it was asked.
+const dialogs = [];
+page.on("dialog", (d) => {
+  dialogs.push(d.message());
+  void d.accept();
+});
 page.setDefaultTimeout(20_000);
 
 let step = "start";
@@ -182,6 +187,7 @@ try {
   await jobRow.getByText("Queued", { exact: true }).waitFor();
   await jobRow.getByRole("button", { name: "Cancel" }).click();
   await page.getByText(`Cancel requested for job ${queued2}.`).waitFor();
+  if (!dialogs.some((m) => m.startsWith(`Cancel job ${queued2} (noop)?`))) throw new Error(`no confirmation before the cancel: ${dialogs.join(" | ")}`);
   await jobRow.getByText("Failed", { exact: true }).waitFor();
   await page.getByTestId("job-ended").waitFor();
   log(`job ${queued2} canceled:`, await jobRow.textContent());

@@ -6,7 +6,7 @@ import {
   Job_State,
   QueueJobRequestSchema,
 } from "../gen/hashicorp/vagrant/server_pb";
-import { isFinished, jobState, newJob, operationOf, sortJobs, terminalLines } from "./vagrant";
+import { cancelJobQuestion, isFinished, jobState, newJob, operationOf, sortJobs, terminalLines } from "./vagrant";
 
 const ts = (s: number) => ({ seconds: BigInt(s), nanos: 0 });
 
@@ -79,5 +79,13 @@ describe("registryTree", () => {
       { id: "b1", name: "alpha", path: "/a", projects: [{ id: "p1", name: "web", path: "/a/web", targets: [{ id: "t1", name: "vm1" }] }] },
       { id: "b2", name: "zeta", path: "/z", projects: [] },
     ]);
+  });
+});
+
+describe("cancelJobQuestion", () => {
+  it("names the job and its operation and says what cancelling does not do", () => {
+    const q = cancelJobQuestion("01ABC", "up");
+    expect(q).toMatch(/^Cancel job 01ABC \(up\)\?/);
+    expect(q).toMatch(/does not undo/);
   });
 });

@@ -31,6 +31,11 @@ export function jobState(s: Job_State): { level: Level; text: string } {
 }
 
 /** Whether a job has ended (nothing left to cancel or to stream). */
+/** The question the console asks before it cancels a job (window.confirm). */
+export function cancelJobQuestion(id: string, operation: string): string {
+  return `Cancel job ${id} (${operation})? A running job is stopped where it is; the runner does not undo what it did.`;
+}
+
 export function isFinished(s: Job_State): boolean {
   return s === Job_State.SUCCESS || s === Job_State.ERROR;
 }

@@ -10,7 +10,7 @@ import { usePoll, useAction } from "../lib/hooks";
 import { ago, timestampMs } from "../lib/format";
 import { Code } from "@connectrpc/connect";
 import { setVagrantToken } from "../lib/session";
-import { isFinished, jobError, jobState, newJob, operationOf, queueableOps, sortJobs, type QueueableOp } from "../lib/vagrant";
+import { cancelJobQuestion, isFinished, jobError, jobState, newJob, operationOf, queueableOps, sortJobs, type QueueableOp } from "../lib/vagrant";
 import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
 import { JobOutput } from "./JobOutput";
 import { VagrantRegistry } from "./VagrantRegistry";
@@ -130,11 +130,14 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
                         <td className="actions">
                           <button type="button" className="small" onClick={() => setSelected(j.id)}>Output</button>
                           {!isFinished(j.state) && (
-                            <button type="button" className="small danger" disabled={cancel.busy} onClick={() => cancel.run(async () => {
-                              await client.cancelJob({ jobId: j.id });
-                              jobs.reload();
-                              return `Cancel requested for job ${j.id}.`;
-                            })}>Cancel</button>
+                            <button type="button" className="small danger" disabled={cancel.busy} onClick={() => {
+                              if (!window.confirm(cancelJobQuestion(j.id, operationOf(j)))) return;
+                              void cancel.run(async () => {
+                                await client.cancelJob({ jobId: j.id });
+                                jobs.reload();
+                                return `Cancel requested for job ${j.id}.`;
+                              });
+                            }}>Cancel</button>
                           )}
                         </td>
                       </tr>
