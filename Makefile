@@ -25,7 +25,9 @@ GHZ := $(BIN)/ghz
 # kwok for their fake Nodes; libs/kubetest finds them by these names.
 K8S_V133 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.33/go.mod)
 K8S_V132 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.32/go.mod)
-K8S_TOOLS := $(foreach v,$(K8S_V133) $(K8S_V132),$(BIN)/kube-apiserver-$(v) $(BIN)/kube-controller-manager-$(v)) $(BIN)/kwok
+# v1.33 also builds kube-scheduler, kubelet, kube-proxy and kubectl: `make kube-up` runs a whole single-node cluster.
+K8S_V133_TOOLS := $(foreach c,kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl,$(BIN)/$(c)-$(K8S_V133))
+K8S_TOOLS := $(K8S_V133_TOOLS) $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) $(BIN)/kwok
 # Tilt, built from its module source (tools/tilt/go.mod pins it).
 TILT := $(BIN)/tilt
 # Container tools (tools/docker/go.mod pins them): Compose v2 and buildx as CLI plugins of the
@@ -39,7 +41,7 @@ UP_FLAGS ?=
 # Flags for go test, e.g. `make test TEST_FLAGS='-run TestMakeUp -v'`.
 TEST_FLAGS ?=
 
-.PHONY: console-test console-dist help up tools tools-ghz tools-s3 tools-k8s tools-tilt tools-docker base-images compose-up compose-down generate generate-deploy generate-envoy generate-nats lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
+.PHONY: console-test console-dist help up kube-up kube-down tools tools-ghz tools-s3 tools-k8s tools-tilt tools-docker base-images compose-up compose-down generate generate-deploy generate-envoy generate-nats lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -67,10 +69,10 @@ $(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
 	cd tools/s3 && GOWORK=off GOBIN=$(BIN) $(GO) install tool
 	@touch $(S3_SERVER)
 
-tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions) and kwok into bin/; slow
+tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl and kwok into bin/; slow once, then cached outside the checkout
 
 # Each rule reruns only when its pins change.
-$(BIN)/kube-apiserver-$(K8S_V133) $(BIN)/kube-controller-manager-$(K8S_V133) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
+$(K8S_V133_TOOLS) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
 	tools/k8s/build.sh tools/k8s/v1.33 $(BIN)
 
 $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) &: tools/k8s/v1.32/go.mod tools/k8s/v1.32/go.sum tools/k8s/build.sh
@@ -107,6 +109,19 @@ compose-up: base-images ## build the images and start every service in container
 compose-down: ## remove compose-up's containers, networks, volumes and its lvmd volume group and loop device
 	$(GO) build -o $(BIN)/plinth-compose ./deploy/cmd/plinth-compose
 	$(COMPOSE) down -root $(CURDIR) -project $(COMPOSE_PROJECT)
+
+# Where `make kube-up` keeps its cluster (state, logs, images, pods), and flags for plinth-kube up,
+# e.g. `make kube-up KUBE_FLAGS='-image bin/images/auth.tar'`.
+KUBE_DIR ?= /var/lib/plinth-kube
+KUBE_FLAGS ?=
+
+kube-up: tools-k8s ## run a real single-node Kubernetes cluster here in the background (root; installs missing Debian packages); prints KUBECONFIG=
+	$(GO) build -o $(BIN)/plinth-kube ./deploy/cmd/plinth-kube
+	$(BIN)/plinth-kube up -dir $(KUBE_DIR) -bin $(BIN) $(KUBE_FLAGS)
+
+kube-down: ## stop kube-up's cluster and undo what it changed on this machine (mounts, cgroups, iptables, sysctls, bridge)
+	$(GO) build -o $(BIN)/plinth-kube ./deploy/cmd/plinth-kube
+	$(BIN)/plinth-kube down -dir $(KUBE_DIR)
 
 generate: tools ## regenerate libs/api from proto/
 	find libs/api -name '*.pb.go' -delete

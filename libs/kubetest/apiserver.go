@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/plinth-dev/plinth/libs/kubetest/internal/kube"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
@@ -23,14 +24,14 @@ func (c *Cluster) apiserverArgs(port int) []string {
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port),
-		"--tls-cert-file=" + c.pki.certFile,
-		"--tls-private-key-file=" + c.pki.keyFile,
-		"--client-ca-file=" + c.pki.caFile,
-		"--token-auth-file=" + c.pki.tokenFile,
+		"--tls-cert-file=" + c.pki.CertFile,
+		"--tls-private-key-file=" + c.pki.KeyFile,
+		"--client-ca-file=" + c.pki.CAFile,
+		"--token-auth-file=" + c.pki.TokenFile,
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=" + serviceAccountIssuer,
-		"--service-account-key-file=" + c.pki.saPubFile,
-		"--service-account-signing-key-file=" + c.pki.saKeyFile,
+		"--service-account-key-file=" + c.pki.SAPubFile,
+		"--service-account-signing-key-file=" + c.pki.SAKeyFile,
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--allow-privileged=true",
 		// No kubelets mount tokens here, and pods created by tests carry none.
@@ -48,7 +49,7 @@ func (c *Cluster) startAPIServer(binary string, port int) error {
 	start := func(ports []int) error {
 		url := fmt.Sprintf("https://127.0.0.1:%d/readyz", ports[0])
 		p, err := startReady("kube-apiserver "+c.version, filepath.Join(c.dir, "kube-apiserver.log"),
-			binary, c.apiserverArgs(ports[0]), httpProbe(url, c.pki.token, c.pki.certPool, "ok"))
+			binary, c.apiserverArgs(ports[0]), kube.HTTPProbe(url, c.pki.Tokens[AdminUser], c.pki.CertPool, "ok"))
 		if err != nil {
 			return err
 		}
@@ -65,8 +66,8 @@ func (c *Cluster) startAPIServer(binary string, port int) error {
 // reads is exactly what the Go clients use.
 func (c *Cluster) connect() error {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["kubetest"] = &clientcmdapi.Cluster{Server: c.URL(), CertificateAuthorityData: c.pki.caPEM}
-	cfg.AuthInfos[AdminUser] = &clientcmdapi.AuthInfo{Token: c.pki.token}
+	cfg.Clusters["kubetest"] = &clientcmdapi.Cluster{Server: c.URL(), CertificateAuthorityData: c.pki.CAPEM}
+	cfg.AuthInfos[AdminUser] = &clientcmdapi.AuthInfo{Token: c.pki.Tokens[AdminUser]}
 	cfg.Contexts["kubetest"] = &clientcmdapi.Context{Cluster: "kubetest", AuthInfo: AdminUser, Namespace: "default"}
 	cfg.CurrentContext = "kubetest"
 	data, err := clientcmd.Write(*cfg)

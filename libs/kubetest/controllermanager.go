@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/plinth-dev/plinth/libs/kubetest/internal/kube"
 )
 
 // StartControllerManager runs kube-controller-manager of the cluster's version against it
@@ -32,12 +34,12 @@ func (c *Cluster) StartControllerManager(t testing.TB) {
 				"--leader-elect=false",
 				// Signs service-account tokens for the token controller, publishes the CA in
 				// every namespace's kube-root-ca.crt and signs approved CSRs, as in kubeadm.
-				"--service-account-private-key-file=" + c.pki.saKeyFile,
-				"--root-ca-file=" + c.pki.caFile,
-				"--cluster-signing-cert-file=" + c.pki.caFile,
-				"--cluster-signing-key-file=" + c.pki.caKeyFile,
+				"--service-account-private-key-file=" + c.pki.SAKeyFile,
+				"--root-ca-file=" + c.pki.CAFile,
+				"--cluster-signing-cert-file=" + c.pki.CAFile,
+				"--cluster-signing-key-file=" + c.pki.CAKeyFile,
 				"--use-service-account-credentials=false",
-			}, httpProbe(url, "", nil, "ok"))
+			}, kube.HTTPProbe(url, "", nil, "ok"))
 		c.kcm = p
 		return err
 	})

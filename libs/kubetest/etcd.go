@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/plinth-dev/plinth/libs/kubetest/internal/kube"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
@@ -57,7 +58,7 @@ func startEtcd(binary, dir string) (*process, string, error) {
 			// A test cluster never needs the default 100,000-entry raft log in memory.
 			"--snapshot-count=5000",
 			"--log-level=warn",
-		}, httpProbe(clientURL+"/health", "", nil, `"health":"true"`))
+		}, kube.HTTPProbe(clientURL+"/health", "", nil, `"health":"true"`))
 		proc = p
 		return err
 	})

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/plinth-dev/plinth/libs/kubetest/internal/kube"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
@@ -51,7 +52,7 @@ type Options struct {
 type Cluster struct {
 	version    string
 	dir        string
-	pki        *pki
+	pki        *kube.PKI
 	etcdURL    string
 	port       int
 	extraArgs  []string

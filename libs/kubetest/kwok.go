@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/plinth-dev/plinth/libs/kubetest/internal/kube"
 )
 
 // The marks of a Node that kwok, not a kubelet, keeps alive. kwok manages exactly the Nodes
@@ -56,7 +58,7 @@ func (c *Cluster) StartKwok(t testing.TB) {
 			"--node-ip=127.0.0.1",
 			// Its HTTP server answers /healthz once the controllers run.
 			"--server-address=" + address,
-		}, httpProbe("http://"+address+"/healthz", "", nil, ""))
+		}, kube.HTTPProbe("http://"+address+"/healthz", "", nil, ""))
 		c.kwok = p
 		return err
 	})

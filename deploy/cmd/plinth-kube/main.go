@@ -1,0 +1,120 @@
+// Command plinth-kube runs a real single-node Kubernetes cluster on this machine (`make
+// kube-up`, `make kube-down`), for trying deploy/k8s on one machine:
+//
+//	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-no-install]
+//	plinth-kube down [-dir /var/lib/plinth-kube]
+//
+// up installs the Debian packages it needs when they are missing (as root, unless
+// -no-install), starts etcd, the control plane, containerd, the kubelet and kube-proxy in
+// the background (libs/kubetest/kubelocal), imports the images and prints KUBECONFIG=<path>
+// once the node is Ready. down stops all of it and undoes what it changed on the machine.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/plinth-dev/plinth/libs/kubetest/kubelocal"
+)
+
+// packages are the Debian packages a node needs, by the command each brings.
+var packages = []struct{ pkg, path string }{
+	{"containerd", "/usr/bin/containerd"},
+	{"runc", "/usr/sbin/runc"},
+	{"containernetworking-plugins", "/usr/lib/cni/bridge"},
+	{"iptables", "/usr/sbin/iptables"},
+	{"etcd-server", "/usr/bin/etcd"},
+	{"busybox-static", "/bin/busybox"},
+	{"iproute2", "/usr/bin/ip"},
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "plinth-kube:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+type images []string
+
+func (i *images) String() string     { return strings.Join(*i, ",") }
+func (i *images) Set(v string) error { *i = append(*i, v); return nil }
+
+func run(args []string) error {
+	if len(args) == 0 || (args[0] != "up" && args[0] != "down") {
+		return errors.New("usage: plinth-kube up|down [flags] (-h for the flags)")
+	}
+	var o kubelocal.Options
+	var imgs images
+	noInstall := false
+	fs := flag.NewFlagSet("plinth-kube "+args[0], flag.ContinueOnError)
+	fs.StringVar(&o.Dir, "dir", "/var/lib/plinth-kube", "the cluster's directory: state, logs, images, pods")
+	if args[0] == "up" {
+		fs.StringVar(&o.BinDir, "bin", "bin", "where `make tools-k8s` put kube-apiserver-"+kubelocal.Version+" and the rest")
+		fs.Var(&imgs, "image", "a `docker save` archive to import (repeat the flag for more)")
+		fs.BoolVar(&noInstall, "no-install", false, "never install Debian packages")
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	say := func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }
+	if args[0] == "down" {
+		err := kubelocal.Down(ctx, o.Dir, say)
+		if errors.Is(err, kubelocal.ErrNoCluster) {
+			say("plinth-kube: no cluster in %s: nothing to stop", o.Dir)
+			return nil
+		}
+		return err
+	}
+	if err := install(noInstall, say); err != nil {
+		return err
+	}
+	o.Images = imgs
+	o.Log = say
+	c, err := kubelocal.Up(ctx, o)
+	if err != nil {
+		return err
+	}
+	say("plinth-kube: node %s Ready in %s; logs in %s/logs; stop with make kube-down", c.NodeName, c.StartupTime.Round(time.Second), c.Dir)
+	fmt.Printf("KUBECONFIG=%s\n", c.KubeconfigPath)
+	return nil
+}
+
+// install installs the missing packages in one apt-get call, as root on a machine with apt.
+func install(never bool, say func(string, ...any)) error {
+	var missing []string
+	for _, p := range packages {
+		if _, err := os.Stat(p.path); err != nil {
+			missing = append(missing, p.pkg)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if _, err := exec.LookPath("apt-get"); never || os.Geteuid() != 0 || err != nil {
+		return fmt.Errorf("missing Debian packages: apt-get install %s", strings.Join(missing, " "))
+	}
+	say("plinth-kube: installing %s", strings.Join(missing, " "))
+	cmd := exec.Command("apt-get", append([]string{"install", "-y", "-q", "--no-install-recommends"}, missing...)...)
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("apt-get install %s: %w", strings.Join(missing, " "), err)
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+// Package kubelocal runs a real single-node Kubernetes cluster on this machine, the way
+// cephlocal runs a Ceph: Debian's etcd, containerd, runc and CNI plugins, and the
+// kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kube-proxy that
+// `make tools-k8s` builds from the k8s.io/kubernetes module — all under one directory, on a
+// bridge of their own. Up starts it in the background and returns once the node is Ready;
+// Down, from the same process or another, stops everything and undoes what the components
+// changed on the host (mounts, cgroups, iptables chains, sysctls, the bridge).
+//
+//	c, err := kubelocal.Up(ctx, kubelocal.Options{Dir: "/var/lib/plinth-kube", BinDir: "bin"})
+//	defer kubelocal.Down(ctx, "/var/lib/plinth-kube", log)
+//
+// It needs root (cgroups, mounts, network), and cgroup v1 or v2 with every controller the
+// kubelet asks for. Only one cluster per Bridge and PodCIDR can run at a time.
+package kubelocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Version is the Kubernetes version Up runs: `make tools-k8s` builds its node binaries.
+const Version = "v1.33.13"
+
+// Stand-in images every node needs; Up makes them from this machine's busybox (see images.go).
+const (
+	PauseImage   = "registry.k8s.io/pause:3.10"
+	BusyboxImage = "docker.io/library/busybox:1.37-musl"
+)
+
+// Options say where and how the cluster runs. The zero value of each field takes the default
+// `make kube-up` uses.
+type Options struct {
+	// Dir holds everything: PKI, etcd's data, containerd's images, the kubelet's pods, logs and
+	// the state Down reads. Default /var/lib/plinth-kube.
+	Dir string
+	// BinDir holds kube-apiserver-<Version> and the other components (`make tools-k8s`).
+	BinDir string
+	// NodeName is the Node's name. Default plinth-node.
+	NodeName string
+	// Bridge is the pod network's Linux bridge. Default plinthk0.
+	Bridge string
+	// PodCIDR is the pod network; its first address is the bridge's, where the apiserver and
+	// the kubelet listen (never on an address outside this machine). Default 10.244.0.0/24.
+	PodCIDR string
+	// ServiceCIDR holds ClusterIPs; the first is the `kubernetes` Service's. Default 10.96.0.0/24.
+	ServiceCIDR string
+	// PortBase is the first of nine ports (etcd client and peer on loopback, apiserver,
+	// controller-manager, scheduler, kubelet, kubelet healthz, kube-proxy healthz and
+	// metrics). Default 16440: the apiserver listens on 16442.
+	PortBase int
+	// Images are `docker save` archives imported into containerd beside the stand-ins.
+	Images []string
+	// Log receives progress lines; nil discards them.
+	Log func(format string, args ...any) `json:"-"`
+}
+
+func (o *Options) defaults() error {
+	if o.Dir == "" {
+		o.Dir = "/var/lib/plinth-kube"
+	}
+	if o.NodeName == "" {
+		o.NodeName = "plinth-node"
+	}
+	if o.Bridge == "" {
+		o.Bridge = "plinthk0"
+	}
+	if o.PodCIDR == "" {
+		o.PodCIDR = "10.244.0.0/24"
+	}
+	if o.ServiceCIDR == "" {
+		o.ServiceCIDR = "10.96.0.0/24"
+	}
+	if o.PortBase == 0 {
+		o.PortBase = 16440
+	}
+	if o.Log == nil {
+		o.Log = func(string, ...any) {}
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return err
+	}
+	o.Dir = dir
+	if o.BinDir == "" {
+		return errors.New("kubelocal: Options.BinDir is required (the directory `make tools-k8s` builds into)")
+	}
+	if o.BinDir, err = filepath.Abs(o.BinDir); err != nil {
+		return err
+	}
+	for _, c := range []struct{ name, value string }{{"PodCIDR", o.PodCIDR}, {"ServiceCIDR", o.ServiceCIDR}} {
+		p, err := netip.ParsePrefix(c.value)
+		if err != nil || !p.Addr().Is4() || p.Bits() > 28 || p.Masked() != p {
+			return fmt.Errorf("kubelocal: Options.%s %q: want an IPv4 network of at least 16 addresses, like 10.244.0.0/24", c.name, c.value)
+		}
+	}
+	if len(o.Bridge) > 15 {
+		return fmt.Errorf("kubelocal: Options.Bridge %q: at most 15 characters", o.Bridge)
+	}
+	return nil
+}
+
+// layout is every address, port and path derived from Options.
+type layout struct {
+	Options
+	nodeIP, kubeSvcIP, dnsIP                                  string
+	etcdPort, etcdPeerPort, apiPort, kcmPort, schedPort       int
+	kubeletPort, kubeletHealthPort, proxyHealthPort, metricsP int
+}
+
+func newLayout(o Options) layout {
+	pod := netip.MustParsePrefix(o.PodCIDR)
+	svc := netip.MustParsePrefix(o.ServiceCIDR)
+	nth := func(p netip.Prefix, n int) string {
+		a := p.Addr()
+		for range n {
+			a = a.Next()
+		}
+		return a.String()
+	}
+	b := o.PortBase
+	return layout{
+		Options: o, nodeIP: nth(pod, 1), kubeSvcIP: nth(svc, 1), dnsIP: nth(svc, 10),
+		etcdPort: b, etcdPeerPort: b + 1, apiPort: b + 2, kcmPort: b + 3, schedPort: b + 4,
+		kubeletPort: b + 5, kubeletHealthPort: b + 6, proxyHealthPort: b + 7, metricsP: b + 8,
+	}
+}
+
+func (l layout) path(elem ...string) string {
+	return filepath.Join(append([]string{l.Dir}, elem...)...)
+}
+func (l layout) apiURL() string {
+	return "https://" + net.JoinHostPort(l.nodeIP, fmt.Sprint(l.apiPort))
+}
+func (l layout) binary(name string) string { return filepath.Join(l.BinDir, name+"-"+Version) }
+
+// Cluster is a running single-node cluster.
+type Cluster struct {
+	Dir            string
+	KubeconfigPath string
+	NodeName       string
+	Client         kubernetes.Interface
+	// StartupTime is how long Up took.
+	StartupTime time.Duration
+}
+
+// Up starts the cluster and returns once its Node is Ready, the controllers run and every
+// image is imported. A cluster already in Dir is an error (Down it first). When Up fails it
+// undoes what it did.
+func Up(ctx context.Context, opts Options) (*Cluster, error) {
+	began := time.Now()
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	l := newLayout(opts)
+	if err := preflight(l); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(l.path(stateFile)); err == nil {
+		return nil, fmt.Errorf("kubelocal: a cluster is already in %s: run Down (make kube-down) first", l.Dir)
+	}
+	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("kubelocal: %w", err)
+	}
+	st := &state{Options: opts, Started: time.Now()}
+	st.Options.Log = nil
+	if err := st.save(l.Dir); err != nil {
+		return nil, err
+	}
+	c, err := up(ctx, l, st)
+	if err != nil {
+		opts.Log("kubelocal: start failed, undoing: %v", err)
+		if derr := down(context.WithoutCancel(ctx), l, st); derr != nil {
+			err = fmt.Errorf("%w (and undoing it: %w)", err, derr)
+		}
+		return nil, err
+	}
+	c.StartupTime = time.Since(began)
+	return c, nil
+}
+
+func up(ctx context.Context, l layout, st *state) (*Cluster, error) {
+	log := l.Log
+	for _, d := range []string{"pki", "etcd", "logs", "kubelet", "pod-logs", "cni/net.d", "cni/ipam", "containerd", "volume-plugins"} {
+		if err := os.MkdirAll(l.path(d), 0o700); err != nil {
+			return nil, fmt.Errorf("kubelocal: %w", err)
+		}
+	}
+	if err := prepareHost(l, st); err != nil {
+		return nil, err
+	}
+	pki, err := newClusterPKI(l)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeConfigs(l, pki); err != nil {
+		return nil, err
+	}
+	for _, c := range components(l, pki) {
+		log("kubelocal: starting %s", c.name)
+		if err := startComponent(ctx, l, st, c); err != nil {
+			return nil, err
+		}
+		if c.name == "containerd" {
+			log("kubelocal: importing images")
+			if err := importImages(ctx, l); err != nil {
+				return nil, err
+			}
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.path(adminKubeconfig))
+	if err != nil {
+		return nil, fmt.Errorf("kubelocal: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubelocal: %w", err)
+	}
+	log("kubelocal: waiting for node %s to be Ready", l.NodeName)
+	if err := waitNodeReady(ctx, client, l.NodeName, 3*time.Minute); err != nil {
+		return nil, errors.Join(err, st.logTails(l, "kubelet", "containerd"))
+	}
+	if err := waitServiceAccount(ctx, client, 2*time.Minute); err != nil {
+		return nil, errors.Join(err, st.logTails(l, "kube-controller-manager"))
+	}
+	return &Cluster{Dir: l.Dir, KubeconfigPath: l.path(adminKubeconfig), NodeName: l.NodeName, Client: client}, nil
+}

@@ -1,0 +1,256 @@
+package kubelocal_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/plinth-dev/plinth/libs/kubetest"
+	"github.com/plinth-dev/plinth/libs/kubetest/kubelocal"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
+)
+
+// The test's cluster keeps off `make kube-up`'s defaults (bridge, networks, ports), though
+// only one cluster runs on a machine at a time.
+const (
+	bridge      = "plinthkt0"
+	podCIDR     = "10.245.0.0/24"
+	serviceCIDR = "10.97.0.0/24"
+	nodeName    = "plinth-test-node"
+)
+
+var hostSysctls = []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops", "net/ipv4/ip_forward",
+	"net/bridge/bridge-nf-call-iptables"}
+
+// TestNodeRunsPodsAndDownLeavesNothing starts the whole single-node cluster, runs a
+// Deployment behind a Service that another pod calls through its ClusterIP (kube-proxy), reads
+// a pod's log through the apiserver (the kubelet's API), then stops it all and checks the
+// machine is as before: no process, mount, cgroup, iptables chain, interface or changed kernel
+// setting left.
+func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
+	binDir := filepath.Dir(kubetest.Binary(t, "kubelet-"+kubelocal.Version))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	before := readSysctls(t)
+	dir := filepath.Join(t.TempDir(), "kube")
+	c, err := kubelocal.Up(ctx, kubelocal.Options{
+		Dir: dir, BinDir: binDir, NodeName: nodeName, Bridge: bridge,
+		PodCIDR: podCIDR, ServiceCIDR: serviceCIDR, PortBase: 16540, Log: t.Logf,
+	})
+	if errors.Is(err, kubelocal.ErrMissing) {
+		testenv.SkipOrFail(t, err.Error())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			if err := kubelocal.Down(context.Background(), dir, t.Logf); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	t.Logf("node Ready in %s", c.StartupTime)
+
+	client := c.Client
+	web := runWeb(ctx, t, client)
+	svc := web.Spec.ClusterIP
+	out := runToCompletion(ctx, t, client, "client", fmt.Sprintf(
+		`for i in $(seq 20); do printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 3 %s 80 | tail -n 1; done
+		 printf '' | nc -w 3 10.97.0.1 443 && echo apiserver reachable`, svc))
+	served := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if name, ok := strings.CutPrefix(line, "hello from "); ok {
+			served[name] = true
+		}
+	}
+	if len(served) != 2 {
+		t.Errorf("20 calls to the Service %s reached %d pods (%v), want both replicas; client's log:\n%s", svc, len(served), served, out)
+	}
+	if !strings.Contains(out, "apiserver reachable") {
+		t.Errorf("a pod cannot reach the kubernetes Service (10.97.0.1:443); client's log:\n%s", out)
+	}
+
+	began := time.Now()
+	if err := kubelocal.Down(ctx, dir, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	t.Logf("down in %s", time.Since(began))
+	checkNothingLeft(t, dir, before)
+}
+
+// runWeb runs two busybox httpd replicas behind a Service and waits until both are Ready.
+func runWeb(ctx context.Context, t *testing.T, client kubernetes.Interface) *corev1.Service {
+	t.Helper()
+	labels := map[string]string{"app": "web"}
+	_, err := client.AppsV1().Deployments("default").Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "httpd", Image: kubelocal.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+					Command: []string{"sh", "-c", `mkdir -p /www && echo "hello from $(hostname)" >/www/index.html && exec httpd -f -p 8080 -h /www`},
+					ReadinessProbe: &corev1.Probe{
+						ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}},
+						PeriodSeconds: 1,
+					},
+				}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := client.CoreV1().Services("default").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, 2*time.Minute, func() error {
+		d, err := client.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if d.Status.ReadyReplicas != 2 {
+			return fmt.Errorf("%d of 2 replicas Ready", d.Status.ReadyReplicas)
+		}
+		return nil
+	})
+	return svc
+}
+
+// runToCompletion runs script in a busybox pod and returns its log, read through the
+// apiserver from the kubelet.
+func runToCompletion(ctx context.Context, t *testing.T, client kubernetes.Interface, name, script string) string {
+	t.Helper()
+	_, err := client.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: name, Image: kubelocal.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"sh", "-c", script},
+			}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(ctx, t, 2*time.Minute, func() error {
+		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("pod %s is %s", name, p.Status.Phase)
+		}
+		return nil
+	})
+	log, err := client.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("logs of %s through the apiserver: %v", name, err)
+	}
+	return string(log)
+}
+
+func waitFor(ctx context.Context, t *testing.T, timeout time.Duration, try func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := try()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("after %s: %v", timeout, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func readSysctls(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, k := range hostSysctls {
+		if v, err := os.ReadFile("/proc/sys/" + k); err == nil {
+			out[k] = string(bytes.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+func checkNothingLeft(t *testing.T, dir string, before map[string]string) {
+	t.Helper()
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("%s is still there", dir)
+	}
+	if _, err := os.Stat("/sys/class/net/" + bridge); err == nil {
+		t.Errorf("interface %s is still there", bridge)
+	}
+	after := readSysctls(t)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("sysctl %s is %s, was %s before the cluster", k, after[k], v)
+		}
+	}
+	cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/plinth-kube-" + nodeName)
+	if len(cgroups) > 0 {
+		t.Errorf("cgroups left: %v", cgroups)
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	if bytes.Contains(mounts, []byte(dir)) {
+		t.Errorf("mounts under %s left", dir)
+	}
+	for _, cmd := range []string{"iptables-save", "ip6tables-save"} {
+		out, err := exec.Command(cmd).Output()
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, "KUBE-") || strings.Contains(line, "plinth-kube") {
+				t.Errorf("%s still has %q", cmd, line)
+			}
+		}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(cmdline, []byte(dir)) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+			continue // exited, waiting for init to reap it
+		}
+		t.Errorf("process still runs: %s", bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+	}
+	if netns, _ := filepath.Glob("/run/netns/cni-*"); len(netns) > 0 {
+		for _, n := range netns {
+			out, _ := exec.Command("ip", "-n", filepath.Base(n), "-4", "-o", "addr").Output()
+			if bytes.Contains(out, []byte("10.245.0.")) {
+				t.Errorf("pod network namespace %s left", n)
+			}
+		}
+	}
+}
