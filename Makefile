@@ -27,7 +27,7 @@ K8S_V133 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.
 K8S_V132 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.32/go.mod)
 # v1.33 also builds kube-scheduler, kubelet, kube-proxy and kubectl: `make kube-up` runs a whole single-node cluster.
 K8S_V133_TOOLS := $(foreach c,kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl,$(BIN)/$(c)-$(K8S_V133))
-K8S_TOOLS := $(K8S_V133_TOOLS) $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) $(BIN)/kwok
+K8S_TOOLS := $(K8S_V133_TOOLS) $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) $(BIN)/kwok $(BIN)/coredns
 # Tilt, built from its module source (tools/tilt/go.mod pins it).
 TILT := $(BIN)/tilt
 # Container tools (tools/docker/go.mod pins them): Compose v2 and buildx as CLI plugins of the
@@ -69,7 +69,7 @@ $(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
 	cd tools/s3 && GOWORK=off GOBIN=$(BIN) $(GO) install tool
 	@touch $(S3_SERVER)
 
-tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl and kwok into bin/; slow once, then cached outside the checkout
+tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok and CoreDNS into bin/; slow once, then cached outside the checkout
 
 # Each rule reruns only when its pins change.
 $(K8S_V133_TOOLS) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
@@ -81,6 +81,11 @@ $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) &: 
 $(BIN)/kwok: tools/k8s/kwok/go.mod tools/k8s/kwok/go.sum
 	cd tools/k8s/kwok && GOWORK=off GOBIN=$(BIN) $(GO) install -trimpath -ldflags '-s -w' tool
 	@touch $(BIN)/kwok
+
+# CoreDNS with only the plugins kube-up's cluster DNS uses (tools/k8s/coredns/main.go).
+$(BIN)/coredns: tools/k8s/coredns/go.mod tools/k8s/coredns/go.sum tools/k8s/coredns/main.go
+	cd tools/k8s/coredns && GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/coredns.tmp .
+	mv -f $(BIN)/coredns.tmp $(BIN)/coredns
 
 tools-tilt: $(TILT) ## build the pinned tilt from its Go module source into bin/; slow
 

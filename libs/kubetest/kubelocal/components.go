@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ const (
 	kcmUser       = "system:kube-controller-manager"
 	schedulerUser = "system:kube-scheduler"
 	proxyUser     = "system:kube-proxy"
+	corednsUser   = "system:coredns"
 
 	adminKubeconfig = "kubeconfig"
 	serviceIssuer   = "https://kubernetes.default.svc.cluster.local"
@@ -42,6 +44,7 @@ func newClusterPKI(l layout) (*kube.PKI, error) {
 			{Name: kcmUser},
 			{Name: schedulerUser},
 			{Name: proxyUser},
+			{Name: corednsUser},
 			{Name: nodeUser(l), Groups: []string{"system:nodes"}},
 		},
 		KubeletClient: true,
@@ -56,6 +59,7 @@ func writeConfigs(l layout, pki *kube.PKI) error {
 		"pki/controller-manager.conf": kcmUser,
 		"pki/scheduler.conf":          schedulerUser,
 		"pki/kube-proxy.conf":         proxyUser,
+		"pki/coredns.conf":            corednsUser,
 		"pki/kubelet.conf":            nodeUser(l),
 	} {
 		cfg := clientcmdapi.NewConfig()
@@ -72,6 +76,7 @@ func writeConfigs(l layout, pki *kube.PKI) error {
 		"cni/net.d/10-plinth.conflist": cniConfig(l),
 		"kubelet/config.yaml":          kubeletConfig(l, pki),
 		"kube-proxy.yaml":              kubeProxyConfig(l),
+		"Corefile":                     corefile(l),
 	}
 	for name, content := range files {
 		if err := os.WriteFile(l.path(name), []byte(content), 0o600); err != nil {
@@ -201,6 +206,26 @@ conntrack:
 `, l.path("pki/kube-proxy.conf"), l.NodeName, l.proxyHealthPort, l.metricsP, l.PodCIDR, l.nodeIP)
 }
 
+// corefile: CoreDNS answers for cluster.local on the bridge's address, where the kube-dns
+// Service sends pods' queries. Other names are refused: nothing here reaches outside.
+func corefile(l layout) string {
+	return fmt.Sprintf(`.:53 {
+    bind %s
+    errors
+    health 127.0.0.1:%d
+    ready 127.0.0.1:%d
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig %s plinth
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        ttl 30
+    }
+    cache 30
+    loadbalance
+}
+`, l.nodeIP, l.dnsHealthPort, l.dnsReadyPort, l.path("pki/coredns.conf"))
+}
+
 // components lists the programs in start order, each with its readiness check.
 func components(l layout, pki *kube.PKI) []component {
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(l.etcdPort)
@@ -263,6 +288,11 @@ func components(l layout, pki *kube.PKI) []component {
 				"--leader-elect=false",
 			},
 			ready: insecure(l.schedPort, "127.0.0.1"),
+		},
+		{
+			name: "coredns", path: filepath.Join(l.BinDir, "coredns"),
+			args:  []string{"-conf", l.path("Corefile")},
+			ready: kube.HTTPProbe(fmt.Sprintf("http://127.0.0.1:%d/ready", l.dnsReadyPort), "", nil, ""),
 		},
 		{
 			name: "containerd", path: "containerd",

@@ -20,7 +20,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
 
@@ -102,6 +101,13 @@ func down(ctx context.Context, l layout, st *state) error {
 			}
 		}
 	}
+	// Whatever else runs (CoreDNS, a component of a newer Up), newest first; the apiserver
+	// and etcd last.
+	for i := len(st.Processes) - 1; i >= 0; i-- {
+		if n := st.Processes[i].Name; n != "kube-apiserver" && n != "etcd" {
+			st.Processes[i].stop(10 * time.Second)
+		}
+	}
 	stop("kube-apiserver", 15*time.Second)
 	stop("etcd", 10*time.Second)
 	errs = append(errs, removeContainerLogs(l, st)...)
@@ -127,12 +133,7 @@ func down(ctx context.Context, l layout, st *state) error {
 
 // deleteAllPods deletes every pod and waits until the kubelet has stopped them all.
 func deleteAllPods(ctx context.Context, l layout, timeout time.Duration) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", l.path(adminKubeconfig))
-	if err != nil {
-		return err
-	}
-	cfg.Timeout = 10 * time.Second
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := adminClient(l)
 	if err != nil {
 		return err
 	}

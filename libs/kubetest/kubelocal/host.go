@@ -44,6 +44,9 @@ func preflight(l layout) error {
 			missing = append(missing, l.binary(c)+" (make tools-k8s)")
 		}
 	}
+	if !executable(filepath.Join(l.BinDir, "coredns")) {
+		missing = append(missing, filepath.Join(l.BinDir, "coredns")+" (make tools-k8s)")
+	}
 	for _, p := range []struct{ name, pkg string }{
 		{"containerd", "containerd"}, {"runc", "runc"}, {"ctr", "containerd"}, {"ip", "iproute2"},
 		{"iptables", "iptables"}, {"etcd", "etcd-server"},

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Version is the Kubernetes version Up runs: `make tools-k8s` builds its node binaries.
@@ -53,9 +52,9 @@ type Options struct {
 	PodCIDR string
 	// ServiceCIDR holds ClusterIPs; the first is the `kubernetes` Service's. Default 10.96.0.0/24.
 	ServiceCIDR string
-	// PortBase is the first of nine ports (etcd client and peer on loopback, apiserver,
+	// PortBase is the first of eleven ports (etcd client and peer on loopback, apiserver,
 	// controller-manager, scheduler, kubelet, kubelet healthz, kube-proxy healthz and
-	// metrics). Default 16440: the apiserver listens on 16442.
+	// metrics, CoreDNS health and readiness). Default 16440: the apiserver listens on 16442.
 	PortBase int
 	// Images are `docker save` archives imported into containerd beside the stand-ins.
 	Images []string
@@ -114,6 +113,7 @@ type layout struct {
 	nodeIP, kubeSvcIP, dnsIP                                  string
 	etcdPort, etcdPeerPort, apiPort, kcmPort, schedPort       int
 	kubeletPort, kubeletHealthPort, proxyHealthPort, metricsP int
+	dnsHealthPort, dnsReadyPort                               int
 }
 
 func newLayout(o Options) layout {
@@ -131,6 +131,7 @@ func newLayout(o Options) layout {
 		Options: o, nodeIP: nth(pod, 1), kubeSvcIP: nth(svc, 1), dnsIP: nth(svc, 10),
 		etcdPort: b, etcdPeerPort: b + 1, apiPort: b + 2, kcmPort: b + 3, schedPort: b + 4,
 		kubeletPort: b + 5, kubeletHealthPort: b + 6, proxyHealthPort: b + 7, metricsP: b + 8,
+		dnsHealthPort: b + 9, dnsReadyPort: b + 10,
 	}
 }
 
@@ -209,6 +210,11 @@ func up(ctx context.Context, l layout, st *state) (*Cluster, error) {
 		if err := startComponent(ctx, l, st, c); err != nil {
 			return nil, err
 		}
+		if c.name == "kube-apiserver" {
+			if err := setupAPI(ctx, l); err != nil {
+				return nil, err
+			}
+		}
 		if c.name == "containerd" {
 			log("kubelocal: importing images")
 			if err := importImages(ctx, l); err != nil {
@@ -216,13 +222,9 @@ func up(ctx context.Context, l layout, st *state) (*Cluster, error) {
 			}
 		}
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", l.path(adminKubeconfig))
+	client, err := adminClient(l)
 	if err != nil {
-		return nil, fmt.Errorf("kubelocal: %w", err)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubelocal: %w", err)
+		return nil, err
 	}
 	log("kubelocal: waiting for node %s to be Ready", l.NodeName)
 	if err := waitNodeReady(ctx, client, l.NodeName, 3*time.Minute); err != nil {

@@ -72,7 +72,8 @@ func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 	svc := web.Spec.ClusterIP
 	out := runToCompletion(ctx, t, client, "client", fmt.Sprintf(
 		`for i in $(seq 20); do printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 3 %s 80 | tail -n 1; done
-		 printf '' | nc -w 3 10.97.0.1 443 && echo apiserver reachable`, svc))
+		 printf '' | nc -w 3 10.97.0.1 443 && echo apiserver reachable
+		 nslookup web.default.svc.cluster.local 2>&1`, svc))
 	served := map[string]bool{}
 	for _, line := range strings.Split(out, "\n") {
 		if name, ok := strings.CutPrefix(line, "hello from "); ok {
@@ -81,6 +82,9 @@ func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 	}
 	if len(served) != 2 {
 		t.Errorf("20 calls to the Service %s reached %d pods (%v), want both replicas; client's log:\n%s", svc, len(served), served, out)
+	}
+	if !strings.Contains(out, "Address: "+svc) {
+		t.Errorf("cluster DNS does not resolve web.default.svc.cluster.local to %s; client's log:\n%s", svc, out)
 	}
 	if !strings.Contains(out, "apiserver reachable") {
 		t.Errorf("a pod cannot reach the kubernetes Service (10.97.0.1:443); client's log:\n%s", out)
