@@ -54,7 +54,8 @@ type Options struct {
 	ServiceCIDR string
 	// PortBase is the first of eleven ports (etcd client and peer on loopback, apiserver,
 	// controller-manager, scheduler, kubelet, kubelet healthz, kube-proxy healthz and
-	// metrics, CoreDNS health and readiness). Default 16440: the apiserver listens on 16442.
+	// metrics, CoreDNS health and readiness). Default 24440 (between the e2e tests' shifted suite
+	// ports and the range libs/platform/ports picks from): the apiserver listens on 24442.
 	PortBase int
 	// Images are `docker save` archives imported into containerd beside the stand-ins.
 	Images []string
@@ -79,7 +80,7 @@ func (o *Options) defaults() error {
 		o.ServiceCIDR = "10.96.0.0/24"
 	}
 	if o.PortBase == 0 {
-		o.PortBase = 16440
+		o.PortBase = 24440
 	}
 	if o.Log == nil {
 		o.Log = func(string, ...any) {}

@@ -49,7 +49,7 @@ func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kube")
 	c, err := kubelocal.Up(ctx, kubelocal.Options{
 		Dir: dir, BinDir: binDir, NodeName: nodeName, Bridge: bridge,
-		PodCIDR: podCIDR, ServiceCIDR: serviceCIDR, PortBase: 16540, Log: t.Logf,
+		PodCIDR: podCIDR, ServiceCIDR: serviceCIDR, PortBase: 24540, Log: t.Logf,
 	})
 	if errors.Is(err, kubelocal.ErrMissing) {
 		testenv.SkipOrFail(t, err.Error())
