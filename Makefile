@@ -27,7 +27,7 @@ K8S_V133 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.
 K8S_V132 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.32/go.mod)
 # v1.33 also builds kube-scheduler, kubelet, kube-proxy and kubectl: `make kube-up` runs a whole single-node cluster.
 K8S_V133_TOOLS := $(foreach c,kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl,$(BIN)/$(c)-$(K8S_V133))
-K8S_TOOLS := $(K8S_V133_TOOLS) $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) $(BIN)/kwok $(BIN)/coredns
+K8S_TOOLS := $(K8S_V133_TOOLS) $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) $(BIN)/kwok $(BIN)/coredns $(BIN)/cert-manager-controller
 # Tilt, built from its module source (tools/tilt/go.mod pins it).
 TILT := $(BIN)/tilt
 # Container tools (tools/docker/go.mod pins them): Compose v2 and buildx as CLI plugins of the
@@ -41,7 +41,7 @@ UP_FLAGS ?=
 # Flags for go test, e.g. `make test TEST_FLAGS='-run TestMakeUp -v'`.
 TEST_FLAGS ?=
 
-.PHONY: console-test console-dist help up kube-up kube-down tools tools-ghz tools-s3 tools-k8s tools-tilt tools-docker base-images compose-up compose-down generate generate-deploy generate-envoy generate-nats lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
+.PHONY: console-test console-dist help up images kube-up kube-down tools tools-ghz tools-s3 tools-k8s tools-tilt tools-docker base-images compose-up compose-down generate generate-deploy generate-envoy generate-nats lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -69,7 +69,7 @@ $(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
 	cd tools/s3 && GOWORK=off GOBIN=$(BIN) $(GO) install tool
 	@touch $(S3_SERVER)
 
-tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok and CoreDNS into bin/; slow once, then cached outside the checkout
+tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS and cert-manager's controller into bin/; slow once, then cached outside the checkout
 
 # Each rule reruns only when its pins change.
 $(K8S_V133_TOOLS) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
@@ -86,6 +86,13 @@ $(BIN)/kwok: tools/k8s/kwok/go.mod tools/k8s/kwok/go.sum
 $(BIN)/coredns: tools/k8s/coredns/go.mod tools/k8s/coredns/go.sum tools/k8s/coredns/main.go
 	cd tools/k8s/coredns && GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/coredns.tmp .
 	mv -f $(BIN)/coredns.tmp $(BIN)/coredns
+
+# cert-manager's controller, wired from its module's packages (tools/k8s/cert-manager/main.go
+# says why), stamped with the version tools/k8s/cert-manager/go.mod pins.
+$(BIN)/cert-manager-controller: tools/k8s/cert-manager/go.mod tools/k8s/cert-manager/go.sum tools/k8s/cert-manager/main.go
+	cd tools/k8s/cert-manager && v="$$(GOWORK=off $(GO) list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)" && \
+		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$$v" -o $(BIN)/cert-manager-controller.tmp .
+	mv -f $(BIN)/cert-manager-controller.tmp $(BIN)/cert-manager-controller
 
 tools-tilt: $(TILT) ## build the pinned tilt from its Go module source into bin/; slow
 
@@ -110,6 +117,13 @@ COMPOSE := DOCKER_CONFIG=$(BIN)/docker-config $(BIN)/plinth-compose
 compose-up: base-images ## build the images and start every service in containers (docker-compose.yaml), waiting until all are healthy
 	$(GO) build -o $(BIN)/plinth-compose ./deploy/cmd/plinth-compose
 	$(COMPOSE) up -root $(CURDIR) -project $(COMPOSE_PROJECT) $(COMPOSE_FLAGS)
+
+# The archive of the images deploy/k8s runs, for `make kube-up KUBE_FLAGS='-image $(KUBE_IMAGES)'`.
+KUBE_IMAGES ?= $(BIN)/images/kube.tar
+
+images: base-images ## build the images deploy/k8s runs (as compose builds them), tagged as its manifests name them, into $(KUBE_IMAGES)
+	$(GO) build -o $(BIN)/plinth-compose ./deploy/cmd/plinth-compose
+	$(COMPOSE) images -root $(CURDIR) -out $(KUBE_IMAGES)
 
 compose-down: ## remove compose-up's containers, networks, volumes and its lvmd volume group and loop device
 	$(GO) build -o $(BIN)/plinth-compose ./deploy/cmd/plinth-compose

@@ -40,6 +40,19 @@ func CRDsFromModule(t testing.TB, module string, globs ...string) []*apiextensio
 	return crds
 }
 
+// ModuleCRDs is CRDsFromModule outside a test (make kube-up installs cert-manager's CRDs).
+func ModuleCRDs(module string, globs ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	dir, err := moduleDir(module)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := crdsInDir(dir, globs)
+	if err != nil {
+		return nil, fmt.Errorf("kubetest: %s: %w", module, err)
+	}
+	return crds, nil
+}
+
 // crdsInDir parses every file under dir matching one of globs; a glob that matches nothing
 // is an error, since upstream moved its files and the test would silently install less.
 func crdsInDir(dir string, globs []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {

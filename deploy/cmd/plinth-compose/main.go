@@ -3,11 +3,14 @@
 //
 //	plinth-compose up   [-project plinth] [-port-offset N] [-subnet 172.29.72.0/24]
 //	plinth-compose down [-project plinth]
+//	plinth-compose images [-out bin/images/kube.tar]
 //
 // up builds the images and starts every service (the Envoy gateway only where its image can
 // be had), waits for every health check and prints the gateway's address and where the admin
 // password is. down removes the lvmd-agent's volume group and loop device, then the project's
-// containers, networks and volumes, and fails if any is left.
+// containers, networks and volumes, and fails if any is left. images builds the images
+// deploy/k8s runs, tags them as its manifests name them and saves them, with PostgreSQL's
+// and NATS's, into one archive for `make kube-up` (KUBE_FLAGS='-image FILE').
 package main
 
 import (
@@ -34,8 +37,8 @@ func main() {
 }
 
 func run(args []string) error {
-	if len(args) == 0 || (args[0] != "up" && args[0] != "down") {
-		return fmt.Errorf("usage: plinth-compose up|down [flags] (-h for the flags)")
+	if len(args) == 0 || (args[0] != "up" && args[0] != "down" && args[0] != "images") {
+		return fmt.Errorf("usage: plinth-compose up|down|images [flags] (-h for the flags)")
 	}
 	offset := composeup.DefaultOffset
 	if v := os.Getenv("PLINTH_COMPOSE_PORT_OFFSET"); v != "" {
@@ -53,6 +56,7 @@ func run(args []string) error {
 	fs.StringVar(&o.Subnet, "subnet", "", "the project network's IPv4 subnet instead of the file's 172.29.71.0/24 (a second stack)")
 	fs.DurationVar(&o.Wait, "wait", 5*time.Minute, "how long up waits for every health check")
 	fs.BoolVar(&o.Ceph, "ceph", true, "also run the ceph profile's dev Ceph cluster for stats (unless PLINTH_STATS_CEPH_URL names yours)")
+	imagesOut := fs.String("out", "bin/images/kube.tar", "images: the archive to write")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -61,8 +65,11 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if args[0] == "down" {
+	switch args[0] {
+	case "down":
 		return composeup.Down(ctx, o)
+	case "images":
+		return composeup.Images(ctx, o, *imagesOut)
 	}
 	st, err := composeup.Up(ctx, o)
 	if err != nil {

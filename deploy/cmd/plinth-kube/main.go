@@ -1,13 +1,13 @@
 // Command plinth-kube runs a real single-node Kubernetes cluster on this machine (`make
 // kube-up`, `make kube-down`), for trying deploy/k8s on one machine:
 //
-//	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-no-install]
+//	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-cert-manager=true] [-no-install]
 //	plinth-kube down [-dir /var/lib/plinth-kube]
 //
 // up installs the Debian packages it needs when they are missing (as root, unless
 // -no-install), starts etcd, the control plane, containerd, the kubelet and kube-proxy in
-// the background (libs/kubetest/kubelocal), imports the images and prints KUBECONFIG=<path>
-// once the node is Ready. down stops all of it and undoes what it changed on the machine.
+// the background (libs/kubetest/kubelocal), imports the images, installs cert-manager and
+// prints KUBECONFIG=<path> once the node is Ready and cert-manager is Available. down stops all of it and undoes what it changed on the machine.
 package main
 
 import (
@@ -63,6 +63,7 @@ func run(args []string) error {
 		fs.StringVar(&o.BinDir, "bin", "bin", "where `make tools-k8s` put kube-apiserver-"+kubelocal.Version+" and the rest")
 		fs.Var(&imgs, "image", "a `docker save` archive to import (repeat the flag for more)")
 		fs.BoolVar(&noInstall, "no-install", false, "never install Debian packages")
+		fs.BoolVar(&o.CertManager, "cert-manager", true, "also run cert-manager's controller (deploy/k8s needs it for its mTLS pairs)")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err

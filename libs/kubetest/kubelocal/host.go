@@ -44,6 +44,9 @@ func preflight(l layout) error {
 			missing = append(missing, l.binary(c)+" (make tools-k8s)")
 		}
 	}
+	if l.CertManager && !executable(l.certManagerBinary()) {
+		missing = append(missing, l.certManagerBinary()+" (make tools-k8s)")
+	}
 	if !executable(filepath.Join(l.BinDir, "coredns")) {
 		missing = append(missing, filepath.Join(l.BinDir, "coredns")+" (make tools-k8s)")
 	}

@@ -22,33 +22,45 @@ import (
 // reachable here. They carry the label org.plinth.stand-in=true.
 const busyboxPath = "/bin/busybox"
 
-// standIn is an image made from this machine's busybox.
+// standIn is an image made here: from this machine's busybox, or around one static program
+// built by `make tools-k8s`.
 type standIn struct {
 	name       string
+	layer      func() ([]byte, error)
 	entrypoint []string
 	cmd        []string
+	user       string
 }
 
-func standIns() []standIn {
-	return []standIn{
+func standIns(l layout) []standIn {
+	out := []standIn{
 		// The sandbox ("pause") container only holds the pod's namespaces.
-		{name: PauseImage, entrypoint: []string{"/bin/sleep", "2147483647"}},
-		{name: BusyboxImage, cmd: []string{"sh"}},
+		{name: PauseImage, layer: busyboxLayer, entrypoint: []string{"/bin/sleep", "2147483647"}},
+		{name: BusyboxImage, layer: busyboxLayer, cmd: []string{"sh"}},
 	}
+	if l.CertManager {
+		out = append(out, standIn{
+			name:       CertManagerImage,
+			layer:      func() ([]byte, error) { return binaryLayer(l.certManagerBinary(), "cert-manager-controller") },
+			entrypoint: []string{"/usr/local/bin/cert-manager-controller"},
+			user:       "65532:65532",
+		})
+	}
+	return out
 }
 
 // importImages writes the stand-ins as `docker save` archives and imports them, and every
 // archive of Options.Images, into the cluster's containerd.
 func importImages(ctx context.Context, l layout) error {
-	layer, err := busyboxLayer()
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(l.path("images"), 0o700); err != nil {
 		return err
 	}
 	archives := []string{}
-	for _, s := range standIns() {
+	for _, s := range standIns(l) {
+		layer, err := s.layer()
+		if err != nil {
+			return err
+		}
 		archive, err := dockerArchive(s, layer)
 		if err != nil {
 			return err
@@ -67,14 +79,56 @@ func importImages(ctx context.Context, l layout) error {
 	return nil
 }
 
-// busyboxLayer is a layer with busybox at /bin/busybox, a link for each of its applets, and
-// /tmp.
-func busyboxLayer() ([]byte, error) {
-	bin, err := os.ReadFile(busyboxPath)
-	if err != nil {
-		return nil, fmt.Errorf("kubelocal: %w (install Debian's busybox-static)", err)
+// file is one entry of a layer.
+type file struct {
+	name string // relative, no leading slash; directories end in /
+	mode int64
+	data []byte
+	link string // a symbolic link to this
+}
+
+// tarLayer writes files as an image layer (every time the epoch, so a layer is reproducible).
+func tarLayer(files []file) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		h := &tar.Header{Name: f.name, Mode: f.mode, ModTime: time.Unix(0, 0)}
+		switch {
+		case strings.HasSuffix(f.name, "/"):
+			h.Typeflag = tar.TypeDir
+		case f.link != "":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, f.link
+		default:
+			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.data))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write(f.data); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if err := static(busyboxPath); err != nil {
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// baseFiles are what every stand-in has besides its programs: /etc/passwd with root, nobody
+// and nonroot (65532, as distroless images), and /tmp.
+func baseFiles() []file {
+	passwd := "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n" +
+		"nonroot:x:65532:65532:nonroot:/home/nonroot:/bin/false\n"
+	return []file{{name: "etc/", mode: 0o755}, {name: "tmp/", mode: 0o1777},
+		{name: "etc/passwd", mode: 0o644, data: []byte(passwd)}}
+}
+
+// busyboxLayer is a layer with busybox at /bin/busybox and a link for each of its applets.
+func busyboxLayer() ([]byte, error) {
+	bin, err := staticBinary(busyboxPath, "install Debian's busybox-static")
+	if err != nil {
 		return nil, err
 	}
 	out, err := exec.Command(busyboxPath, "--list").Output()
@@ -83,43 +137,35 @@ func busyboxLayer() ([]byte, error) {
 	}
 	applets := strings.Fields(string(out))
 	sort.Strings(applets)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	epoch := time.Unix(0, 0)
-	dirs := []struct {
-		name string
-		mode int64
-	}{{"bin/", 0o755}, {"etc/", 0o755}, {"tmp/", 0o1777}}
-	for _, d := range dirs {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d.name, Mode: d.mode, ModTime: epoch}); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bin/busybox", Mode: 0o755, Size: int64(len(bin)), ModTime: epoch}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(bin); err != nil {
-		return nil, err
-	}
+	files := append(baseFiles(), file{name: "bin/", mode: 0o755}, file{name: "bin/busybox", mode: 0o755, data: bin})
 	for _, a := range applets {
-		if a == "busybox" || strings.Contains(a, "/") {
-			continue
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "bin/" + a, Linkname: "busybox", Mode: 0o777, ModTime: epoch}); err != nil {
-			return nil, err
+		if a != "busybox" && !strings.Contains(a, "/") {
+			files = append(files, file{name: "bin/" + a, mode: 0o777, link: "busybox"})
 		}
 	}
-	passwd := []byte("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "etc/passwd", Mode: 0o644, Size: int64(len(passwd)), ModTime: epoch}); err != nil {
+	return tarLayer(files)
+}
+
+// binaryLayer is a layer with one static program at /usr/local/bin/<name>.
+func binaryLayer(path, name string) ([]byte, error) {
+	bin, err := staticBinary(path, "build it statically (CGO_ENABLED=0)")
+	if err != nil {
 		return nil, err
 	}
-	if _, err := tw.Write(passwd); err != nil {
-		return nil, err
+	return tarLayer(append(baseFiles(), file{name: "usr/", mode: 0o755}, file{name: "usr/local/", mode: 0o755},
+		file{name: "usr/local/bin/", mode: 0o755}, file{name: "usr/local/bin/" + name, mode: 0o755, data: bin}))
+}
+
+// staticBinary reads path, which must be a static executable: it runs in an empty image.
+func staticBinary(path, hint string) ([]byte, error) {
+	if err := static(path); err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, hint)
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("kubelocal: %w", err)
 	}
-	return buf.Bytes(), nil
+	return data, nil
 }
 
 // static fails unless path is an ELF without an interpreter: it must run in an empty image.
@@ -131,7 +177,7 @@ func static(path string) error {
 	defer f.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("kubelocal: %s is dynamically linked: install Debian's busybox-static", path)
+			return fmt.Errorf("kubelocal: %s is dynamically linked", path)
 		}
 	}
 	return nil
@@ -147,11 +193,12 @@ func dockerArchive(s standIn, layer []byte) ([]byte, error) {
 		"config": map[string]any{
 			"Entrypoint": s.entrypoint,
 			"Cmd":        s.cmd,
+			"User":       s.user,
 			"Env":        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 			"Labels":     map[string]string{"org.plinth.stand-in": "true"},
 		},
 		"rootfs":  map[string]any{"type": "layers", "diff_ids": []string{diffID}},
-		"history": []map[string]string{{"created_by": "kubelocal: Debian's busybox-static (a stand-in)"}},
+		"history": []map[string]string{{"created_by": "kubelocal: a local stand-in"}},
 	})
 	if err != nil {
 		return nil, err

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Version is the Kubernetes version Up runs: `make tools-k8s` builds its node binaries.
@@ -33,6 +35,9 @@ const Version = "v1.33.13"
 const (
 	PauseImage   = "registry.k8s.io/pause:3.10"
 	BusyboxImage = "docker.io/library/busybox:1.37-musl"
+	// CertManagerImage holds BinDir/cert-manager-controller (Options.CertManager): not
+	// upstream's image, which cannot be pulled here, so not named like it.
+	CertManagerImage = "plinth.local/cert-manager-controller:v1.21.2"
 )
 
 // Options say where and how the cluster runs. The zero value of each field takes the default
@@ -59,6 +64,10 @@ type Options struct {
 	PortBase int
 	// Images are `docker save` archives imported into containerd beside the stand-ins.
 	Images []string
+	// CertManager also runs cert-manager's controller in the cluster (namespace cert-manager,
+	// BinDir/cert-manager-controller from `make tools-k8s`, its CRDs from the module
+	// tools/crds pins), so Issuers and Certificates work.
+	CertManager bool
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any) `json:"-"`
 }
@@ -143,6 +152,7 @@ func (l layout) apiURL() string {
 	return "https://" + net.JoinHostPort(l.nodeIP, fmt.Sprint(l.apiPort))
 }
 func (l layout) binary(name string) string { return filepath.Join(l.BinDir, name+"-"+Version) }
+func (l layout) certManagerBinary() string { return filepath.Join(l.BinDir, "cert-manager-controller") }
 
 // Cluster is a running single-node cluster.
 type Cluster struct {
@@ -150,6 +160,8 @@ type Cluster struct {
 	KubeconfigPath string
 	NodeName       string
 	Client         kubernetes.Interface
+	// Config is the admin's client configuration (for other clients: dynamic, CRDs).
+	Config *rest.Config
 	// StartupTime is how long Up took.
 	StartupTime time.Duration
 }
@@ -234,5 +246,15 @@ func up(ctx context.Context, l layout, st *state) (*Cluster, error) {
 	if err := waitServiceAccount(ctx, client, 2*time.Minute); err != nil {
 		return nil, errors.Join(err, st.logTails(l, "kube-controller-manager"))
 	}
-	return &Cluster{Dir: l.Dir, KubeconfigPath: l.path(adminKubeconfig), NodeName: l.NodeName, Client: client}, nil
+	if l.CertManager {
+		log("kubelocal: installing cert-manager")
+		if err := installCertManager(ctx, l, client); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.path(adminKubeconfig))
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Dir: l.Dir, KubeconfigPath: l.path(adminKubeconfig), NodeName: l.NodeName, Client: client, Config: cfg}, nil
 }

@@ -3,6 +3,9 @@ package kubelocal_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +18,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -36,11 +42,12 @@ const (
 var hostSysctls = []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops", "net/ipv4/ip_forward",
 	"net/bridge/bridge-nf-call-iptables"}
 
-// TestNodeRunsPodsAndDownLeavesNothing starts the whole single-node cluster, runs a
-// Deployment behind a Service that another pod calls through its ClusterIP (kube-proxy), reads
-// a pod's log through the apiserver (the kubelet's API), then stops it all and checks the
-// machine is as before: no process, mount, cgroup, iptables chain, interface or changed kernel
-// setting left.
+// TestNodeRunsPodsAndDownLeavesNothing starts the whole single-node cluster with
+// cert-manager, runs a Deployment behind a Service that another pod calls through its
+// ClusterIP (kube-proxy) and its name (cluster DNS), reads a pod's log through the apiserver
+// (the kubelet's API), has cert-manager issue a CA and a certificate signed by it (as
+// deploy/k8s/base's mTLS pairs are), then stops it all and checks the machine is as before:
+// no process, mount, cgroup, iptables chain, interface or changed kernel setting left.
 func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 	binDir := filepath.Dir(kubetest.Binary(t, "kubelet-"+kubelocal.Version))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -49,7 +56,7 @@ func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kube")
 	c, err := kubelocal.Up(ctx, kubelocal.Options{
 		Dir: dir, BinDir: binDir, NodeName: nodeName, Bridge: bridge,
-		PodCIDR: podCIDR, ServiceCIDR: serviceCIDR, PortBase: 24540, Log: t.Logf,
+		PodCIDR: podCIDR, ServiceCIDR: serviceCIDR, PortBase: 24540, Log: t.Logf, CertManager: true,
 	})
 	if errors.Is(err, kubelocal.ErrMissing) {
 		testenv.SkipOrFail(t, err.Error())
@@ -89,6 +96,8 @@ func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 	if !strings.Contains(out, "apiserver reachable") {
 		t.Errorf("a pod cannot reach the kubernetes Service (10.97.0.1:443); client's log:\n%s", out)
 	}
+
+	issueCertificate(ctx, t, c)
 
 	began := time.Now()
 	if err := kubelocal.Down(ctx, dir, t.Logf); err != nil {
@@ -256,5 +265,75 @@ func checkNothingLeft(t *testing.T, dir string, before map[string]string) {
 				t.Errorf("pod network namespace %s left", n)
 			}
 		}
+	}
+}
+
+// issueCertificate makes the chain deploy/k8s/base makes for each mTLS service: a
+// self-signed Issuer, a CA Certificate from it, a CA Issuer from that, and a server
+// Certificate, and checks that cert-manager wrote a key pair signed by the CA.
+func issueCertificate(ctx context.Context, t *testing.T, c *kubelocal.Cluster) {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "pki"
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	issuers := schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}
+	certs := schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}
+	for _, o := range []struct {
+		gvr  schema.GroupVersionResource
+		name string
+		spec map[string]any
+	}{
+		{issuers, "selfsigned", map[string]any{"selfSigned": map[string]any{}}},
+		{certs, "ca", map[string]any{"isCA": true, "commonName": "test-ca", "secretName": "ca",
+			"privateKey": map[string]any{"algorithm": "ECDSA", "size": int64(256)},
+			"issuerRef":  map[string]any{"name": "selfsigned", "kind": "Issuer"}}},
+		{issuers, "ca", map[string]any{"ca": map[string]any{"secretName": "ca"}}},
+		{certs, "server", map[string]any{"secretName": "server-tls", "dnsNames": []any{"server"},
+			"privateKey": map[string]any{"algorithm": "ECDSA", "size": int64(256)},
+			"issuerRef":  map[string]any{"name": "ca", "kind": "Issuer"}}},
+	} {
+		kind := "Issuer"
+		if o.gvr == certs {
+			kind = "Certificate"
+		}
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cert-manager.io/v1", "kind": kind,
+			"metadata": map[string]any{"name": o.name, "namespace": ns}, "spec": o.spec,
+		}}
+		if _, err := dyn.Resource(o.gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("%s %s: %v", kind, o.name, err)
+		}
+	}
+	var secret *corev1.Secret
+	waitFor(ctx, t, 2*time.Minute, func() error {
+		var err error
+		secret, err = c.Client.CoreV1().Secrets(ns).Get(ctx, "server-tls", metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("cert-manager has not written server-tls: %w", err)
+		}
+		return nil
+	})
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(secret.Data["ca.crt"]) {
+		t.Fatalf("server-tls has no CA certificate: %q", secret.Data["ca.crt"])
+	}
+	if _, err := tls.X509KeyPair(secret.Data["tls.crt"], secret.Data["tls.key"]); err != nil {
+		t.Fatalf("server-tls: %v", err)
+	}
+	block, _ := pem.Decode(secret.Data["tls.crt"])
+	if block == nil {
+		t.Fatal("server-tls: no certificate")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: "server"}); err != nil {
+		t.Errorf("server certificate does not verify against the CA cert-manager issued: %v", err)
 	}
 }
