@@ -1,7 +1,7 @@
 // Command plinth-kube runs a real single-node Kubernetes cluster on this machine (`make
 // kube-up`, `make kube-down`), for trying deploy/k8s on one machine:
 //
-//	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-cert-manager=true] [-no-install]
+//	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-cert-manager=true] [-vg plinth_kube] [-no-install]
 //	plinth-kube down [-dir /var/lib/plinth-kube]
 //
 // up installs the Debian packages it needs when they are missing (as root, unless
@@ -34,6 +34,7 @@ var packages = []struct{ pkg, path string }{
 	{"etcd-server", "/usr/bin/etcd"},
 	{"busybox-static", "/bin/busybox"},
 	{"iproute2", "/usr/bin/ip"},
+	{"lvm2", "/usr/sbin/vgcreate"},
 }
 
 func main() {
@@ -63,6 +64,7 @@ func run(args []string) error {
 		fs.StringVar(&o.BinDir, "bin", "bin", "where `make tools-k8s` put kube-apiserver-"+kubelocal.Version+" and the rest")
 		fs.Var(&imgs, "image", "a `docker save` archive to import (repeat the flag for more)")
 		fs.BoolVar(&noInstall, "no-install", false, "never install Debian packages")
+		fs.StringVar(&o.VolumeGroup, "vg", "plinth_kube", "a loop-backed volume group to make for lvmd-agent (overlays/local names plinth_kube); empty: none")
 		fs.BoolVar(&o.CertManager, "cert-manager", true, "also run cert-manager's controller (deploy/k8s needs it for its mTLS pairs)")
 	}
 	if err := fs.Parse(args[1:]); err != nil {

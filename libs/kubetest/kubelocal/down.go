@@ -80,6 +80,7 @@ func down(ctx context.Context, l layout, st *state) error {
 			errs = append(errs, fmt.Errorf("umount %s: %w", m, err))
 		}
 	}
+	errs = append(errs, removeVolumeGroup(st)...)
 	errs = append(errs, removePodNetns(l)...)
 	errs = append(errs, removeCgroups(l)...)
 	errs = append(errs, removeIptables(st)...)

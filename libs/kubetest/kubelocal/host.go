@@ -66,6 +66,13 @@ func preflight(l layout) error {
 	if !executable(busyboxPath) {
 		missing = append(missing, busyboxPath+" (apt-get install busybox-static)")
 	}
+	if l.VolumeGroup != "" {
+		for _, c := range []string{"vgcreate", "losetup"} {
+			if _, err := exec.LookPath(c); err != nil {
+				missing = append(missing, c+" (apt-get install lvm2)")
+			}
+		}
+	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %s", ErrMissing, strings.Join(missing, "; "))
 	}

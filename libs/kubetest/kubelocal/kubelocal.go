@@ -68,6 +68,11 @@ type Options struct {
 	// BinDir/cert-manager-controller from `make tools-k8s`, its CRDs from the module
 	// tools/crds pins), so Issuers and Certificates work.
 	CertManager bool
+	// VolumeGroup, when set, is made on a loop device over a sparse file of VolumeGroupSize
+	// bytes (default 8 GiB) in Dir, for the node's lvmd-agent (overlays/local names
+	// plinth_kube); Down removes it with every logical volume in it.
+	VolumeGroup     string
+	VolumeGroupSize int64
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any) `json:"-"`
 }
@@ -87,6 +92,9 @@ func (o *Options) defaults() error {
 	}
 	if o.ServiceCIDR == "" {
 		o.ServiceCIDR = "10.96.0.0/24"
+	}
+	if o.VolumeGroup != "" && o.VolumeGroupSize == 0 {
+		o.VolumeGroupSize = 8 << 30
 	}
 	if o.PortBase == 0 {
 		o.PortBase = 24440
@@ -210,6 +218,12 @@ func up(ctx context.Context, l layout, st *state) (*Cluster, error) {
 	}
 	if err := prepareHost(l, st); err != nil {
 		return nil, err
+	}
+	if l.VolumeGroup != "" {
+		log("kubelocal: making volume group %s", l.VolumeGroup)
+		if err := makeVolumeGroup(l, st); err != nil {
+			return nil, err
+		}
 	}
 	pki, err := newClusterPKI(l)
 	if err != nil {

@@ -33,6 +33,8 @@ type state struct {
 	Bridge string
 	// MadeContainerLogDir: /var/log/containers did not exist before the kubelet.
 	MadeContainerLogDir bool
+	// VolumeGroup and LoopDevice are set once Up made them.
+	VolumeGroup, LoopDevice string
 }
 
 // proc is one component running in the background.
