@@ -2,6 +2,7 @@ package kubelocal
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // lockFile names the one cluster this machine runs: two kube-proxies would fight over the
@@ -76,24 +79,65 @@ func preflight(l layout) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %s", ErrMissing, strings.Join(missing, "; "))
 	}
-	if data, err := os.ReadFile(lockFile); err == nil {
-		other := strings.TrimSpace(string(data))
-		if exists(filepath.Join(other, stateFile)) {
-			return fmt.Errorf("kubelocal: a cluster already runs on this machine, in %s: stop it first (make kube-down, or kubelocal.Down)", other)
-		}
-	}
 	if _, err := os.Stat("/sys/class/net/" + l.Bridge); err == nil {
 		return fmt.Errorf("kubelocal: network interface %s already exists: is another cluster using it?", l.Bridge)
 	}
 	return nil
 }
 
-// prepareHost claims the machine, saves the kernel settings, makes the bridge, lets pod
+// otherCluster names the directory of a cluster that runs on this machine, or "".
+func otherCluster() string {
+	data, err := os.ReadFile(lockFile)
+	if err != nil {
+		return ""
+	}
+	other := strings.TrimSpace(string(data))
+	if !exists(filepath.Join(other, stateFile)) {
+		return "" // stopped, or its Up failed before it saved anything
+	}
+	return other
+}
+
+// claimMachine runs claim (which must make the cluster's state file and name its directory in
+// lockFile) once no other cluster runs here, waiting up to wait for one to stop. A file lock
+// makes check and claim one step between processes.
+func claimMachine(ctx context.Context, wait time.Duration, log func(string, ...any), claim func() error) error {
+	deadline := time.Now().Add(wait)
+	for said := false; ; said = true {
+		other, err := func() (string, error) {
+			f, err := os.OpenFile(lockFile+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+			if err != nil {
+				return "", fmt.Errorf("kubelocal: %w", err)
+			}
+			defer f.Close() // and with it the lock
+			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+				return "", fmt.Errorf("kubelocal: lock %s: %w", f.Name(), err)
+			}
+			if other := otherCluster(); other != "" {
+				return other, nil
+			}
+			return "", claim()
+		}()
+		if err != nil || other == "" {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kubelocal: a cluster already runs on this machine, in %s: stop it first (make kube-down, or kubelocal.Down)", other)
+		}
+		if !said {
+			log("kubelocal: waiting for the cluster in %s to stop (one runs per machine)", other)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// prepareHost saves the kernel settings, makes the bridge, lets pod
 // traffic through the FORWARD chain and makes the cgroup the kubelet puts pods under.
 func prepareHost(l layout, st *state) error {
-	if err := os.WriteFile(lockFile, []byte(l.Dir+"\n"), 0o644); err != nil {
-		return fmt.Errorf("kubelocal: %w", err)
-	}
 	if !exists("/proc/sys/net/bridge") {
 		if out, err := exec.Command("modprobe", "br_netfilter").CombinedOutput(); err != nil {
 			return fmt.Errorf("kubelocal: Services need br_netfilter: modprobe br_netfilter: %v: %s", err, out)

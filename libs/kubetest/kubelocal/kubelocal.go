@@ -73,6 +73,9 @@ type Options struct {
 	// plinth_kube); Down removes it with every logical volume in it.
 	VolumeGroup     string
 	VolumeGroupSize int64
+	// WaitForMachine is how long Up waits for another cluster on this machine to stop
+	// (tests of several packages take turns); zero fails at once.
+	WaitForMachine time.Duration
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any) `json:"-"`
 }
@@ -189,12 +192,17 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 	if _, err := os.Stat(l.path(stateFile)); err == nil {
 		return nil, fmt.Errorf("kubelocal: a cluster is already in %s: run Down (make kube-down) first", l.Dir)
 	}
-	if err := os.MkdirAll(l.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("kubelocal: %w", err)
-	}
 	st := &state{Options: opts, Started: time.Now()}
 	st.Options.Log = nil
-	if err := st.save(l.Dir); err != nil {
+	if err := claimMachine(ctx, opts.WaitForMachine, opts.Log, func() error {
+		if err := os.MkdirAll(l.Dir, 0o700); err != nil {
+			return fmt.Errorf("kubelocal: %w", err)
+		}
+		if err := st.save(l.Dir); err != nil {
+			return err
+		}
+		return os.WriteFile(lockFile, []byte(l.Dir+"\n"), 0o644)
+	}); err != nil {
 		return nil, err
 	}
 	c, err := up(ctx, l, st)

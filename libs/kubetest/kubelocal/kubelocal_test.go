@@ -57,6 +57,7 @@ func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 	c, err := kubelocal.Up(ctx, kubelocal.Options{
 		Dir: dir, BinDir: binDir, NodeName: nodeName, Bridge: bridge,
 		PodCIDR: podCIDR, ServiceCIDR: serviceCIDR, PortBase: 24540, Log: t.Logf, CertManager: true,
+		WaitForMachine: 20 * time.Minute,
 	})
 	if errors.Is(err, kubelocal.ErrMissing) {
 		testenv.SkipOrFail(t, err.Error())
