@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,6 +64,10 @@ func down(ctx context.Context, l layout, st *state) error {
 	stop("kube-controller-manager", 10*time.Second)
 	stop("kube-scheduler", 10*time.Second)
 	if p, ok := st.proc("kubelet"); ok && p.alive() {
+		if paths, err := hostPaths(ctx, l); err == nil {
+			st.HostPaths = append(st.HostPaths, paths...)
+			_ = st.save(l.Dir)
+		}
 		log("kubelocal: stopping every pod")
 		if err := deleteAllPods(ctx, l, time.Minute); err != nil {
 			log("kubelocal: pods did not all stop (they are killed instead): %v", err)
@@ -112,6 +118,7 @@ func down(ctx context.Context, l layout, st *state) error {
 	stop("kube-apiserver", 15*time.Second)
 	stop("etcd", 10*time.Second)
 	errs = append(errs, removeContainerLogs(l, st)...)
+	errs = append(errs, removeHostPaths(st)...)
 	if data, err := os.ReadFile(lockFile); err == nil && strings.TrimSpace(string(data)) == l.Dir {
 		_ = os.Remove(lockFile)
 	}
@@ -164,6 +171,50 @@ func deleteAllPods(ctx context.Context, l layout, timeout time.Duration) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// hostPaths lists the hostPath volumes pods asked the kubelet to create when missing.
+func hostPaths(ctx context.Context, l layout) ([]string, error) {
+	client, err := adminClient(l)
+	if err != nil {
+		return nil, err
+	}
+	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range pods.Items {
+		for _, v := range p.Spec.Volumes {
+			hp := v.HostPath
+			if hp == nil || hp.Type == nil || (*hp.Type != corev1.HostPathDirectoryOrCreate && *hp.Type != corev1.HostPathFileOrCreate) {
+				continue
+			}
+			if path := filepath.Clean(hp.Path); filepath.IsAbs(path) && path != "/" && !slices.Contains(out, path) {
+				out = append(out, path)
+			}
+		}
+	}
+	return out, nil
+}
+
+// removeHostPaths removes the hostPath volumes pods had created (born after the cluster
+// started) with what is in them; a path that was there before stays as it is.
+func removeHostPaths(st *state) []error {
+	var errs []error
+	for _, path := range st.HostPaths {
+		var sx unix.Statx_t
+		if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &sx); err != nil {
+			continue // gone, or never made
+		}
+		if sx.Mask&unix.STATX_BTIME == 0 || time.Unix(sx.Btime.Sec, int64(sx.Btime.Nsec)).Before(st.Started) {
+			continue
+		}
+		if err := os.RemoveAll(path); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s (made by the kubelet for a pod): %w", path, err))
+		}
+	}
+	return errs
 }
 
 // killCgroup kills every process left in the cluster's cgroups (containers whose shim died

@@ -177,6 +177,15 @@ type Cluster struct {
 	StartupTime time.Duration
 }
 
+// Check says, without changing anything, whether Up could start a cluster with opts here:
+// an error wrapping ErrMissing names what to install or build.
+func Check(opts Options) error {
+	if err := opts.defaults(); err != nil {
+		return err
+	}
+	return preflight(newLayout(opts))
+}
+
 // Up starts the cluster and returns once its Node is Ready, the controllers run and every
 // image is imported. A cluster already in Dir is an error (Down it first). When Up fails it
 // undoes what it did.

@@ -33,6 +33,9 @@ type state struct {
 	Bridge string
 	// MadeContainerLogDir: /var/log/containers did not exist before the kubelet.
 	MadeContainerLogDir bool
+	// HostPaths are the hostPath volumes pods had the kubelet create when missing (Down
+	// removes those made after Started).
+	HostPaths []string
 	// VolumeGroup and LoopDevice are set once Up made them.
 	VolumeGroup, LoopDevice string
 }

@@ -1,0 +1,223 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
+	"github.com/plinth-dev/plinth/libs/kubetest"
+	"github.com/plinth-dev/plinth/libs/kubetest/kubelocal"
+)
+
+// kubeStack is deploy/k8s/overlays/local running on make kube-up's cluster for a test.
+type kubeStack struct {
+	ctx     context.Context
+	root    string
+	cluster *kubelocal.Cluster
+	kubectl string
+	s       *journeySuite
+}
+
+// run runs kubectl against the cluster.
+func (k *kubeStack) run(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := k.try(args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func (k *kubeStack) try(args ...string) (string, error) {
+	cmd := exec.CommandContext(k.ctx, k.kubectl, args...)
+	cmd.Dir = k.root
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.cluster.KubeconfigPath)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// startKube builds the suite's images (make images), starts make kube-up's cluster with them,
+// cert-manager and the lvmd volume group, creates the Secrets and applies overlays/local the
+// way deploy/k8s/README.md tells a user, and waits until every workload is ready.
+func startKube(t *testing.T) *kubeStack {
+	root := repoRoot(t)
+	env := composeEnv(root)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	t.Cleanup(cancel)
+	if os.Geteuid() != 0 {
+		skipOrFail(t, "make kube-up's cluster needs root (cgroups, mounts, network)")
+	}
+	if out, err := dockerOut(ctx, env, "version", "--format", "{{.Server.Version}}"); err != nil {
+		skipOrFail(t, "the suite's images are built with Docker, and no engine answers (tools/docker/dockerd.sh start): %s", out)
+	}
+	kubectl := kubetest.Binary(t, "kubectl-"+kubelocal.Version)
+	dir := filepath.Join(t.TempDir(), "kube")
+	opts := kubelocal.Options{
+		Dir: dir, BinDir: filepath.Dir(kubectl), CertManager: true, VolumeGroup: "plinth_kube",
+		WaitForMachine: 20 * time.Minute, Log: t.Logf,
+	}
+	if err := kubelocal.Check(opts); err != nil {
+		skipOrFail(t, "%v", err)
+	}
+
+	images := filepath.Join(t.TempDir(), "kube.tar")
+	bin := filepath.Join(t.TempDir(), "plinth-compose")
+	for _, args := range [][]string{
+		{"go", "build", "-o", bin, "./deploy/cmd/plinth-compose"},
+		{bin, "images", "-root", root, "-out", images},
+	} {
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Dir, cmd.Env = root, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		t.Logf("%s: %s", strings.Join(args[:2], " "), time.Since(start).Round(time.Second))
+	}
+
+	opts.Images = []string{images}
+	c, err := kubelocal.Up(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := kubelocal.Down(context.Background(), dir, t.Logf); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Logf("cluster up in %s", c.StartupTime.Round(time.Second))
+	k := &kubeStack{ctx: ctx, root: root, cluster: c, kubectl: kubectl}
+
+	// deploy/k8s/README.md, "Apply", with the local overlay's in-cluster PostgreSQL and NATS.
+	password := randomHex(t, 12)
+	k.run(t, "apply", "-f", "deploy/k8s/base/namespace.yaml")
+	nats := []string{"-n", "plinth", "create", "secret", "generic", "plinth-nats", "--from-literal=url=nats://nats:4222"}
+	for _, u := range []string{"auth", "stats", "kaas", "vagrant-server", "lvmd-agent", "cnpgi-plugin", "gateway", "admin"} {
+		nats = append(nats, "--from-literal="+u+"-password="+randomHex(t, 24))
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-n", "plinth", "create", "secret", "generic", "plinth-database", "--from-literal=url=postgres://postgres@postgres:5432/plinth?sslmode=disable"},
+		nats,
+		{"-n", "plinth", "create", "secret", "generic", "plinth-kaas", "--from-literal=secret-key=" + base64.StdEncoding.EncodeToString(key)},
+		{"-n", "plinth", "create", "secret", "generic", "plinth-cnpgi-s3", "--from-literal=access-key-id=plinth", "--from-literal=secret-access-key=" + randomHex(t, 16)},
+		{"-n", "plinth", "create", "secret", "generic", "plinth-auth", "--from-literal=admin-password=" + password},
+		{"apply", "-k", "deploy/k8s/overlays/local"},
+	} {
+		k.run(t, args...)
+	}
+	start := time.Now()
+	for _, w := range []string{"deploy/postgres", "deploy/nats", "deploy/auth", "deploy/stats", "deploy/kaas", "deploy/vagrant-server",
+		"deploy/vagrant-runner", "deploy/cnpgi-plugin", "deploy/gateway", "daemonset/lvmd-agent"} {
+		if out, err := k.try("-n", "plinth", "rollout", "status", w, "--timeout=5m"); err != nil {
+			t.Errorf("%s did not become ready: %v\n%s", w, err, out)
+		}
+	}
+	if t.Failed() {
+		t.Logf("pods:\n%s\nevents:\n%s", k.run(t, "-n", "plinth", "get", "pods", "-o", "wide"),
+			k.run(t, "-n", "plinth", "get", "events", "--sort-by=.lastTimestamp"))
+		t.FailNow()
+	}
+	t.Logf("every workload ready %s after the apply", time.Since(start).Round(time.Second))
+	restarts := k.run(t, "-n", "plinth", "get", "pods", "-o", `jsonpath={range .items[*]}{.metadata.name}{" "}{range .status.containerStatuses[*]}{.restartCount}{" "}{end}{"\n"}{end}`)
+	for _, line := range strings.Split(strings.TrimSpace(restarts), "\n") {
+		f := strings.Fields(line)
+		for _, n := range f[1:] {
+			if n != "0" {
+				t.Errorf("pod %s restarted: %s", f[0], line)
+			}
+		}
+	}
+
+	s := &journeySuite{password: password, home: t.TempDir()}
+	s.endpoints.Gateway = k.portForward(t, "svc/gateway", 8080)
+	s.gw, err = grpc.NewClient(s.endpoints.Gateway, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.gw.Close() })
+	k.s = s
+	return k
+}
+
+var forwardingRE = regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) ->`)
+
+// portForward runs kubectl port-forward to target's port on a free loopback port and returns
+// that address; it stops when the test ends.
+func (k *kubeStack) portForward(t *testing.T, target string, port int) string {
+	t.Helper()
+	cmd := exec.CommandContext(k.ctx, k.kubectl, "-n", "plinth", "port-forward", "--address", "127.0.0.1", target, fmt.Sprintf(":%d", port))
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.cluster.KubeconfigPath)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if m := forwardingRE.FindStringSubmatch(lines.Text()); m != nil {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return "127.0.0.1:" + m[1]
+		}
+	}
+	t.Fatalf("kubectl port-forward %s ended without forwarding: %v", target, lines.Err())
+	return ""
+}
+
+// TestKubeSuite: deploy/k8s/overlays/local on make kube-up's cluster (a real kubelet, kube-proxy,
+// CoreDNS and cert-manager, the suite's images as make images builds them), applied the way
+// deploy/k8s/README.md tells a user: every Deployment rolls out, the lvmd-agent DaemonSet is
+// Ready, no container restarted; through the gateway Service the admin logs in and reaches
+// every service; after Logout every service refuses the token; kube-down undoes it all.
+func TestKubeSuite(t *testing.T) {
+	t.Parallel()
+	k := startKube(t)
+	s := k.s
+	token := s.login(t)
+	probes := s.tokenProbes(t)
+	if len(probes) < 5 {
+		t.Fatalf("only %d services probed through the gateway", len(probes))
+	}
+	for _, p := range probes {
+		succeeds(t, s.gw, p, token)
+	}
+	auth := authpb.NewAuthServiceClient(s.gw)
+	if resp, err := auth.Logout(withToken(callCtx(t), token), &authpb.LogoutRequest{}); err != nil || !resp.GetSuccess() {
+		t.Fatalf("Logout through the gateway Service: %v, %v", resp, err)
+	}
+	loggedOut := time.Now()
+	for _, p := range probes {
+		err := eventually(2*time.Second, 10*time.Millisecond, func() error {
+			if err := p.call(withToken(callCtx(t), token), s.gw); status.Code(err) != codes.Unauthenticated {
+				return fmt.Errorf("answers %v", err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%s %v to a token logged out %s ago", p.name, err, time.Since(loggedOut).Round(time.Millisecond))
+		}
+	}
+}
