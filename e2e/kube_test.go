@@ -150,6 +150,15 @@ func startKube(t *testing.T) *kubeStack {
 
 	s := &journeySuite{password: password, home: t.TempDir()}
 	s.endpoints.Gateway = k.portForward(t, "svc/gateway", 8080)
+	// Every service runs in the cluster; the journeys reach them only through the gateway.
+	for _, name := range []string{"auth", "stats", "kaas", "vagrant-server", "lvmd-agent", "cnpgi-plugin", "vagrant-runner"} {
+		s.endpoints.Services = append(s.endpoints.Services, struct {
+			Name  string `json:"name"`
+			GRPC  string `json:"grpc"`
+			Admin string `json:"admin"`
+			PID   int    `json:"pid"`
+		}{Name: name})
+	}
 	s.gw, err = grpc.NewClient(s.endpoints.Gateway, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +200,8 @@ func (k *kubeStack) portForward(t *testing.T, target string, port int) string {
 // CoreDNS and cert-manager, the suite's images as make images builds them), applied the way
 // deploy/k8s/README.md tells a user: every Deployment rolls out, the lvmd-agent DaemonSet is
 // Ready, no container restarted; through the gateway Service the admin logs in and reaches
-// every service; after Logout every service refuses the token; kube-down undoes it all.
+// every service; an lvmd volume made through the gateway shows in stats; after Logout every
+// service refuses the token; kube-down undoes it all.
 func TestKubeSuite(t *testing.T) {
 	t.Parallel()
 	k := startKube(t)
@@ -204,6 +214,10 @@ func TestKubeSuite(t *testing.T) {
 	for _, p := range probes {
 		succeeds(t, s.gw, p, token)
 	}
+	// lvmd-agent (the DaemonSet, on kube-up's volume group) through the gateway's mutual-TLS
+	// client with cert-manager's pair: a volume made and removed, its capacity events in stats.
+	t.Run("LvmdCapacityInStats", s.journeyLvmdCapacity)
+
 	auth := authpb.NewAuthServiceClient(s.gw)
 	if resp, err := auth.Logout(withToken(callCtx(t), token), &authpb.LogoutRequest{}); err != nil || !resp.GetSuccess() {
 		t.Fatalf("Logout through the gateway Service: %v, %v", resp, err)

@@ -4,12 +4,19 @@ package pg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"regexp"
+	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/plinth-dev/plinth/libs/platform/backoff"
 )
 
 // ServiceSource is the schema_migrations source of the migrations passed to Open
@@ -62,7 +69,7 @@ func Open(ctx context.Context, dbURL, schema string, migrations fs.FS, extra ...
 	if err != nil {
 		return nil, fmt.Errorf("pg: create pool: %w", err)
 	}
-	if err := pool.Ping(ctx); err != nil {
+	if err := waitReachable(ctx, pool, StartWait); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("pg: connect to %s: %w", redact(cfg), err)
 	}
@@ -71,6 +78,39 @@ func Open(ctx context.Context, dbURL, schema string, migrations fs.FS, extra ...
 		return nil, fmt.Errorf("pg: migrate schema %s: %w", schema, err)
 	}
 	return pool, nil
+}
+
+// StartWait is how long Open waits for a database that is not reachable yet (not running,
+// starting up, its address not yet resolvable): services started beside their database — a
+// compose project, a Kubernetes namespace applied at once — wait for it instead of exiting
+// and being restarted. Refusals that waiting does not cure (a wrong password, no such
+// database) fail at once.
+var StartWait = 90 * time.Second
+
+// waitReachable pings until the server answers, a non-transient error, or wait has passed.
+func waitReachable(ctx context.Context, pool *pgxpool.Pool, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	b := backoff.Backoff{Min: 100 * time.Millisecond, Max: 2 * time.Second}
+	for {
+		err := pool.Ping(ctx)
+		if err == nil || !transient(err) || time.Now().After(deadline) {
+			return err
+		}
+		if !backoff.Sleep(ctx, b.Next(), nil) {
+			return err
+		}
+	}
+}
+
+// transient: the server cannot be reached yet, or is starting or shutting down.
+func transient(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "57P03" || pgErr.Code == "57P01" // cannot_connect_now, admin_shutdown
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	return errors.As(err, &opErr) || errors.As(err, &dnsErr) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // redact names the server without credentials, for error messages.
