@@ -1,7 +1,6 @@
 package kubetest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/kubetest/internal/kube"
 )
 
 // stopGrace is how long a component gets to exit after SIGTERM before it is killed. The
@@ -93,17 +94,7 @@ func (p *process) stopOnCleanup(t testing.TB) {
 }
 
 // logTail returns the last n lines of the process's output.
-func (p *process) logTail(n int) string {
-	data, err := os.ReadFile(p.logPath)
-	if err != nil {
-		return fmt.Sprintf("(cannot read log: %v)", err)
-	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
+func (p *process) logTail(n int) string { return kube.Tail(p.logPath, n) }
 
 // errPortTaken marks a start that failed because another process bound the port between our
 // check and the component's bind; the caller retries with other ports.

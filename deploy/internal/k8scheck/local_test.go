@@ -1,7 +1,6 @@
 package k8scheck
 
 import (
-	"errors"
 	"slices"
 	"testing"
 )
@@ -13,16 +12,7 @@ const localOverlay = "../../k8s/overlays/local"
 func TestLocalOverlay(t *testing.T) {
 	objs := build(t, localOverlay)
 	s := decode(t, objs)
-	for name, errs := range map[string][]error{
-		"services":   CheckServices(s),
-		"budgets":    CheckBudgets(s),
-		"containers": CheckContainers(s),
-		"references": CheckReferences(s, documented(t)),
-	} {
-		if err := errors.Join(errs...); err != nil {
-			t.Errorf("%s:\n%v", name, err)
-		}
-	}
+	runChecks(t, s, documented(t), false)
 	var names []string
 	for _, w := range s.Workloads {
 		names = append(names, w.GetName())

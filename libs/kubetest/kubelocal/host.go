@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -196,23 +197,40 @@ func prepareHost(l layout, st *state) error {
 	return nil
 }
 
-// cgroupHierarchies are the mount points of every cgroup hierarchy (v1 controllers, the
-// named systemd one, v2).
-func cgroupHierarchies() []string {
+// mount is one line of /proc/self/mountinfo.
+type mount struct{ point, fsType string }
+
+// mounts lists this process's mounts.
+func mounts() []mount {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	var out []string
+	var out []mount
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER
 		fields := strings.Fields(s.Text())
-		for i, x := range fields {
-			if x == "-" && i+1 < len(fields) && (fields[i+1] == "cgroup" || fields[i+1] == "cgroup2") && len(fields) > 4 {
-				out = append(out, fields[4])
-			}
+		if len(fields) < 5 {
+			continue
+		}
+		m := mount{point: unescapeMount(fields[4])}
+		if i := slices.Index(fields, "-"); i > 0 && i+1 < len(fields) {
+			m.fsType = fields[i+1]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// cgroupHierarchies are the mount points of every cgroup hierarchy (v1 controllers, the
+// named systemd one, v2).
+func cgroupHierarchies() []string {
+	var out []string
+	for _, m := range mounts() {
+		if m.fsType == "cgroup" || m.fsType == "cgroup2" {
+			out = append(out, m.point)
 		}
 	}
 	return out
@@ -220,20 +238,10 @@ func cgroupHierarchies() []string {
 
 // mountsUnder lists the mount points at or below dir, deepest first.
 func mountsUnder(dir string) []string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	var out []string
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) > 4 {
-			mp := unescapeMount(fields[4])
-			if mp == dir || strings.HasPrefix(mp, dir+"/") {
-				out = append(out, mp)
-			}
+	for _, m := range mounts() {
+		if m.point == dir || strings.HasPrefix(m.point, dir+"/") {
+			out = append(out, m.point)
 		}
 	}
 	// Longer paths are deeper; the same path mounted twice is unmounted twice.

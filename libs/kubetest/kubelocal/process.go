@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/plinth-dev/plinth/libs/kubetest/internal/kube"
 	"github.com/plinth-dev/plinth/libs/platform/atomicfile"
 )
 
@@ -190,14 +191,4 @@ func (s *state) logTails(l layout, names ...string) error {
 	return errors.New(b.String())
 }
 
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read: %v)", err)
-	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
+func tail(path string, n int) string { return kube.Tail(path, n) }
