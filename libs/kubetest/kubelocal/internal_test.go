@@ -18,8 +18,8 @@ func TestSplitRule(t *testing.T) {
 func TestUnescapeMount(t *testing.T) {
 	for in, want := range map[string]string{
 		`/var/lib/plinth-kube/a\040b`: "/var/lib/plinth-kube/a b",
-		`/run/netns/cni-1`:           "/run/netns/cni-1",
-		`/x\011y\134z`:               "/x\ty\\z",
+		`/run/netns/cni-1`:            "/run/netns/cni-1",
+		`/x\011y\134z`:                "/x\ty\\z",
 	} {
 		if got := unescapeMount(in); got != want {
 			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
