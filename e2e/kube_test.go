@@ -27,6 +27,8 @@ import (
 
 // kubeStack is deploy/k8s/overlays/local running on make kube-up's cluster for a test.
 type kubeStack struct {
+	// t is the test the stack belongs to: what outlives a subtest (a port forward) ends with it.
+	t       *testing.T
 	ctx     context.Context
 	root    string
 	cluster *kubelocal.Cluster
@@ -102,7 +104,7 @@ func startKube(t *testing.T) *kubeStack {
 		}
 	})
 	t.Logf("cluster up in %s", c.StartupTime.Round(time.Second))
-	k := &kubeStack{ctx: ctx, root: root, cluster: c, kubectl: kubectl}
+	k := &kubeStack{t: t, ctx: ctx, root: root, cluster: c, kubectl: kubectl}
 
 	// deploy/k8s/README.md, "Apply", with the local overlay's in-cluster PostgreSQL and NATS.
 	password := randomHex(t, 12)
@@ -149,7 +151,6 @@ func startKube(t *testing.T) *kubeStack {
 	}
 
 	s := &journeySuite{password: password, home: t.TempDir()}
-	s.endpoints.Gateway = k.portForward(t, "svc/gateway", 8080)
 	// Every service runs in the cluster; the journeys reach them only through the gateway.
 	for _, name := range []string{"auth", "stats", "kaas", "vagrant-server", "lvmd-agent", "cnpgi-plugin", "vagrant-runner"} {
 		s.endpoints.Services = append(s.endpoints.Services, struct {
@@ -159,19 +160,28 @@ func startKube(t *testing.T) *kubeStack {
 			PID   int    `json:"pid"`
 		}{Name: name})
 	}
-	s.gw, err = grpc.NewClient(s.endpoints.Gateway, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	k.s = s
+	k.connectGateway(t)
+	return k
+}
+
+// connectGateway forwards a loopback port to the gateway Service (to one of its pods, as
+// kubectl port-forward does) and points the journeys' connection at it.
+func (k *kubeStack) connectGateway(t *testing.T) {
+	t.Helper()
+	k.s.endpoints.Gateway = k.portForward(t, "svc/gateway", 8080)
+	gw, err := grpc.NewClient(k.s.endpoints.Gateway, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = s.gw.Close() })
-	k.s = s
-	return k
+	k.t.Cleanup(func() { _ = gw.Close() })
+	k.s.gw = gw
 }
 
 var forwardingRE = regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) ->`)
 
 // portForward runs kubectl port-forward to target's port on a free loopback port and returns
-// that address; it stops when the test ends.
+// that address; it stops when the stack's test ends (or the pod it forwards to goes).
 func (k *kubeStack) portForward(t *testing.T, target string, port int) string {
 	t.Helper()
 	cmd := exec.CommandContext(k.ctx, k.kubectl, "-n", "plinth", "port-forward", "--address", "127.0.0.1", target, fmt.Sprintf(":%d", port))
@@ -184,14 +194,15 @@ func (k *kubeStack) portForward(t *testing.T, target string, port int) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	k.t.Cleanup(func() { _ = cmd.Process.Kill() })
 	lines := bufio.NewScanner(stdout)
 	for lines.Scan() {
 		if m := forwardingRE.FindStringSubmatch(lines.Text()); m != nil {
-			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			go func() { _, _ = io.Copy(io.Discard, stdout); _ = cmd.Wait() }()
 			return "127.0.0.1:" + m[1]
 		}
 	}
+	_ = cmd.Wait()
 	t.Fatalf("kubectl port-forward %s ended without forwarding: %v", target, lines.Err())
 	return ""
 }
@@ -200,8 +211,9 @@ func (k *kubeStack) portForward(t *testing.T, target string, port int) string {
 // CoreDNS and cert-manager, the suite's images as make images builds them), applied the way
 // deploy/k8s/README.md tells a user: every Deployment rolls out, the lvmd-agent DaemonSet is
 // Ready, no container restarted; through the gateway Service the admin logs in and reaches
-// every service; an lvmd volume made through the gateway shows in stats; after Logout every
-// service refuses the token; kube-down undoes it all.
+// every service; an lvmd volume made through the gateway shows in stats; every workload's
+// pods deleted in turn and the kubelet killed once, all comes back Ready and the token still
+// works; after Logout every service refuses the token; kube-down undoes it all.
 func TestKubeSuite(t *testing.T) {
 	t.Parallel()
 	k := startKube(t)
@@ -217,6 +229,30 @@ func TestKubeSuite(t *testing.T) {
 	// lvmd-agent (the DaemonSet, on kube-up's volume group) through the gateway's mutual-TLS
 	// client with cert-manager's pair: a volume made and removed, its capacity events in stats.
 	t.Run("LvmdCapacityInStats", s.journeyLvmdCapacity)
+	// Faults: each of the suite's workloads loses its pods in turn, then the kubelet is killed
+	// once; every pod comes back Ready and the token still opens every service.
+	t.Run("PodsDeletedAndKubeletKilled", func(t *testing.T) {
+		for _, w := range []string{"deploy/auth", "deploy/stats", "deploy/kaas", "deploy/vagrant-server", "deploy/vagrant-runner",
+			"deploy/cnpgi-plugin", "deploy/gateway", "daemonset/lvmd-agent"} {
+			name := strings.TrimPrefix(strings.TrimPrefix(w, "deploy/"), "daemonset/")
+			began := time.Now()
+			k.run(t, "-n", "plinth", "delete", "pod", "-l", "app.kubernetes.io/name="+name, "--timeout=2m")
+			k.run(t, "-n", "plinth", "rollout", "status", w, "--timeout=3m")
+			t.Logf("%s: pods deleted and back in %s", w, time.Since(began).Round(100*time.Millisecond))
+		}
+		began := time.Now()
+		if err := k.cluster.RestartKubelet(k.ctx); err != nil {
+			t.Fatalf("kubelet killed and started again: %v", err)
+		}
+		k.run(t, "wait", "node", "--all", "--for=condition=Ready", "--timeout=3m")
+		k.run(t, "-n", "plinth", "wait", "pod", "--all", "--for=condition=Ready", "--timeout=3m")
+		t.Logf("kubelet killed: node and every pod Ready again in %s", time.Since(began).Round(100*time.Millisecond))
+		// The gateway's pods are new: a new forward, a new connection.
+		k.connectGateway(t)
+		for _, p := range probes {
+			succeeds(t, s.gw, p, token)
+		}
+	})
 
 	auth := authpb.NewAuthServiceClient(s.gw)
 	if resp, err := auth.Logout(withToken(callCtx(t), token), &authpb.LogoutRequest{}); err != nil || !resp.GetSuccess() {

@@ -299,18 +299,7 @@ func components(l layout, pki *kube.PKI) []component {
 			args:  []string{"--config=" + l.path("containerd/config.toml")},
 			ready: func(ctx context.Context) error { return ctr(ctx, l, "version") },
 		},
-		{
-			name: "kubelet", path: l.binary("kubelet"),
-			args: []string{
-				"--config=" + l.path("kubelet/config.yaml"),
-				"--kubeconfig=" + l.path("pki/kubelet.conf"),
-				"--root-dir=" + l.path("kubelet"),
-				"--cert-dir=" + l.path("kubelet/pki"),
-				"--hostname-override=" + l.NodeName,
-				"--node-ip=" + l.nodeIP,
-			},
-			ready: kube.HTTPProbe(fmt.Sprintf("http://127.0.0.1:%d/healthz", l.kubeletHealthPort), "", nil, "ok"),
-		},
+		kubeletComponent(l),
 		{
 			name: "kube-proxy", path: l.binary("kube-proxy"),
 			args:  []string{"--config=" + l.path("kube-proxy.yaml")},
@@ -335,4 +324,20 @@ func etcdBinary() string {
 		return p
 	}
 	return "/usr/bin/etcd"
+}
+
+// kubeletComponent is the kubelet, as Up starts it and RestartKubelet starts it again.
+func kubeletComponent(l layout) component {
+	return component{
+		name: "kubelet", path: l.binary("kubelet"),
+		args: []string{
+			"--config=" + l.path("kubelet/config.yaml"),
+			"--kubeconfig=" + l.path("pki/kubelet.conf"),
+			"--root-dir=" + l.path("kubelet"),
+			"--cert-dir=" + l.path("kubelet/pki"),
+			"--hostname-override=" + l.NodeName,
+			"--node-ip=" + l.nodeIP,
+		},
+		ready: kube.HTTPProbe(fmt.Sprintf("http://127.0.0.1:%d/healthz", l.kubeletHealthPort), "", nil, "ok"),
+	}
 }

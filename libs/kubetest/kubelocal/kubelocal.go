@@ -21,6 +21,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -175,6 +177,31 @@ type Cluster struct {
 	Config *rest.Config
 	// StartupTime is how long Up took.
 	StartupTime time.Duration
+}
+
+// RestartKubelet kills the kubelet (SIGKILL, as a crash would) and starts it again, returning
+// once it answers its health check; containers keep running meanwhile, as on a real node.
+func (c *Cluster) RestartKubelet(ctx context.Context) error {
+	st, err := loadState(c.Dir)
+	if err != nil {
+		return err
+	}
+	o := st.Options
+	if err := o.defaults(); err != nil {
+		return err
+	}
+	l := newLayout(o)
+	for i, p := range st.Processes {
+		if p.Name == "kubelet" {
+			_ = syscall.Kill(p.Pid, syscall.SIGKILL)
+			for j := 0; p.alive() && j < 100; j++ {
+				time.Sleep(50 * time.Millisecond)
+			}
+			st.Processes = slices.Delete(st.Processes, i, i+1)
+			break
+		}
+	}
+	return startComponent(ctx, l, st, kubeletComponent(l))
 }
 
 // Check says, without changing anything, whether Up could start a cluster with opts here:
