@@ -118,7 +118,7 @@ compose-up: base-images ## build the images and start every service in container
 	$(GO) build -o $(BIN)/plinth-compose ./deploy/cmd/plinth-compose
 	$(COMPOSE) up -root $(CURDIR) -project $(COMPOSE_PROJECT) $(COMPOSE_FLAGS)
 
-# The archive of the images deploy/k8s runs, for `make kube-up KUBE_FLAGS='-image $(KUBE_IMAGES)'`.
+# The archive of the images deploy/k8s runs, which `make kube-up` imports.
 KUBE_IMAGES ?= $(BIN)/images/kube.tar
 
 images: base-images ## build the images deploy/k8s runs (as compose builds them), tagged as its manifests name them, into $(KUBE_IMAGES)
@@ -130,13 +130,13 @@ compose-down: ## remove compose-up's containers, networks, volumes and its lvmd 
 	$(COMPOSE) down -root $(CURDIR) -project $(COMPOSE_PROJECT)
 
 # Where `make kube-up` keeps its cluster (state, logs, images, pods), and flags for plinth-kube up,
-# e.g. `make kube-up KUBE_FLAGS='-image bin/images/auth.tar'`.
+# e.g. `make kube-up KUBE_FLAGS='-overlay='` for the cluster alone.
 KUBE_DIR ?= /var/lib/plinth-kube
 KUBE_FLAGS ?=
 
-kube-up: tools-k8s ## run a real single-node Kubernetes cluster here in the background (root; installs missing Debian packages); prints KUBECONFIG=
+kube-up: tools-k8s images ## run a real single-node Kubernetes here in the background with the suite (overlays/local) on it (root; installs missing Debian packages); prints KUBECONFIG=
 	$(GO) build -o $(BIN)/plinth-kube ./deploy/cmd/plinth-kube
-	$(BIN)/plinth-kube up -dir $(KUBE_DIR) -bin $(BIN) $(KUBE_FLAGS)
+	$(BIN)/plinth-kube up -dir $(KUBE_DIR) -bin $(BIN) -root $(CURDIR) -image $(KUBE_IMAGES) $(KUBE_FLAGS)
 
 kube-down: ## stop kube-up's cluster and undo what it changed on this machine (mounts, cgroups, iptables, sysctls, bridge)
 	$(GO) build -o $(BIN)/plinth-kube ./deploy/cmd/plinth-kube

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -54,9 +52,9 @@ func (k *kubeStack) try(args ...string) (string, error) {
 	return string(out), err
 }
 
-// startKube builds the suite's images (make images), starts make kube-up's cluster with them,
-// cert-manager and the lvmd volume group, creates the Secrets and applies overlays/local the
-// way deploy/k8s/README.md tells a user, and waits until every workload is ready.
+// startKube runs what make kube-up runs: the suite's images built (plinth-compose images), then
+// plinth-kube up — the cluster with them, cert-manager and the lvmd volume group, the Secrets
+// and overlays/local applied as deploy/k8s/README.md tells a user, every workload rolled out.
 func startKube(t *testing.T) *kubeStack {
 	root := repoRoot(t)
 	env := composeEnv(root)
@@ -70,64 +68,63 @@ func startKube(t *testing.T) *kubeStack {
 	}
 	kubectl := kubetest.Binary(t, "kubectl-"+kubelocal.Version)
 	dir := filepath.Join(t.TempDir(), "kube")
-	opts := kubelocal.Options{
-		Dir: dir, BinDir: filepath.Dir(kubectl), CertManager: true, VolumeGroup: "plinth_kube",
-		WaitForMachine: 20 * time.Minute, Log: t.Logf,
-	}
+	// What plinth-kube up runs, checked before minutes of image builds.
+	opts := kubelocal.Options{Dir: dir, BinDir: filepath.Dir(kubectl), CertManager: true, VolumeGroup: "plinth_kube"}
 	if err := kubelocal.Check(opts); err != nil {
 		skipOrFail(t, "%v", err)
 	}
 
 	images := filepath.Join(t.TempDir(), "kube.tar")
-	bin := filepath.Join(t.TempDir(), "plinth-compose")
+	compose, plinthKube := filepath.Join(t.TempDir(), "plinth-compose"), filepath.Join(t.TempDir(), "plinth-kube")
+	password := randomHex(t, 12)
+	run := func(ctx context.Context, args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Dir, cmd.Env = root, append(env, "PLINTH_ADMIN_PASSWORD="+password)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			return stdout.String(), fmt.Errorf("%s: %w\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		}
+		return stdout.String(), nil
+	}
 	for _, args := range [][]string{
-		{"go", "build", "-o", bin, "./deploy/cmd/plinth-compose"},
-		{bin, "images", "-root", root, "-out", images},
+		{"go", "build", "-o", compose, "./deploy/cmd/plinth-compose"},
+		{"go", "build", "-o", plinthKube, "./deploy/cmd/plinth-kube"},
+		// make images
+		{compose, "images", "-root", root, "-out", images},
 	} {
 		start := time.Now()
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Dir, cmd.Env = root, env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		if _, err := run(ctx, args...); err != nil {
+			t.Fatal(err)
 		}
 		t.Logf("%s: %s", strings.Join(args[:2], " "), time.Since(start).Round(time.Second))
 	}
 
-	opts.Images = []string{images}
-	c, err := kubelocal.Up(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// make kube-up: the cluster, the images, cert-manager, the volume group, then the overlay
+	// with the Secrets deploy/k8s/README.md lists, every workload rolled out.
+	start := time.Now()
+	out, err := run(ctx, plinthKube, "up", "-dir", dir, "-bin", filepath.Dir(kubectl), "-root", root, "-image", images, "-wait-machine", "20m")
 	t.Cleanup(func() {
-		if err := kubelocal.Down(context.Background(), dir, t.Logf); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if _, err := run(ctx, plinthKube, "down", "-dir", dir); err != nil {
 			t.Error(err)
 		}
 	})
-	t.Logf("cluster up in %s", c.StartupTime.Round(time.Second))
-	k := &kubeStack{t: t, ctx: ctx, root: root, cluster: c, kubectl: kubectl}
-
-	// deploy/k8s/README.md, "Apply", with the local overlay's in-cluster PostgreSQL and NATS.
-	password := randomHex(t, 12)
-	k.run(t, "apply", "-f", "deploy/k8s/base/namespace.yaml")
-	nats := []string{"-n", "plinth", "create", "secret", "generic", "plinth-nats", "--from-literal=url=nats://nats:4222"}
-	for _, u := range []string{"auth", "stats", "kaas", "vagrant-server", "lvmd-agent", "cnpgi-plugin", "gateway", "admin"} {
-		nats = append(nats, "--from-literal="+u+"-password="+randomHex(t, 24))
-	}
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
-		{"-n", "plinth", "create", "secret", "generic", "plinth-database", "--from-literal=url=postgres://postgres@postgres:5432/plinth?sslmode=disable"},
-		nats,
-		{"-n", "plinth", "create", "secret", "generic", "plinth-kaas", "--from-literal=secret-key=" + base64.StdEncoding.EncodeToString(key)},
-		{"-n", "plinth", "create", "secret", "generic", "plinth-cnpgi-s3", "--from-literal=access-key-id=plinth", "--from-literal=secret-access-key=" + randomHex(t, 16)},
-		{"-n", "plinth", "create", "secret", "generic", "plinth-auth", "--from-literal=admin-password=" + password},
-		{"apply", "-k", "deploy/k8s/overlays/local"},
-	} {
-		k.run(t, args...)
+	if want := "KUBECONFIG=" + filepath.Join(dir, "kubeconfig"); !strings.Contains(out, want) {
+		t.Errorf("plinth-kube up printed %q, want %s", out, want)
 	}
-	start := time.Now()
+	t.Logf("plinth-kube up (cluster, images, cert-manager, overlay rolled out): %s", time.Since(start).Round(time.Second))
+	c, err := kubelocal.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &kubeStack{t: t, ctx: ctx, root: root, cluster: c, kubectl: kubectl}
+	start = time.Now()
 	for _, w := range []string{"deploy/postgres", "deploy/nats", "deploy/auth", "deploy/stats", "deploy/kaas", "deploy/vagrant-server",
 		"deploy/vagrant-runner", "deploy/cnpgi-plugin", "deploy/gateway", "daemonset/lvmd-agent"} {
 		if out, err := k.try("-n", "plinth", "rollout", "status", w, "--timeout=5m"); err != nil {
@@ -139,7 +136,7 @@ func startKube(t *testing.T) *kubeStack {
 			k.run(t, "-n", "plinth", "get", "events", "--sort-by=.lastTimestamp"))
 		t.FailNow()
 	}
-	t.Logf("every workload ready %s after the apply", time.Since(start).Round(time.Second))
+	t.Logf("every workload confirmed ready in %s", time.Since(start).Round(time.Second))
 	restarts := k.run(t, "-n", "plinth", "get", "pods", "-o", `jsonpath={range .items[*]}{.metadata.name}{" "}{range .status.containerStatuses[*]}{.restartCount}{" "}{end}{"\n"}{end}`)
 	for _, line := range strings.Split(strings.TrimSpace(restarts), "\n") {
 		f := strings.Fields(line)

@@ -1,13 +1,15 @@
 // Command plinth-kube runs a real single-node Kubernetes cluster on this machine (`make
 // kube-up`, `make kube-down`), for trying deploy/k8s on one machine:
 //
-//	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-cert-manager=true] [-vg plinth_kube] [-no-install]
+//	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-cert-manager=true] [-vg plinth_kube]
+//	                 [-overlay deploy/k8s/overlays/local] [-root .] [-no-install]
 //	plinth-kube down [-dir /var/lib/plinth-kube]
 //
 // up installs the Debian packages it needs when they are missing (as root, unless
 // -no-install), starts etcd, the control plane, containerd, the kubelet and kube-proxy in
-// the background (libs/kubetest/kubelocal), imports the images, installs cert-manager and
-// prints KUBECONFIG=<path> once the node is Ready and cert-manager is Available. down stops all of it and undoes what it changed on the machine.
+// the background (libs/kubetest/kubelocal), imports the images, installs cert-manager,
+// applies the overlay with its Secrets (deploy/internal/kubeup) and prints KUBECONFIG=<path>
+// once every workload is rolled out. down stops all of it and undoes what it changed on the machine.
 package main
 
 import (
@@ -18,10 +20,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/plinth-dev/plinth/deploy/internal/kubeup"
 	"github.com/plinth-dev/plinth/libs/kubetest/kubelocal"
 )
 
@@ -58,12 +62,16 @@ func run(args []string) error {
 	var o kubelocal.Options
 	var imgs images
 	noInstall := false
+	var overlay, root string
 	fs := flag.NewFlagSet("plinth-kube "+args[0], flag.ContinueOnError)
 	fs.StringVar(&o.Dir, "dir", "/var/lib/plinth-kube", "the cluster's directory: state, logs, images, pods")
 	if args[0] == "up" {
 		fs.StringVar(&o.BinDir, "bin", "bin", "where `make tools-k8s` put kube-apiserver-"+kubelocal.Version+" and the rest")
 		fs.Var(&imgs, "image", "a `docker save` archive to import (repeat the flag for more)")
 		fs.BoolVar(&noInstall, "no-install", false, "never install Debian packages")
+		fs.StringVar(&overlay, "overlay", "deploy/k8s/overlays/local", "the kustomization to apply once the node is Ready, with the Secrets deploy/k8s/README.md lists (empty: a bare cluster)")
+		fs.DurationVar(&o.WaitForMachine, "wait-machine", 0, "how long to wait for another cluster on this machine to stop (one runs per machine)")
+		fs.StringVar(&root, "root", ".", "the repository (the overlay and base/namespace.yaml are in it)")
 		fs.StringVar(&o.VolumeGroup, "vg", "plinth_kube", "a loop-backed volume group to make for lvmd-agent (overlays/local names plinth_kube); empty: none")
 		fs.BoolVar(&o.CertManager, "cert-manager", true, "also run cert-manager's controller (deploy/k8s needs it for its mTLS pairs)")
 	}
@@ -84,7 +92,14 @@ func run(args []string) error {
 		}
 		return err
 	}
+	if overlay != "" && len(imgs) == 0 {
+		return errors.New("-overlay runs the suite, whose images no registry here serves: build them (make images) and give -image bin/images/kube.tar, or -overlay= for a bare cluster")
+	}
 	if err := install(noInstall, say); err != nil {
+		return err
+	}
+	var err error
+	if o.BinDir, err = filepath.Abs(o.BinDir); err != nil {
 		return err
 	}
 	o.Images = imgs
@@ -94,6 +109,22 @@ func run(args []string) error {
 		return err
 	}
 	say("plinth-kube: node %s Ready in %s; logs in %s/logs; stop with make kube-down", c.NodeName, c.StartupTime.Round(time.Second), c.Dir)
+	if overlay != "" {
+		began := time.Now()
+		passwordFile := filepath.Join(c.Dir, "admin-password")
+		err := kubeup.Apply(ctx, kubeup.Options{
+			Root: root, Overlay: overlay, Kubectl: filepath.Join(o.BinDir, "kubectl-"+kubelocal.Version),
+			Kubeconfig: c.KubeconfigPath, AdminPassword: os.Getenv("PLINTH_ADMIN_PASSWORD"),
+			AdminPasswordFile: passwordFile, Out: os.Stderr,
+		})
+		if err != nil {
+			return fmt.Errorf("%w (the cluster runs: make kube-down stops it)", err)
+		}
+		say("plinth-kube: %s applied, every workload rolled out in %s; the gateway: kubectl -n %s port-forward svc/gateway 8080", overlay, time.Since(began).Round(time.Second), kubeup.Namespace)
+		if _, err := os.Stat(passwordFile); err == nil {
+			say("plinth-kube: sign in as admin with the password in %s", passwordFile)
+		}
+	}
 	fmt.Printf("KUBECONFIG=%s\n", c.KubeconfigPath)
 	return nil
 }

@@ -179,6 +179,32 @@ type Cluster struct {
 	StartupTime time.Duration
 }
 
+// Open returns the cluster running in dir (started by Up in this process or another).
+func Open(dir string) (*Cluster, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, fmt.Errorf("kubelocal: no cluster in %s: %w", dir, err)
+	}
+	o := st.Options
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	l := newLayout(o)
+	client, err := adminClient(l)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.path(adminKubeconfig))
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Dir: l.Dir, KubeconfigPath: l.path(adminKubeconfig), NodeName: l.NodeName, Client: client, Config: cfg}, nil
+}
+
 // RestartKubelet kills the kubelet (SIGKILL, as a crash would) and starts it again, returning
 // once it answers its health check; containers keep running meanwhile, as on a real node.
 func (c *Cluster) RestartKubelet(ctx context.Context) error {
@@ -310,9 +336,5 @@ func up(ctx context.Context, l layout, st *state) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", l.path(adminKubeconfig))
-	if err != nil {
-		return nil, err
-	}
-	return &Cluster{Dir: l.Dir, KubeconfigPath: l.path(adminKubeconfig), NodeName: l.NodeName, Client: client, Config: cfg}, nil
+	return Open(l.Dir)
 }
