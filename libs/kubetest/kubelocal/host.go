@@ -80,9 +80,6 @@ func preflight(l layout) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %s", ErrMissing, strings.Join(missing, "; "))
 	}
-	if _, err := os.Stat("/sys/class/net/" + l.Bridge); err == nil {
-		return fmt.Errorf("kubelocal: network interface %s already exists: is another cluster using it?", l.Bridge)
-	}
 	return nil
 }
 
@@ -139,6 +136,10 @@ func claimMachine(ctx context.Context, wait time.Duration, log func(string, ...a
 // prepareHost saves the kernel settings, makes the bridge, lets pod
 // traffic through the FORWARD chain and makes the cgroup the kubelet puts pods under.
 func prepareHost(l layout, st *state) error {
+	// Checked once this cluster holds the machine: another one may have just stopped.
+	if _, err := os.Stat("/sys/class/net/" + l.Bridge); err == nil {
+		return fmt.Errorf("kubelocal: network interface %s already exists: is something else using it?", l.Bridge)
+	}
 	if !exists("/proc/sys/net/bridge") {
 		if out, err := exec.Command("modprobe", "br_netfilter").CombinedOutput(); err != nil {
 			return fmt.Errorf("kubelocal: Services need br_netfilter: modprobe br_netfilter: %v: %s", err, out)
