@@ -188,7 +188,8 @@ try {
   await jobRow.getByRole("button", { name: "Cancel" }).click();
   await page.getByText(`Cancel requested for job ${queued2}.`).waitFor();
   if (!dialogs.some((m) => m.startsWith(`Cancel job ${queued2} (noop)?`))) throw new Error(`no confirmation before the cancel: ${dialogs.join(" | ")}`);
-  await jobRow.getByText("Failed", { exact: true }).waitFor();
+  await jobRow.getByText("Canceled", { exact: true }).waitFor();
+  if ((await jobRow.textContent()).includes("job canceled")) throw new Error(`a canceled job still shows its "failure": ${await jobRow.textContent()}`);
   await page.getByTestId("job-ended").waitFor();
   log(`job ${queued2} canceled:`, await jobRow.textContent());
   await page.getByLabel("Runner id (empty: any runner)").fill("");

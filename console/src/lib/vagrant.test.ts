@@ -6,7 +6,7 @@ import {
   Job_State,
   QueueJobRequestSchema,
 } from "../gen/hashicorp/vagrant/server_pb";
-import { cancelJobQuestion, isFinished, jobState, newJob, operationOf, sortJobs, terminalLines } from "./vagrant";
+import { cancelJobQuestion, isCanceled, isFinished, jobError, jobState, newJob, operationOf, sortJobs, terminalLines } from "./vagrant";
 
 const ts = (s: number) => ({ seconds: BigInt(s), nanos: 0 });
 
@@ -18,6 +18,20 @@ describe("vagrant view logic", () => {
     expect(jobState(Job_State.ERROR).level).toBe("err");
     expect(isFinished(Job_State.SUCCESS) && isFinished(Job_State.ERROR)).toBe(true);
     expect(isFinished(Job_State.WAITING) || isFinished(Job_State.RUNNING) || isFinished(Job_State.QUEUED)).toBe(false);
+  });
+
+  it("shows a canceled job as Canceled, not as a failure", () => {
+    const canceled = create(JobSchema, { state: Job_State.ERROR, cancelTime: ts(100), error: { code: 1, message: "job canceled" } });
+    expect(isCanceled(canceled)).toBe(true);
+    expect(jobState(canceled.state, isCanceled(canceled))).toEqual({ level: "unknown", text: "Canceled" });
+    expect(jobError(canceled)).toBe("");
+    const failed = create(JobSchema, { state: Job_State.ERROR, error: { code: 2, message: "provider exploded" } });
+    expect(isCanceled(failed)).toBe(false);
+    expect(jobState(failed.state, isCanceled(failed)).text).toBe("Failed");
+    expect(jobError(failed)).toBe("provider exploded");
+    // Cancel requested, still running: running until it ends.
+    const stopping = create(JobSchema, { state: Job_State.RUNNING, cancelTime: ts(100) });
+    expect(jobState(stopping.state, isCanceled(stopping)).text).toBe("Running");
   });
 
   it("names operations", () => {

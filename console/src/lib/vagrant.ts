@@ -13,7 +13,10 @@ import type { Level } from "./stats";
 import { timestampMs } from "./format";
 
 /** A job's state as a level and words. */
-export function jobState(s: Job_State): { level: Level; text: string } {
+export function jobState(s: Job_State, canceled = false): { level: Level; text: string } {
+  // vagrant-server ends a canceled job in ERROR ("job canceled"): the operator asked for it,
+  // it did not fail.
+  if (canceled && s === Job_State.ERROR) return { level: "unknown", text: "Canceled" };
   switch (s) {
     case Job_State.QUEUED:
       return { level: "unknown", text: "Queued" };
@@ -49,8 +52,14 @@ export function operationOf(job: Job): string {
   return op.case ?? "unknown";
 }
 
-/** A job's failure in words, "" when it has none. */
+/** Whether cancelling the job was requested (its cancel time is set). */
+export function isCanceled(job: Job): boolean {
+  return timestampMs(job.cancelTime) > 0;
+}
+
+/** A job's failure in words, "" when it has none (a canceled job did not fail). */
 export function jobError(job: Job): string {
+  if (isCanceled(job) && job.state === Job_State.ERROR) return "";
   return job.error?.message ?? "";
 }
 

@@ -54,7 +54,7 @@ export function JobOutput({ client, jobId, onClose }: { client: Client<typeof Va
     if (el) el.scrollTop = el.scrollHeight;
   }, [lines]);
 
-  const st = jobState(state);
+  const st = jobState(state, canceling);
   return (
     <section className="panel output" aria-labelledby="output-h">
       <div className="panel-head">

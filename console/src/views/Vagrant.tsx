@@ -10,7 +10,7 @@ import { usePoll, useAction } from "../lib/hooks";
 import { ago, timestampMs } from "../lib/format";
 import { Code } from "@connectrpc/connect";
 import { setVagrantToken } from "../lib/session";
-import { cancelJobQuestion, isFinished, jobError, jobState, newJob, operationOf, queueableOps, sortJobs, type QueueableOp } from "../lib/vagrant";
+import { cancelJobQuestion, isCanceled, isFinished, jobError, jobState, newJob, operationOf, queueableOps, sortJobs, type QueueableOp } from "../lib/vagrant";
 import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
 import { JobOutput } from "./JobOutput";
 import { VagrantRegistry } from "./VagrantRegistry";
@@ -118,7 +118,7 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
                 <thead><tr><th scope="col">Job</th><th scope="col">Operation</th><th scope="col">State</th><th scope="col">Queued</th><th scope="col">Runner</th><th scope="col">Actions</th></tr></thead>
                 <tbody>
                   {jobs.data?.map((j) => {
-                    const st = jobState(j.state);
+                    const st = jobState(j.state, isCanceled(j));
                     const err = jobError(j);
                     return (
                       <tr key={j.id} aria-selected={j.id === selected}>
