@@ -37,6 +37,8 @@ mkdirSync(outDir, { recursive: true });
 const log = (...a) => console.log(new Date().toISOString(), ...a);
 const browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
 const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light" });
+// The generated password's copy button writes the clipboard; the test reads it back.
+await context.grantPermissions(["clipboard-read", "clipboard-write"]);
 const page = await context.newPage();
 const pageErrors = [];
 page.on("pageerror", (e) => pageErrors.push(String(e)));
@@ -291,6 +293,18 @@ try {
   await page.getByText(`Created ${member}.`).waitFor();
   const urow = page.locator(`tr[data-user="${member}"]`);
   await urow.getByText("Enabled").waitFor();
+
+  // A user with a generated password: shown once beside the outcome, with a copy button.
+  const generatedUser = `gen-${suffix}`.slice(0, 24);
+  await page.getByLabel("Username", { exact: true }).fill(generatedUser);
+  await page.getByRole("button", { name: "Create user" }).click();
+  await page.getByText(`Created ${generatedUser}. Generated password (shown once, copy it now):`).waitFor();
+  const shown = await page.locator("#create-user").getByTestId("secret-value").textContent();
+  await page.locator("#create-user").getByRole("button", { name: "Copy password" }).click();
+  await page.locator("#create-user").getByRole("button", { name: "Copied" }).waitFor();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  if (!shown || shown.length < 12 || copied !== shown) throw new Error(`the copy button put ${JSON.stringify(copied)} on the clipboard, the page shows ${JSON.stringify(shown)}`);
+  log("generated password copied:", shown.length, "characters");
   log("user created:", await urow.textContent());
   if (!(await page.locator("#users").getByRole("columnheader", { name: "Actions" }).isVisible())) throw new Error("the users table hides its Actions header");
   if ((await urow.locator("td.actions").evaluate((el) => getComputedStyle(el).display)) !== "table-cell") {

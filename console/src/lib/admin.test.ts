@@ -39,7 +39,8 @@ describe("admin view logic", () => {
   });
   it("says what happened, with a generated password once", () => {
     expect(outcome("created", "bob", "")).toBe("Created bob.");
-    expect(outcome("created", "bob", "s3cr3t-generated")).toMatch(/shown once.*s3cr3t-generated$/);
+    expect(outcome("created", "bob", "s3cr3t-generated")).toMatch(/shown once, copy it now\):$/);
+    expect(outcome("created", "bob", "s3cr3t-generated")).not.toContain("s3cr3t-generated");
     expect(outcome("reset", "bob", "")).toMatch(/tokens are revoked/);
     expect(userState(user("1", "a", true))).toEqual({ text: "Disabled", level: "err" });
     expect(userState(user("1", "a"))).toEqual({ text: "Enabled", level: "ok" });

@@ -52,7 +52,8 @@ export function userState(u: User): { text: string; level: "ok" | "err" } {
 /** What an action did, in words; a generated password is part of it (shown once). */
 export function outcome(what: "created" | "reset", username: string, generated: string): string {
   const head = what === "created" ? `Created ${username}.` : `Password of ${username} reset; their tokens are revoked.`;
-  return generated ? `${head} Generated password (shown once, copy it now): ${generated}` : head;
+  // The password itself is shown beside this, with its copy button (ui.tsx SecretValue).
+  return generated ? `${head} Generated password (shown once, copy it now):` : head;
 }
 
 /** The confirmation question before an action that signs a user out, or "" for none. */

@@ -118,15 +118,18 @@ function CreateUser({ admin, onCreated }: { admin: AdminClient; onCreated: () =>
   const [password, setPassword] = useState("");
   const [role, setRole] = useState<Exclude<Role, "">>("operator");
   const [problem, setProblem] = useState("");
+  const [generated, setGenerated] = useState("");
   const act = useAction();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const p = usernameProblem(username) || passwordProblem(password);
     setProblem(p);
+    setGenerated("");
     if (p) return;
     const ok = await act.run(async () => {
       const r = await admin.createUser({ username, password, role });
       onCreated();
+      setGenerated(r.generatedPassword);
       return outcome("created", r.user?.username ?? username, r.generatedPassword);
     });
     if (ok) {
@@ -148,7 +151,7 @@ function CreateUser({ admin, onCreated }: { admin: AdminClient; onCreated: () =>
         <button type="submit" disabled={act.busy}>{act.busy ? "Creating…" : "Create user"}</button>
       </form>
       <ErrorLine text={problem || act.error} />
-      <DoneLine text={act.done} />
+      <DoneLine text={act.done} secret={generated} />
     </Panel>
   );
 }
@@ -156,14 +159,17 @@ function CreateUser({ admin, onCreated }: { admin: AdminClient; onCreated: () =>
 function ResetPassword({ admin, username, onClose }: { admin: AdminClient; username: string; onClose: () => void }) {
   const [password, setPassword] = useState("");
   const [problem, setProblem] = useState("");
+  const [generated, setGenerated] = useState("");
   const act = useAction();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const p = passwordProblem(password);
     setProblem(p);
+    setGenerated("");
     if (p || !window.confirm(confirmQuestion("reset", username))) return;
     const ok = await act.run(async () => {
       const r = await admin.resetPassword({ username, password });
+      setGenerated(r.generatedPassword);
       return outcome("reset", username, r.generatedPassword);
     });
     if (ok) setPassword("");
@@ -175,7 +181,7 @@ function ResetPassword({ admin, username, onClose }: { admin: AdminClient; usern
         <button type="submit" disabled={act.busy}>{act.busy ? "Resetting…" : "Reset password"}</button>
       </form>
       <ErrorLine text={problem || act.error} />
-      <DoneLine text={act.done} />
+      <DoneLine text={act.done} secret={generated} />
     </Panel>
   );
 }

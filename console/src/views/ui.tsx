@@ -1,5 +1,5 @@
 // Small building blocks every view uses: section headers, status lines, empty states.
-import type { ReactNode } from "react";
+import { useState, type ReactNode } from "react";
 
 /** A failure in plain words, announced to screen readers. */
 export function ErrorLine({ text }: { text: string }) {
@@ -7,10 +7,36 @@ export function ErrorLine({ text }: { text: string }) {
   return <p className="error" role="alert">{text}</p>;
 }
 
-/** An action's outcome. */
-export function DoneLine({ text }: { text: string }) {
+/** An action's outcome; secret (a generated password) follows it with a copy button. */
+export function DoneLine({ text, secret }: { text: string; secret?: string }) {
   if (!text) return null;
-  return <p className="done" role="status">{text}</p>;
+  return (
+    <p className="done" role="status">
+      {text}
+      {secret && <> <SecretValue value={secret} what="password" /></>}
+    </p>
+  );
+}
+
+/** A value shown once, with a button that puts it on the clipboard. */
+export function SecretValue({ value, what }: { value: string; what: string }) {
+  const [state, setState] = useState<"" | "copied" | "failed">("");
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setState("copied");
+      setTimeout(() => setState(""), 2000);
+    } catch {
+      setState("failed");
+    }
+  };
+  return (
+    <span className="secret">
+      <code data-testid="secret-value">{value}</code>{" "}
+      <button type="button" className="small" onClick={() => void copy()}>{state === "copied" ? "Copied" : `Copy ${what}`}</button>
+      {state === "failed" && <span className="muted"> the browser refused the clipboard: select it and copy</span>}
+    </span>
+  );
 }
 
 /** Loading before the first data arrives; the children once it has. */
