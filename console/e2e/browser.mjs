@@ -247,8 +247,17 @@ try {
     log("backup job:", await bar.getAttribute("aria-valuetext"));
   }
   await shot("05-volumes");
+  // The same name again with another size: lvmd-agent refuses, and the refusal shows until the
+  // next action, whose outcome replaces it.
+  await page.getByLabel("Name", { exact: true }).fill(volume);
+  await page.getByLabel("Size (GiB)").fill("2");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  const createRefusal = page.locator("#create-volume").getByRole("alert");
+  await createRefusal.waitFor();
+  log("second create refused:", await createRefusal.textContent());
   await vrow.getByRole("button", { name: "Remove" }).click();
   await page.getByText(new RegExp(`^Removed ${volume}`)).waitFor();
+  if (await createRefusal.count()) throw new Error(`the earlier refusal stays beside the removal: ${await createRefusal.textContent()}`);
   await vrow.waitFor({ state: "detached", timeout: 30_000 });
 
   step = "activity: the audit trail names the admin beside the volume they created and removed";

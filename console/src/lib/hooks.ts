@@ -77,6 +77,9 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
 }
 
 /** State of a user action (a form submit, a button): busy, and its outcome in words. */
+/** The clear functions of the actions on screen (one page shows at a time). */
+const mountedActions = new Set<() => void>();
+
 export function useAction(): {
   busy: boolean;
   error: string;
@@ -86,10 +89,22 @@ export function useAction(): {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
   const [done, setDone] = useState("");
-  const run = async (what: () => Promise<string | void>) => {
-    setBusy(true);
+  const clear = useRef(() => {
     setError("");
     setDone("");
+  });
+  useEffect(() => {
+    const mine = clear.current;
+    mountedActions.add(mine);
+    return () => {
+      mountedActions.delete(mine);
+    };
+  }, []);
+  const run = async (what: () => Promise<string | void>) => {
+    setBusy(true);
+    // The next action clears what every action on the page last said: no error or success
+    // of an earlier one stays beside this one's outcome.
+    for (const c of mountedActions) c();
     try {
       const msg = await what();
       setDone(msg ?? "");
