@@ -145,6 +145,10 @@ try {
   await runnerRow.getByText("Online", { exact: true }).waitFor();
   log("runner:", await runnerRow.textContent());
 
+  step = "vagrant: an empty token is refused in words";
+  await page.getByRole("button", { name: "Connect" }).click();
+  await page.getByText("Paste a vagrant-server login token first.").waitFor();
+
   step = "vagrant: a token vagrant-server does not know is refused in words";
   await page.getByLabel("Vagrant login token").fill("not-a-vagrant-token");
   await page.getByRole("button", { name: "Connect" }).click();
@@ -210,6 +214,10 @@ try {
   await page.getByRole("heading", { name: "Machines" }).waitFor();
 
   step = "clusters: kaas's refusal shows in its words; scaling a pool adds a machine";
+  // One validation style: the console's message, not the browser's bubble.
+  await page.getByLabel("Pool", { exact: true }).fill("");
+  await page.getByRole("button", { name: "Scale" }).click();
+  await page.locator("#cluster-detail").getByText("The pool name is required.").waitFor();
   await page.getByLabel("Pool", { exact: true }).fill("control-plane");
   await page.getByRole("button", { name: "Scale" }).click();
   await page.getByText(/control plane's size is fixed/).waitFor();

@@ -155,7 +155,7 @@ function ClusterDetail({ kaas, name, onChanged, canWrite }: { kaas: Client<typeo
         )}
         {canWrite && <>
         <h3>Scale a pool</h3>
-        <form onSubmit={doScale} className="row wrap">
+        <form onSubmit={doScale} className="row wrap" noValidate>
           <label>Pool<input name="scale-pool" value={pool} onChange={(e) => setPool(e.target.value)} required /></label>
           <label>Machines<input name="scale-count" type="number" min={0} value={count} onChange={(e) => setCount(Number(e.target.value))} /></label>
           <button type="submit" disabled={scale.busy}>Scale</button>
@@ -164,7 +164,7 @@ function ClusterDetail({ kaas, name, onChanged, canWrite }: { kaas: Client<typeo
         <DoneLine text={scale.done} />
         <h3>Upgrade</h3>
         {detail.data?.versions.length ? (
-          <form onSubmit={doUpgrade} className="row wrap">
+          <form onSubmit={doUpgrade} className="row wrap" noValidate>
             <label>Version
               <select name="upgrade-version" value={version} onChange={(e) => setVersion(e.target.value)} required>
                 <option value="">Choose…</option>

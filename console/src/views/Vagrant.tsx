@@ -35,8 +35,10 @@ export function VagrantView({ client, runners, onToken }: {
 
 function TokenForm({ onToken }: { onToken: (t: string) => void }) {
   const [token, setTok] = useState("");
+  const [problem, setProblem] = useState("");
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    setProblem(token.trim() ? "" : "Paste a vagrant-server login token first.");
     if (token.trim()) onToken(token.trim());
   };
   return (
@@ -48,13 +50,14 @@ function TokenForm({ onToken }: { onToken: (t: string) => void }) {
           <code> GenerateLoginToken</code>, or the token <code>make up</code> keeps in
           <code> .plinth/vagrant-runner/token</code>). It is kept in this tab only.
         </p>
-        <form onSubmit={submit} className="row">
+        <form onSubmit={submit} className="row" noValidate>
           <label className="grow">
             Vagrant login token
             <input name="vagrant-token" type="password" autoComplete="off" value={token} onChange={(e) => setTok(e.target.value)} required />
           </label>
           <button type="submit">Connect</button>
         </form>
+        <ErrorLine text={problem} />
       </Panel>
     </>
   );
@@ -93,7 +96,7 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
         </p>
       )}
       <Panel title="Queue a job" id="queue">
-        <form onSubmit={submit} className="row">
+        <form onSubmit={submit} className="row" noValidate>
           <label className="grow">
             Operation
             <select name="operation" value={op} onChange={(e) => setOp(e.target.value as QueueableOp)}>
