@@ -60,8 +60,8 @@ func TestDockerfileRejects(t *testing.T) {
 	src := readRepoFile(t, dockerFile)
 	for _, tc := range []struct{ name, old, new, want string }{
 		{"bad mount option", "target=/src,rw", "target=/src,rw,bogus=1", "unexpected key 'bogus'"},
-		{"runs as root", "USER nonroot:nonroot", "USER root", "the image stage runs as root"},
-		{"no USER", "USER nonroot:nonroot\n", "", "no USER"},
+		{"runs as root", "is 65532).\nUSER 65532:65532", "is 65532).\nUSER root", "the image stage runs as root"},
+		{"no USER", "is 65532).\nUSER 65532:65532\n", "is 65532).\n", "no USER"},
 		{"a root target that does not say so", "USER root\nENTRYPOINT", "ENTRYPOINT", "image stage lvm has no USER"},
 		{"no ENTRYPOINT", "ENTRYPOINT [", "CMD [", "no ENTRYPOINT"},
 		{"unknown instruction", "ENTRYPOINT [", "ENTRYPIONT [", "unknown instruction"},
