@@ -25,9 +25,12 @@ GHZ := $(BIN)/ghz
 # kwok for their fake Nodes; libs/kubetest finds them by these names.
 K8S_V133 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.33/go.mod)
 K8S_V132 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.32/go.mod)
-# v1.33 also builds kube-scheduler, kubelet, kube-proxy and kubectl: `make kube-up` runs a whole single-node cluster.
-K8S_V133_TOOLS := $(foreach c,kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl,$(BIN)/$(c)-$(K8S_V133))
-K8S_TOOLS := $(K8S_V133_TOOLS) $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) $(BIN)/kwok $(BIN)/coredns $(BIN)/cert-manager-controller
+# kaas's local clusters (and `make up`'s background build) need only the control planes and
+# kwok (tools-kaas); `make kube-up` runs a whole node: v1.33's kube-scheduler, kubelet,
+# kube-proxy and kubectl, CoreDNS and cert-manager's controller besides.
+K8S_KAAS_TOOLS := $(foreach v,$(K8S_V133) $(K8S_V132),$(BIN)/kube-apiserver-$(v) $(BIN)/kube-controller-manager-$(v)) $(BIN)/kwok
+K8S_NODE_TOOLS := $(foreach c,kube-scheduler kubelet kube-proxy kubectl,$(BIN)/$(c)-$(K8S_V133))
+K8S_TOOLS := $(K8S_KAAS_TOOLS) $(K8S_NODE_TOOLS) $(BIN)/coredns $(BIN)/cert-manager-controller
 # Tilt, built from its module source (tools/tilt/go.mod pins it).
 TILT := $(BIN)/tilt
 # Container tools (tools/docker/go.mod pins them): Compose v2 and buildx as CLI plugins of the
@@ -41,7 +44,7 @@ UP_FLAGS ?=
 # Flags for go test, e.g. `make test TEST_FLAGS='-run TestMakeUp -v'`.
 TEST_FLAGS ?=
 
-.PHONY: console-test console-dist help up images kube-up kube-down tools tools-ghz tools-s3 tools-k8s tools-tilt tools-docker base-images compose-up compose-down generate generate-deploy generate-envoy generate-nats lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
+.PHONY: console-test console-dist help up images kube-up kube-down tools tools-ghz tools-s3 tools-kaas tools-k8s tools-tilt tools-docker base-images compose-up compose-down generate generate-deploy generate-envoy generate-nats lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -69,11 +72,16 @@ $(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
 	cd tools/s3 && GOWORK=off GOBIN=$(BIN) $(GO) install tool
 	@touch $(S3_SERVER)
 
+tools-kaas: $(K8S_KAAS_TOOLS) ## build what kaas's local clusters run: kube-apiserver/-controller-manager (two versions) and kwok; what make up builds in the background
+
 tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS and cert-manager's controller into bin/; slow once, then cached outside the checkout
 
 # Each rule reruns only when its pins change.
-$(K8S_V133_TOOLS) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
-	tools/k8s/build.sh tools/k8s/v1.33 $(BIN)
+$(BIN)/kube-apiserver-$(K8S_V133) $(BIN)/kube-controller-manager-$(K8S_V133) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
+	tools/k8s/build.sh tools/k8s/v1.33 $(BIN) kube-apiserver kube-controller-manager
+
+$(K8S_NODE_TOOLS) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
+	tools/k8s/build.sh tools/k8s/v1.33 $(BIN) kube-scheduler kubelet kube-proxy kubectl
 
 $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) &: tools/k8s/v1.32/go.mod tools/k8s/v1.32/go.sum tools/k8s/build.sh
 	tools/k8s/build.sh tools/k8s/v1.32 $(BIN)

@@ -5,7 +5,7 @@
 # BIN_DIR/<name>-<version>, stamped the way upstream's hack/lib/version.sh stamps them, so
 # /version and `--version` tell the truth.
 #
-#   tools/k8s/build.sh tools/k8s/v1.33 bin
+#   tools/k8s/build.sh tools/k8s/v1.33 bin [COMMAND...]   (default: every tool of the module)
 #
 # Everything comes through the Go module proxy; go.sum pins every byte. The binaries are kept
 # in a cache outside the checkout, keyed by command, version, flags and Go version
@@ -13,10 +13,12 @@
 # them once copies them (~1 s each) instead of building them again (~20 min cold on 2 cores).
 set -euo pipefail
 
-[ $# -eq 2 ] || { echo "usage: $0 MODULE_DIR BIN_DIR" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 MODULE_DIR BIN_DIR [COMMAND...]" >&2; exit 2; }
 module_dir="$1"
 mkdir -p "$2"
 bin_dir="$(cd "$2" && pwd)"
+shift 2
+only=("$@")
 cd "$module_dir"
 export GOWORK=off CGO_ENABLED=0
 cache="${PLINTH_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/plinth/tools}"
@@ -41,6 +43,12 @@ done
 # The module's tool block: one k8s.io/kubernetes/cmd/<name> per line.
 mapfile -t cmds < <(go mod edit -json | awk -F'"' '$2 == "Path" && $4 ~ /^k8s.io\/kubernetes\/cmd\// { sub(/.*\//, "", $4); print $4 }')
 [ ${#cmds[@]} -gt 0 ] || { echo "$module_dir/go.mod lists no k8s.io/kubernetes/cmd tool" >&2; exit 1; }
+if [ ${#only[@]} -gt 0 ]; then
+	for c in "${only[@]}"; do
+		printf '%s\n' "${cmds[@]}" | grep -qx "$c" || { echo "$module_dir/go.mod has no tool $c" >&2; exit 1; }
+	done
+	cmds=("${only[@]}")
+fi
 
 for cmd in "${cmds[@]}"; do
 	out="$bin_dir/$cmd-$version"

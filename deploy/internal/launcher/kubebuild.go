@@ -88,7 +88,7 @@ type kubeBuild struct {
 	stopping atomic.Bool
 }
 
-// startKubeBuild starts command (make -C ROOT tools-k8s: the one pinned build) in the
+// startKubeBuild starts command (make -C ROOT tools-kaas: the one pinned build) in the
 // background, in a process group of its own, when a binary kaas's local provider needs is
 // missing from ROOT/bin: its output goes to HOME/logs/tools-k8s.log, its progress to the
 // status file kaas reads. When a make is already building them in ROOT it waits for that one
@@ -264,4 +264,4 @@ func lastLine(path string) string {
 }
 
 // kubeBuildCommand is the one pinned build of the Kubernetes binaries: the Makefile's.
-func kubeBuildCommand(root string) []string { return []string{"make", "-C", root, "tools-k8s"} }
+func kubeBuildCommand(root string) []string { return []string{"make", "-C", root, "tools-kaas"} }
