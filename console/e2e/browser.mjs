@@ -172,8 +172,15 @@ try {
   if (!output || output.trim() === "" || output.includes("Waiting for output")) throw new Error(`job ${jobId}: no output (${ended})`);
   if (ended !== "Completed.") throw new Error(`job ${jobId}: ${ended}\n${output}`);
   log(`job ${jobId}: ${ended} ${output.split("\n").length} lines of output`);
-  await page.locator(`tr:has-text("${jobId}")`).getByText("Succeeded").waitFor();
-  const ranOn = await page.locator(`tr:has-text("${jobId}") td:nth-child(5)`).textContent();
+  const doneRow = page.locator(`tr[data-job="${jobId}"]`);
+  await doneRow.getByText("Succeeded").waitFor();
+  const ranOn = await doneRow.locator("td:nth-child(5) [data-id]").getAttribute("data-id");
+  // Ids are shortened in the table, whole in their title, and copied whole.
+  const shownId = await doneRow.locator("td:nth-child(1) code").textContent();
+  if (!(shownId.length < jobId.length && jobId.startsWith(shownId.replace(/…$/, "")))) throw new Error(`job id shown as ${shownId}, want the start of ${jobId}`);
+  await doneRow.getByRole("button", { name: `Copy id ${jobId}` }).click();
+  const copiedId = await page.evaluate(() => navigator.clipboard.readText());
+  if (copiedId !== jobId) throw new Error(`the id's copy button copied ${copiedId}, not ${jobId}`);
   if (ranOn !== runnerId) throw new Error(`job ${jobId} ran on ${ranOn}, not the launcher's runner ${runnerId}`);
   await page.getByRole("heading", { name: "Runners" }).scrollIntoViewIfNeeded();
   await runnerRow.getByText("Online", { exact: true }).waitFor();
@@ -189,7 +196,7 @@ try {
     return el && el.textContent !== old;
   }, `Queued job ${jobId}.`);
   const queued2 = (await page.getByText(/^Queued job /).textContent()).replace(/^Queued job /, "").replace(/\.$/, "");
-  const jobRow = page.locator(`tr:has-text("${queued2}")`);
+  const jobRow = page.locator(`tr[data-job="${queued2}"]`);
   await jobRow.getByText("Queued", { exact: true }).waitFor();
   await jobRow.getByRole("button", { name: "Cancel" }).click();
   await page.getByText(`Cancel requested for job ${queued2}.`).waitFor();

@@ -11,7 +11,7 @@ import { ago, timestampMs } from "../lib/format";
 import { Code } from "@connectrpc/connect";
 import { setVagrantToken } from "../lib/session";
 import { cancelJobQuestion, isCanceled, isFinished, jobError, jobState, newJob, operationOf, queueableOps, sortJobs, type QueueableOp } from "../lib/vagrant";
-import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
+import { DoneLine, ErrorLine, Id, Loading, Panel, Refreshed } from "./ui";
 import { JobOutput } from "./JobOutput";
 import { VagrantRegistry } from "./VagrantRegistry";
 import { VagrantRunners } from "./VagrantRunners";
@@ -124,12 +124,12 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
                     const st = jobState(j.state, isCanceled(j));
                     const err = jobError(j);
                     return (
-                      <tr key={j.id} aria-selected={j.id === selected}>
-                        <td><code>{j.id}</code></td>
+                      <tr key={j.id} data-job={j.id} aria-selected={j.id === selected}>
+                        <td><Id value={j.id} /></td>
                         <td>{operationOf(j)}</td>
                         <td><span className={`badge ${st.level}`}>{st.text}</span>{err && <div className="muted small-text">{err}</div>}</td>
                         <td>{ago(timestampMs(j.queueTime), now)}</td>
-                        <td>{j.assignedRunner?.id ? <code>{j.assignedRunner.id}</code> : "—"}</td>
+                        <td>{j.assignedRunner?.id ? <Id value={j.assignedRunner.id} /> : "—"}</td>
                         <td className="actions">
                           <button type="button" className="small" onClick={() => setSelected(j.id)}>Output</button>
                           {!isFinished(j.state) && (

@@ -5,7 +5,7 @@ import type { RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
 import { usePoll } from "../lib/hooks";
 import { ago, timestampMs } from "../lib/format";
 import { allRunners, runnerComponents, runnerJob, runnerState, runnersShown, sortRunners } from "../lib/runners";
-import { ErrorLine, Panel } from "./ui";
+import { ErrorLine, Panel, Id } from "./ui";
 
 export function VagrantRunners({ client }: { client: Client<typeof RunnerService> }) {
   const list = usePoll(async (signal) => allRunners((req, opts) => client.listRunners(req, opts), runnersShown, signal), 5000, [client]);
@@ -27,7 +27,7 @@ export function VagrantRunners({ client }: { client: Client<typeof RunnerService
                     const st = runnerState(r, now);
                     return (
                       <tr key={r.id} data-runner={r.id}>
-                        <td><code>{r.id}</code></td>
+                        <td><Id value={r.id} /></td>
                         <td><span className={`badge ${st.level}`}>{st.text}</span></td>
                         <td>{runnerComponents(r)}</td>
                         <td>{runnerJob(r) || "—"}</td>

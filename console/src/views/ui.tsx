@@ -18,8 +18,8 @@ export function DoneLine({ text, secret }: { text: string; secret?: string }) {
   );
 }
 
-/** A value shown once, with a button that puts it on the clipboard. */
-export function SecretValue({ value, what }: { value: string; what: string }) {
+/** A button that puts value on the clipboard, saying "Copied" for a moment. */
+export function CopyButton({ value, text, label }: { value: string; text: string; label?: string }) {
   const [state, setState] = useState<"" | "copied" | "failed">("");
   const copy = async () => {
     try {
@@ -31,10 +31,29 @@ export function SecretValue({ value, what }: { value: string; what: string }) {
     }
   };
   return (
-    <span className="secret">
-      <code data-testid="secret-value">{value}</code>{" "}
-      <button type="button" className="small" onClick={() => void copy()}>{state === "copied" ? "Copied" : `Copy ${what}`}</button>
+    <>
+      <button type="button" className="small" aria-label={state === "copied" ? "Copied" : label} onClick={() => void copy()}>{state === "copied" ? "Copied" : text}</button>
       {state === "failed" && <span className="muted"> the browser refused the clipboard: select it and copy</span>}
+    </>
+  );
+}
+
+/** A value shown once, with a button that puts it on the clipboard. */
+export function SecretValue({ value, what }: { value: string; what: string }) {
+  return (
+    <span className="secret">
+      <code data-testid="secret-value">{value}</code> <CopyButton value={value} text={`Copy ${what}`} />
+    </span>
+  );
+}
+
+/** A long id shortened to its start (the whole of it in its title and data-id), with a button that copies it whole. */
+export function Id({ value }: { value: string }) {
+  const long = value.length > 12;
+  return (
+    <span className="id" data-id={value}>
+      <code title={value}>{long ? `${value.slice(0, 8)}…` : value}</code>
+      {long && <> <CopyButton value={value} text="Copy" label={`Copy id ${value}`} /></>}
     </span>
   );
 }
