@@ -73,4 +73,6 @@ func otherKubeBuild(root string) int {
 	return 0
 }
 
-func isKubeBuildGoal(arg string) bool { return arg == "tools-kaas" || arg == "tools-k8s" || arg == "test" }
+func isKubeBuildGoal(arg string) bool {
+	return arg == "tools-kaas" || arg == "tools-k8s" || arg == "test"
+}
