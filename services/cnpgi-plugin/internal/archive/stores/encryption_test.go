@@ -3,7 +3,6 @@ package stores_test
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,15 +13,15 @@ import (
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
 )
 
+// The stores file names keys by reference (env, file) and previous keys for rotation; a store
+// says whether it encrypts without showing the key. How keys are read and that they never
+// show in formatting is libs/storage/encryption's test; here, that the YAML reaches it.
 func TestEncryptionKeysLoadByReferenceAndNeverShow(t *testing.T) {
 	dir := t.TempDir()
 	raw := []byte("0123456789abcdef0123456789ABCDEF") // 32 bytes
 	b64 := base64.StdEncoding.EncodeToString(raw)
-	rawFile, b64File := filepath.Join(dir, "raw.key"), filepath.Join(dir, "b64.key")
-	if err := os.WriteFile(rawFile, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(b64File, []byte(b64+"\n"), 0o600); err != nil {
+	keyFile := filepath.Join(dir, "raw.key")
+	if err := os.WriteFile(keyFile, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	yaml := fmt.Sprintf(`
@@ -30,18 +29,15 @@ stores:
   env:
     posix: {path: %[1]s/env}
     encryption: {key: {env: TEST_ENC_KEY}}
-  raw:
-    posix: {path: %[1]s/raw}
+  file:
+    posix: {path: %[1]s/file}
     encryption: {key: {file: %[2]s}}
-  b64:
-    posix: {path: %[1]s/b64}
-    encryption: {key: {file: %[3]s}}
   plain:
     posix: {path: %[1]s/plain}
   rotated:
     posix: {path: %[1]s/rotated}
     encryption: {key: {file: %[2]s}, previousKeys: [{env: TEST_ENC_KEY}]}
-`, dir, rawFile, b64File)
+`, dir, keyFile)
 	f, err := stores.ParseFile([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
@@ -55,22 +51,19 @@ stores:
 	ids := map[string]bool{}
 	for _, name := range reg.Names() {
 		n, _ := reg.Get(name)
-		log.Info("store", "store", n, "key", n.Encryption)
-		fmt.Fprintf(&out, "%v %+v %#v %s\n", n.Encryption, n.Encryption, n.Encryption, n.Encryption)
+		log.Info("store", "store", n)
 		if n.Encryption != nil {
 			ids[n.Encryption.ID()] = true
 		}
 	}
 	if len(ids) != 1 {
-		t.Fatalf("the same key in three forms gave fingerprints %v", ids)
+		t.Fatalf("the same key by env and by file gave fingerprints %v", ids)
 	}
 	if rotated, _ := reg.Get("rotated"); len(rotated.Keys()) != 2 || rotated.Keys()[1].ID() != rotated.Keys()[0].ID() {
 		t.Fatalf("the rotated store reads with %v", rotated.Keys()) // the same material twice here
 	}
-	for _, secret := range []string{string(raw), b64, hex.EncodeToString(raw), fmt.Sprint(raw)} {
-		if strings.Contains(out.String(), secret) {
-			t.Fatalf("key material in logs or formatting: %s", out.String())
-		}
+	if strings.Contains(out.String(), b64) || strings.Contains(out.String(), string(raw)) {
+		t.Fatalf("key material in a store's description: %s", out.String())
 	}
 	if !strings.Contains(out.String(), `"encryption":"off"`) || !strings.Contains(out.String(), "aes-256-gcm key ") {
 		t.Fatalf("descriptions do not say whether stores encrypt: %s", out.String())
