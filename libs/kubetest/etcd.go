@@ -2,7 +2,6 @@ package kubetest
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -25,12 +24,9 @@ func Etcd(t testing.TB) string {
 	return path
 }
 
-// findEtcd returns the etcd binary: Debian's etcd-server puts it at /usr/bin/etcd.
+// findEtcd returns the etcd binary, or how to get it.
 func findEtcd() (string, error) {
-	if path, err := exec.LookPath("etcd"); err == nil {
-		return path, nil
-	}
-	if path, err := exec.LookPath("/usr/bin/etcd"); err == nil {
+	if path, err := kube.Etcd(); err == nil {
 		return path, nil
 	}
 	return "", fmt.Errorf("%s", etcdHint)

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	"github.com/plinth-dev/plinth/libs/kubetest"
@@ -30,7 +29,7 @@ func installCertManager(ctx context.Context, l layout, client kubernetes.Interfa
 	if err != nil {
 		return fmt.Errorf("kubelocal: cert-manager CRDs: %w", err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", l.path(adminKubeconfig))
+	cfg, err := adminConfig(l)
 	if err != nil {
 		return err
 	}

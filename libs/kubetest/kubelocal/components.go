@@ -230,12 +230,13 @@ func corefile(l layout) string {
 func components(l layout, pki *kube.PKI) []component {
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(l.etcdPort)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(l.etcdPeerPort)
+	etcd, _ := kube.Etcd() // preflight made sure there is one
 	insecure := func(port int, host string) func(context.Context) error {
 		return kube.HTTPProbe(fmt.Sprintf("https://%s/healthz", net.JoinHostPort(host, strconv.Itoa(port))), "", nil, "ok")
 	}
 	return []component{
 		{
-			name: "etcd", path: etcdBinary(),
+			name: "etcd", path: etcd,
 			args: []string{"--name=plinth", "--data-dir=" + l.path("etcd"),
 				"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
 				"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
@@ -316,14 +317,6 @@ func ctr(ctx context.Context, l layout, args ...string) error {
 		return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// etcdBinary is Debian's etcd (package etcd-server).
-func etcdBinary() string {
-	if p, err := exec.LookPath("etcd"); err == nil {
-		return p
-	}
-	return "/usr/bin/etcd"
 }
 
 // kubeletComponent is the kubelet, as Up starts it and RestartKubelet starts it again.

@@ -11,15 +11,25 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 )
 
-// adminClient talks to the cluster as its admin.
-func adminClient(l layout) (kubernetes.Interface, error) {
+// adminConfig is the admin's client configuration (the kubeconfig Up writes).
+func adminConfig(l layout) (*rest.Config, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", l.path(adminKubeconfig))
 	if err != nil {
 		return nil, fmt.Errorf("kubelocal: %w", err)
+	}
+	return cfg, nil
+}
+
+// adminClient talks to the cluster as its admin, each request bounded.
+func adminClient(l layout) (kubernetes.Interface, error) {
+	cfg, err := adminConfig(l)
+	if err != nil {
+		return nil, err
 	}
 	cfg.Timeout = 15 * time.Second
 	client, err := kubernetes.NewForConfig(cfg)

@@ -32,23 +32,11 @@ var ErrNoCluster = errors.New("kubelocal: no cluster there")
 // kube-proxy's and the kubelet's iptables chains and Up's rules removed, mounts and cgroups
 // gone, the kernel settings back to what they were, the bridge deleted, dir removed.
 func Down(ctx context.Context, dir string, log func(format string, args ...any)) error {
-	dir, err := filepath.Abs(dir)
+	st, l, err := loadCluster(dir, log)
 	if err != nil {
 		return err
 	}
-	st, err := loadState(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s has no %s", ErrNoCluster, dir, stateFile)
-	}
-	if err != nil {
-		return err
-	}
-	o := st.Options
-	o.Log = log
-	if err := o.defaults(); err != nil {
-		return err
-	}
-	return down(ctx, newLayout(o), st)
+	return down(ctx, l, st)
 }
 
 func down(ctx context.Context, l layout, st *state) error {

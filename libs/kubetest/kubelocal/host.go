@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/kubetest/internal/kube"
 )
 
 // lockFile names the one cluster this machine runs: two kube-proxies would fight over the
@@ -56,9 +58,9 @@ func preflight(l layout) error {
 	}
 	for _, p := range []struct{ name, pkg string }{
 		{"containerd", "containerd"}, {"runc", "runc"}, {"ctr", "containerd"}, {"ip", "iproute2"},
-		{"iptables", "iptables"}, {"etcd", "etcd-server"},
+		{"iptables", "iptables"},
 	} {
-		if _, err := exec.LookPath(p.name); err != nil && !(p.name == "etcd" && executable("/usr/bin/etcd")) {
+		if _, err := exec.LookPath(p.name); err != nil {
 			missing = append(missing, p.name+" (apt-get install "+p.pkg+")")
 		}
 	}
@@ -66,6 +68,9 @@ func preflight(l layout) error {
 		if !executable("/usr/lib/cni/" + p) {
 			missing = append(missing, "/usr/lib/cni/"+p+" (apt-get install containernetworking-plugins)")
 		}
+	}
+	if _, err := kube.Etcd(); err != nil {
+		missing = append(missing, "etcd (apt-get install etcd-server)")
 	}
 	if !executable(busyboxPath) {
 		missing = append(missing, busyboxPath+" (apt-get install busybox-static)")

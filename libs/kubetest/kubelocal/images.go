@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,10 +34,11 @@ type standIn struct {
 }
 
 func standIns(l layout) []standIn {
+	busybox := sync.OnceValues(busyboxLayer) // one layer, both images
 	out := []standIn{
 		// The sandbox ("pause") container only holds the pod's namespaces.
-		{name: PauseImage, layer: busyboxLayer, entrypoint: []string{"/bin/sleep", "2147483647"}},
-		{name: BusyboxImage, layer: busyboxLayer, cmd: []string{"sh"}},
+		{name: PauseImage, layer: busybox, entrypoint: []string{"/bin/sleep", "2147483647"}},
+		{name: BusyboxImage, layer: busybox, cmd: []string{"sh"}},
 	}
 	if l.CertManager {
 		out = append(out, standIn{

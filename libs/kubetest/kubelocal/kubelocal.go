@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -27,7 +28,6 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Version is the Kubernetes version Up runs: `make tools-k8s` builds its node binaries.
@@ -181,42 +181,50 @@ type Cluster struct {
 
 // Open returns the cluster running in dir (started by Up in this process or another).
 func Open(dir string) (*Cluster, error) {
-	dir, err := filepath.Abs(dir)
+	_, l, err := loadCluster(dir, nil)
 	if err != nil {
 		return nil, err
 	}
-	st, err := loadState(dir)
-	if err != nil {
-		return nil, fmt.Errorf("kubelocal: no cluster in %s: %w", dir, err)
-	}
-	o := st.Options
-	if err := o.defaults(); err != nil {
-		return nil, err
-	}
-	l := newLayout(o)
 	client, err := adminClient(l)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", l.path(adminKubeconfig))
+	cfg, err := adminConfig(l)
 	if err != nil {
 		return nil, err
 	}
 	return &Cluster{Dir: l.Dir, KubeconfigPath: l.path(adminKubeconfig), NodeName: l.NodeName, Client: client, Config: cfg}, nil
 }
 
+// loadCluster reads the state of the cluster in dir and the layout it runs with; ErrNoCluster
+// when there is none.
+func loadCluster(dir string, log func(format string, args ...any)) (*state, layout, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, layout{}, err
+	}
+	st, err := loadState(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, layout{}, fmt.Errorf("%w: %s has no %s", ErrNoCluster, dir, stateFile)
+	}
+	if err != nil {
+		return nil, layout{}, err
+	}
+	o := st.Options
+	o.Log = log
+	if err := o.defaults(); err != nil {
+		return nil, layout{}, err
+	}
+	return st, newLayout(o), nil
+}
+
 // RestartKubelet kills the kubelet (SIGKILL, as a crash would) and starts it again, returning
 // once it answers its health check; containers keep running meanwhile, as on a real node.
 func (c *Cluster) RestartKubelet(ctx context.Context) error {
-	st, err := loadState(c.Dir)
+	st, l, err := loadCluster(c.Dir, nil)
 	if err != nil {
 		return err
 	}
-	o := st.Options
-	if err := o.defaults(); err != nil {
-		return err
-	}
-	l := newLayout(o)
 	for i, p := range st.Processes {
 		if p.Name == "kubelet" {
 			_ = syscall.Kill(p.Pid, syscall.SIGKILL)

@@ -98,7 +98,7 @@ func startComponent(ctx context.Context, l layout, st *state, c component) error
 	// otherwise it is reparented and lives on.
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	since, _ := startTicks(cmd.Process.Pid)
+	_, since, _ := procStat(cmd.Process.Pid)
 	st.Processes = append(st.Processes, proc{Name: c.name, Pid: cmd.Process.Pid, Since: since})
 	if err := st.save(l.Dir); err != nil {
 		return err
@@ -123,35 +123,30 @@ func startComponent(ctx context.Context, l layout, st *state, c component) error
 	}
 }
 
-// startTicks reads a process's start time from /proc/PID/stat.
-func startTicks(pid int) (uint64, error) {
+// procStat reads a process's state and start time (clock ticks after boot) from
+// /proc/PID/stat.
+func procStat(pid int) (state byte, since uint64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The command name (field 2) may hold spaces; fields after it follow its ')'.
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, errors.New("unexpected /proc stat")
+		return 0, 0, errors.New("unexpected /proc stat")
 	}
 	f := strings.Fields(string(data[i+1:]))
 	if len(f) < 20 {
-		return 0, errors.New("unexpected /proc stat")
+		return 0, 0, errors.New("unexpected /proc stat")
 	}
-	return strconv.ParseUint(f[19], 10, 64) // field 22 overall
+	since, err = strconv.ParseUint(f[19], 10, 64) // field 22 overall
+	return f[0][0], since, err
 }
 
 // alive reports whether p still runs (a zombie does not).
 func (p proc) alive() bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
-	if err != nil {
-		return false
-	}
-	if since, err := startTicks(p.Pid); err != nil || since != p.Since {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i >= 0 && len(data) > i+2 && data[i+2] != 'Z'
+	state, since, err := procStat(p.Pid)
+	return err == nil && since == p.Since && state != 'Z'
 }
 
 // stop ends p: SIGTERM to its session, SIGKILL after grace.
