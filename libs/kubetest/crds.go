@@ -11,10 +11,12 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -60,12 +62,28 @@ func (c *Cluster) InstallCRDs(t testing.TB, crds ...*apiextensionsv1.CustomResou
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), crdTimeout)
 	defer cancel()
-	api := c.apiext.ApiextensionsV1().CustomResourceDefinitions()
+	if err := createCRDs(ctx, c.apiext, crds); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CreateCRDs is InstallCRDs on any cluster the client configuration reaches (make kube-up's,
+// a test's own): the CRDs created (one that exists is left as it is) and served, within ctx.
+func CreateCRDs(ctx context.Context, config *rest.Config, crds ...*apiextensionsv1.CustomResourceDefinition) error {
+	client, err := apiextensionsclient.NewForConfig(config)
+	if err != nil {
+		return fmt.Errorf("kubetest: %w", err)
+	}
+	return createCRDs(ctx, client, crds)
+}
+
+func createCRDs(ctx context.Context, client apiextensionsclient.Interface, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	api := client.ApiextensionsV1().CustomResourceDefinitions()
 	for _, crd := range crds {
 		in := crd.DeepCopy()
 		in.ResourceVersion = ""
 		if _, err := api.Create(ctx, in, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("kubetest: create CRD %s: %v", crd.Name, err)
+			return fmt.Errorf("kubetest: create CRD %s: %w", crd.Name, err)
 		}
 	}
 	for _, crd := range crds {
@@ -83,9 +101,10 @@ func (c *Cluster) InstallCRDs(t testing.TB, crds ...*apiextensionsv1.CustomResou
 			if last != nil {
 				conds = last.Status.Conditions
 			}
-			t.Fatalf("kubetest: CRD %s not Established: %v (conditions %+v)", crd.Name, err, conds)
+			return fmt.Errorf("kubetest: CRD %s not Established: %w (conditions %+v)", crd.Name, err, conds)
 		}
 	}
+	return nil
 }
 
 func crdCondition(crd *apiextensionsv1.CustomResourceDefinition, kind apiextensionsv1.CustomResourceDefinitionConditionType) bool {

@@ -76,6 +76,7 @@ func TestUpstreamCRDs(t *testing.T) {
 		"cert-manager": kubetest.CertManagerCRDs(t),
 		"cnpg":         kubetest.CNPGCRDs(t),
 		"koor":         kubetest.KoorCRDs(t),
+		"topolvm":      kubetest.TopoLVMCRDs(t),
 	} {
 		sources[name] = len(crds)
 		all = append(all, crds...)

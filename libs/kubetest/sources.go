@@ -12,6 +12,7 @@ const (
 	RookModule        = "github.com/rook/rook"
 	CertManagerModule = "github.com/cert-manager/cert-manager"
 	CNPGModule        = "github.com/cloudnative-pg/cloudnative-pg"
+	TopoLVMModule     = "github.com/topolvm/topolvm"
 )
 
 // RookCRDs are Rook's CRDs as its operator's users install them (deploy/examples/crds.yaml):
@@ -33,6 +34,13 @@ func CertManagerCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
 func CNPGCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	return CRDsFromModule(t, CNPGModule, "config/crd/bases/*.yaml")
+}
+
+// TopoLVMCRDs are TopoLVM's CRDs (config/crd/bases): LogicalVolume (topolvm.cybozu.com/v1),
+// which its node plugin turns into LVs through lvmd.
+func TopoLVMCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	return CRDsFromModule(t, TopoLVMModule, "config/crd/bases/*.yaml")
 }
 
 //go:embed crds/storage.koor.tech_koorclusters.yaml

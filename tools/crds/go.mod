@@ -9,10 +9,12 @@ module github.com/plinth-dev/plinth/tools/crds
 go 1.26.7
 
 require (
-	// CephCluster, CephBlockPool, CephFilesystem, CephObjectStore, …: deploy/examples/crds.yaml.
-	github.com/rook/rook v1.18.0
 	// Certificate, Issuer, …: deploy/crds/*.yaml.
 	github.com/cert-manager/cert-manager v1.21.2
 	// Cluster, Backup, Pooler, …: config/crd/bases/*.yaml.
 	github.com/cloudnative-pg/cloudnative-pg v1.30.0
+	// CephCluster, CephBlockPool, CephFilesystem, CephObjectStore, …: deploy/examples/crds.yaml.
+	github.com/rook/rook v1.18.0
+	// LogicalVolume (topolvm.cybozu.com/v1): config/crd/bases/*.yaml.
+	github.com/topolvm/topolvm v0.11.1
 )

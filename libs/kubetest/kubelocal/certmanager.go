@@ -8,8 +8,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -33,30 +31,8 @@ func installCertManager(ctx context.Context, l layout, client kubernetes.Interfa
 	if err != nil {
 		return err
 	}
-	apiext, err := apiextensionsclient.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	for _, crd := range crds {
-		if _, err := apiext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("kubelocal: CRD %s: %w", crd.Name, err)
-		}
-	}
-	for _, crd := range crds {
-		if err := poll(ctx, time.Minute, func(ctx context.Context) error {
-			got, err := apiext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return nil
-				}
-			}
-			return fmt.Errorf("CRD %s not Established", crd.Name)
-		}); err != nil {
-			return err
-		}
+	if err := kubetest.CreateCRDs(ctx, cfg, crds...); err != nil {
+		return fmt.Errorf("kubelocal: cert-manager: %w", err)
 	}
 
 	labels := map[string]string{"app.kubernetes.io/name": "cert-manager", "app.kubernetes.io/component": "controller"}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -52,6 +53,16 @@ func preflight(l layout) error {
 	}
 	if l.CertManager && !executable(l.certManagerBinary()) {
 		missing = append(missing, l.certManagerBinary()+" (make tools-k8s)")
+	}
+	for _, image := range slices.Sorted(maps.Keys(l.Programs)) {
+		if len(l.Programs[image]) == 0 {
+			missing = append(missing, "a program for image "+image)
+		}
+		for _, p := range l.Programs[image] {
+			if !executable(p) || static(p) != nil {
+				missing = append(missing, p+" as a static executable (image "+image+")")
+			}
+		}
 	}
 	if !executable(filepath.Join(l.BinDir, "coredns")) {
 		missing = append(missing, filepath.Join(l.BinDir, "coredns")+" (make tools-k8s)")

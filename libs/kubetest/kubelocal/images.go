@@ -9,9 +9,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,37 +51,87 @@ func standIns(l layout) []standIn {
 			user:       "65532:65532",
 		})
 	}
+	for _, image := range slices.Sorted(maps.Keys(l.Programs)) {
+		out = append(out, programStandIn(image, l.Programs[image]...))
+	}
 	return out
+}
+
+// programStandIn is an image holding static programs at /usr/local/bin/<base name> beside
+// busybox's /bin (a shell and cp for an init container that copies the programs into a
+// volume), the first program its entrypoint. It names no user: the pod's securityContext
+// decides.
+func programStandIn(image string, programs ...string) standIn {
+	return standIn{
+		name: image,
+		layer: func() ([]byte, error) {
+			files, err := busyboxFiles()
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, file{name: "usr/", mode: 0o755}, file{name: "usr/local/", mode: 0o755}, file{name: "usr/local/bin/", mode: 0o755})
+			for _, p := range programs {
+				bin, err := staticBinary(p, "build it statically (CGO_ENABLED=0)")
+				if err != nil {
+					return nil, err
+				}
+				files = append(files, file{name: "usr/local/bin/" + filepath.Base(p), mode: 0o755, data: bin})
+			}
+			return tarLayer(files)
+		},
+		entrypoint: []string{"/usr/local/bin/" + filepath.Base(programs[0])},
+	}
 }
 
 // importImages writes the stand-ins as `docker save` archives and imports them, and every
 // archive of Options.Images, into the cluster's containerd.
 func importImages(ctx context.Context, l layout) error {
-	if err := os.MkdirAll(l.path("images"), 0o700); err != nil {
-		return err
-	}
-	archives := []string{}
 	for _, s := range standIns(l) {
-		layer, err := s.layer()
-		if err != nil {
+		if err := importStandIn(ctx, l, s); err != nil {
 			return err
 		}
-		archive, err := dockerArchive(s, layer)
-		if err != nil {
-			return err
-		}
-		path := l.path("images", strings.NewReplacer("/", "_", ":", "_").Replace(s.name)+".tar")
-		if err := os.WriteFile(path, archive, 0o600); err != nil {
-			return err
-		}
-		archives = append(archives, path)
 	}
-	for _, a := range append(archives, l.Images...) {
+	for _, a := range l.Images {
 		if err := ctr(ctx, l, "images", "import", a); err != nil {
 			return fmt.Errorf("kubelocal: import %s: %w", a, err)
 		}
 	}
 	return nil
+}
+
+// importStandIn writes s as a `docker save` archive under the cluster's images directory and
+// imports it into the cluster's containerd.
+func importStandIn(ctx context.Context, l layout, s standIn) error {
+	if err := os.MkdirAll(l.path("images"), 0o700); err != nil {
+		return err
+	}
+	layer, err := s.layer()
+	if err != nil {
+		return err
+	}
+	archive, err := dockerArchive(s, layer)
+	if err != nil {
+		return err
+	}
+	path := l.path("images", strings.NewReplacer("/", "_", ":", "_").Replace(s.name)+".tar")
+	if err := os.WriteFile(path, archive, 0o600); err != nil {
+		return err
+	}
+	if err := ctr(ctx, l, "images", "import", path); err != nil {
+		return fmt.Errorf("kubelocal: import %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// ImportProgram imports an image named image holding one static program (as
+// Options.Programs) into the running cluster's containerd, for a pod that runs an upstream
+// program built here (e2e runs TopoLVM's node plugin so).
+func (c *Cluster) ImportProgram(ctx context.Context, image, program string) error {
+	_, l, err := loadCluster(c.Dir, nil)
+	if err != nil {
+		return err
+	}
+	return importStandIn(ctx, l, programStandIn(image, program))
 }
 
 // file is one entry of a layer.
@@ -129,6 +182,15 @@ func baseFiles() []file {
 
 // busyboxLayer is a layer with busybox at /bin/busybox and a link for each of its applets.
 func busyboxLayer() ([]byte, error) {
+	files, err := busyboxFiles()
+	if err != nil {
+		return nil, err
+	}
+	return tarLayer(files)
+}
+
+// busyboxFiles are the base files, busybox at /bin/busybox and a link for each of its applets.
+func busyboxFiles() ([]file, error) {
 	bin, err := staticBinary(busyboxPath, "install Debian's busybox-static")
 	if err != nil {
 		return nil, err
@@ -145,7 +207,7 @@ func busyboxLayer() ([]byte, error) {
 			files = append(files, file{name: "bin/" + a, mode: 0o777, link: "busybox"})
 		}
 	}
-	return tarLayer(files)
+	return files, nil
 }
 
 // binaryLayer is a layer with one static program at /usr/local/bin/<name>.

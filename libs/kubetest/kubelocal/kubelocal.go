@@ -66,6 +66,10 @@ type Options struct {
 	PortBase int
 	// Images are `docker save` archives imported into containerd beside the stand-ins.
 	Images []string
+	// Programs are images made here, each holding the static programs listed under its name
+	// beside busybox (ImportProgram): upstream programs built here, which no registry serves
+	// (make kube-up's S3 server, versitygw; the Kubernetes binaries of kaas's machines).
+	Programs map[string][]string
 	// CertManager also runs cert-manager's controller in the cluster (namespace cert-manager,
 	// BinDir/cert-manager-controller from `make tools-k8s`, its CRDs from the module
 	// tools/crds pins), so Issuers and Certificates work.
