@@ -30,7 +30,7 @@ K8S_V132 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.
 # kube-proxy and kubectl, CoreDNS and cert-manager's controller besides.
 K8S_KAAS_TOOLS := $(foreach v,$(K8S_V133) $(K8S_V132),$(BIN)/kube-apiserver-$(v) $(BIN)/kube-controller-manager-$(v)) $(BIN)/kwok
 K8S_NODE_TOOLS := $(foreach c,kube-scheduler kubelet kube-proxy kubectl,$(BIN)/$(c)-$(K8S_V133))
-K8S_TOOLS := $(K8S_KAAS_TOOLS) $(K8S_NODE_TOOLS) $(BIN)/coredns $(BIN)/cert-manager-controller
+K8S_TOOLS := $(K8S_KAAS_TOOLS) $(K8S_NODE_TOOLS) $(BIN)/coredns $(BIN)/cert-manager-controller $(BIN)/topolvm-node
 # Tilt, built from its module source (tools/tilt/go.mod pins it).
 TILT := $(BIN)/tilt
 # Container tools (tools/docker/go.mod pins them): Compose v2 and buildx as CLI plugins of the
@@ -68,13 +68,15 @@ $(GHZ): tools/ghz/go.mod tools/ghz/go.sum
 
 tools-s3: $(S3_SERVER) ## build the pinned versitygw (S3 server for tests) into bin/; ~4 min cold
 
+# Static (no cgo): the same binary runs on the host for tests, in compose's Debian container and
+# alone in kube-up's image.
 $(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
-	cd tools/s3 && GOWORK=off GOBIN=$(BIN) $(GO) install tool
+	cd tools/s3 && GOWORK=off CGO_ENABLED=0 GOBIN=$(BIN) $(GO) install tool
 	@touch $(S3_SERVER)
 
 tools-kaas: $(K8S_KAAS_TOOLS) ## build what kaas's local clusters run: kube-apiserver/-controller-manager (two versions) and kwok; what make up builds in the background
 
-tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS and cert-manager's controller into bin/; slow once, then cached outside the checkout
+tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS, cert-manager's controller and TopoLVM's node plugin into bin/; slow once, then cached outside the checkout
 
 # Each rule reruns only when its pins change.
 $(BIN)/kube-apiserver-$(K8S_V133) $(BIN)/kube-controller-manager-$(K8S_V133) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
@@ -87,7 +89,7 @@ $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) &: 
 	tools/k8s/build.sh tools/k8s/v1.32 $(BIN)
 
 $(BIN)/kwok: tools/k8s/kwok/go.mod tools/k8s/kwok/go.sum
-	cd tools/k8s/kwok && GOWORK=off GOBIN=$(BIN) $(GO) install -trimpath -ldflags '-s -w' tool
+	cd tools/k8s/kwok && GOWORK=off CGO_ENABLED=0 GOBIN=$(BIN) $(GO) install -trimpath -ldflags '-s -w' tool
 	@touch $(BIN)/kwok
 
 # CoreDNS with only the plugins kube-up's cluster DNS uses (tools/k8s/coredns/main.go).
@@ -101,6 +103,13 @@ $(BIN)/cert-manager-controller: tools/k8s/cert-manager/go.mod tools/k8s/cert-man
 	cd tools/k8s/cert-manager && v="$$(GOWORK=off $(GO) list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)" && \
 		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$$v" -o $(BIN)/cert-manager-controller.tmp .
 	mv -f $(BIN)/cert-manager-controller.tmp $(BIN)/cert-manager-controller
+
+# TopoLVM's node plugin, which e2e runs against lvmd-agent's DaemonSet on kube-up's cluster,
+# stamped with the version tools/k8s/topolvm/go.mod pins.
+$(BIN)/topolvm-node: tools/k8s/topolvm/go.mod tools/k8s/topolvm/go.sum
+	cd tools/k8s/topolvm && v="$$(GOWORK=off $(GO) list -m -f '{{.Version}}' github.com/topolvm/topolvm)" && \
+		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/topolvm/topolvm.Version=$$v" -o $(BIN)/topolvm-node.tmp github.com/topolvm/topolvm/pkg/topolvm-node
+	mv -f $(BIN)/topolvm-node.tmp $(BIN)/topolvm-node
 
 tools-tilt: $(TILT) ## build the pinned tilt from its Go module source into bin/; slow
 
@@ -141,10 +150,18 @@ compose-down: ## remove compose-up's containers, networks, volumes and its lvmd 
 # e.g. `make kube-up KUBE_FLAGS='-overlay='` for the cluster alone.
 KUBE_DIR ?= /var/lib/plinth-kube
 KUBE_FLAGS ?=
+# overlays/local's S3 server (s3.yaml names this image): make tools-s3's static versitygw; and
+# the Kubernetes binaries kaas's machines run (kaas.yaml copies them out of this image).
+KUBE_S3_IMAGE := plinth.local/versitygw:$(shell awk '$$1 == "github.com/versity/versitygw" { print $$2 }' tools/s3/go.mod)
+KUBE_BIN_IMAGE := plinth.local/kube-bin:$(K8S_V133)
+comma := ,
+empty :=
+space := $(empty) $(empty)
 
-kube-up: tools-k8s images ## run a real single-node Kubernetes here in the background with the suite (overlays/local) on it (root; installs missing Debian packages); prints KUBECONFIG=
+kube-up: tools-k8s tools-s3 images ## run a real single-node Kubernetes here in the background with the suite (overlays/local) on it (root; installs missing Debian packages); prints KUBECONFIG=
 	$(GO) build -o $(BIN)/plinth-kube ./deploy/cmd/plinth-kube
-	$(BIN)/plinth-kube up -dir $(KUBE_DIR) -bin $(BIN) -root $(CURDIR) -image $(KUBE_IMAGES) $(KUBE_FLAGS)
+	$(BIN)/plinth-kube up -dir $(KUBE_DIR) -bin $(BIN) -root $(CURDIR) -image $(KUBE_IMAGES) -program $(KUBE_S3_IMAGE)=$(S3_SERVER) \
+		-program $(KUBE_BIN_IMAGE)=$(subst $(space),$(comma),$(K8S_KAAS_TOOLS)) $(KUBE_FLAGS)
 
 kube-down: ## stop kube-up's cluster and undo what it changed on this machine (mounts, cgroups, iptables, sysctls, bridge)
 	$(GO) build -o $(BIN)/plinth-kube ./deploy/cmd/plinth-kube

@@ -1,7 +1,8 @@
 // Command plinth-kube runs a real single-node Kubernetes cluster on this machine (`make
 // kube-up`, `make kube-down`), for trying deploy/k8s on one machine:
 //
-//	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-cert-manager=true] [-vg plinth_kube]
+//	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-program IMAGE=PROGRAM[,PROGRAM...]]...
+//	                 [-cert-manager=true] [-vg plinth_kube]
 //	                 [-overlay deploy/k8s/overlays/local] [-root .] [-no-install]
 //	plinth-kube down [-dir /var/lib/plinth-kube]
 //
@@ -68,6 +69,23 @@ func run(args []string) error {
 	if args[0] == "up" {
 		fs.StringVar(&o.BinDir, "bin", "bin", "where `make tools-k8s` put kube-apiserver-"+kubelocal.Version+" and the rest")
 		fs.Var(&imgs, "image", "a `docker save` archive to import (repeat the flag for more)")
+		fs.Func("program", "`IMAGE=PROGRAM[,PROGRAM...]`: import static programs as an image of their own named IMAGE (make kube-up passes overlays/local's S3 server, bin/versitygw, and the Kubernetes binaries of kaas's machines); repeat for more images", func(v string) error {
+			image, list, ok := strings.Cut(v, "=")
+			if !ok || image == "" || list == "" {
+				return fmt.Errorf("want IMAGE=PROGRAM[,PROGRAM...], got %q", v)
+			}
+			if o.Programs == nil {
+				o.Programs = map[string][]string{}
+			}
+			for _, p := range strings.Split(list, ",") {
+				abs, err := filepath.Abs(p)
+				if err != nil {
+					return err
+				}
+				o.Programs[image] = append(o.Programs[image], abs)
+			}
+			return nil
+		})
 		fs.BoolVar(&noInstall, "no-install", false, "never install Debian packages")
 		fs.StringVar(&overlay, "overlay", "deploy/k8s/overlays/local", "the kustomization to apply once the node is Ready, with the Secrets deploy/k8s/README.md lists (empty: a bare cluster)")
 		fs.DurationVar(&o.WaitForMachine, "wait-machine", 0, "how long to wait for another cluster on this machine to stop (one runs per machine)")
