@@ -9,6 +9,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +19,11 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/plinth-dev/plinth/deploy/internal/vagranttoken"
+	"github.com/plinth-dev/plinth/libs/kubetest"
 	"github.com/plinth-dev/plinth/libs/platform/atomicfile"
 )
 
@@ -69,7 +76,7 @@ func Apply(ctx context.Context, o Options) error {
 		{"plinth-database", []string{"--from-literal=url=postgres://postgres@postgres:5432/plinth?sslmode=disable"}},
 		{"plinth-nats", natsArgs},
 		{"plinth-kaas", []string{"--from-literal=secret-key=" + base64.StdEncoding.EncodeToString(key)}},
-		// overlays/local has no S3 of its own yet: cnpgi-plugin's store stays the base's.
+		// overlays/local's S3 server (s3.yaml) takes them as its root credentials.
 		{"plinth-cnpgi-s3", []string{"--from-literal=access-key-id=plinth", "--from-literal=secret-access-key=" + secret(16)}},
 		{"plinth-auth", []string{"--from-literal=admin-password=" + password}},
 	}
@@ -97,8 +104,16 @@ func Apply(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range strings.Fields(out) {
-		if _, err := k.run(ctx, nil, "-n", Namespace, "rollout", "status", w, fmt.Sprintf("--timeout=%ds", int(o.Wait.Seconds()))); err != nil {
+	if err := k.rolledOut(ctx, strings.Fields(out)...); err != nil {
+		return err
+	}
+	return k.vagrantTokens(ctx)
+}
+
+// rolledOut waits until each workload is rolled out.
+func (k kubectl) rolledOut(ctx context.Context, workloads ...string) error {
+	for _, w := range workloads {
+		if _, err := k.run(ctx, nil, "-n", Namespace, "rollout", "status", w, fmt.Sprintf("--timeout=%ds", int(k.o.Wait.Seconds()))); err != nil {
 			pods, _ := k.run(ctx, nil, "-n", Namespace, "get", "pods", "-o", "wide")
 			return fmt.Errorf("%w\n%s", err, pods)
 		}
@@ -106,13 +121,83 @@ func Apply(ctx context.Context, o Options) error {
 	return nil
 }
 
+// vagrantTokens gives vagrant-runner and kaas their vagrant-server login tokens in the Secrets
+// README.md's table names (plinth-vagrant-runner's token, plinth-kaas's vagrant-token), got as
+// services/vagrant-server/README.md says: BootstrapToken on the fresh server, through a
+// port-forward to its Service, then GenerateLoginToken with that token for kaas. Both read
+// their token file again on their own once the kubelet updates the Secret volume (within its
+// sync period); they are restarted so that they have it now. Done once: when the runner's
+// Secret exists, or the server was bootstrapped by someone else (then it says what to do).
+func (k kubectl) vagrantTokens(ctx context.Context) error {
+	if _, err := k.run(ctx, nil, "-n", Namespace, "get", "secret", "plinth-vagrant-runner"); err == nil {
+		return nil
+	}
+	addr, stop, err := kubetest.PortForward(ctx, k.o.Kubectl, k.o.Kubeconfig, Namespace, "svc/vagrant-server", 7004)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	runner, err := vagranttoken.Bootstrap(callCtx, conn)
+	if errors.Is(err, vagranttoken.ErrBootstrapped) {
+		fmt.Fprintf(k.o.Out, "vagrant-server was bootstrapped before: create the Secret plinth-vagrant-runner (key token) and plinth-kaas's vagrant-token with login tokens (GenerateLoginToken)\n")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("kubeup: bootstrap vagrant-server: %w", err)
+	}
+	kaas, err := vagranttoken.Login(callCtx, conn, runner)
+	if err != nil {
+		return fmt.Errorf("kubeup: a login token for kaas: %w", err)
+	}
+	// On stdin, never on a command line.
+	secret, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]string{"name": "plinth-vagrant-runner", "namespace": Namespace},
+		"type":     "Opaque", "stringData": map[string]string{"token": runner}})
+	if err != nil {
+		return err
+	}
+	if _, err := k.runWith(ctx, bytes.NewReader(secret), "create", "-f", "-"); err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"stringData": map[string]string{"vagrant-token": kaas}})
+	if err != nil {
+		return err
+	}
+	if _, err := k.runWith(ctx, bytes.NewReader(patch), "-n", Namespace, "patch", "secret", "plinth-kaas", "--type=merge", "--patch-file=/dev/stdin"); err != nil {
+		return err
+	}
+	fmt.Fprintf(k.o.Out, "bootstrapped vagrant-server: login tokens for vagrant-runner (Secret plinth-vagrant-runner) and kaas (plinth-kaas vagrant-token)\n")
+	workloads := []string{"deployment/vagrant-runner", "deployment/kaas"}
+	if _, err := k.run(ctx, nil, append([]string{"-n", Namespace, "rollout", "restart"}, workloads...)...); err != nil {
+		return err
+	}
+	return k.rolledOut(ctx, workloads...)
+}
+
 type kubectl struct{ o Options }
 
 // run runs kubectl; its output is returned and, when out is set, copied there too. Secret
 // values are never in an error: only the command's verb and object.
 func (k kubectl) run(ctx context.Context, out io.Writer, args ...string) (string, error) {
+	return k.command(ctx, out, nil, args...)
+}
+
+// runWith runs kubectl with stdin (a manifest or patch holding secrets).
+func (k kubectl) runWith(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
+	return k.command(ctx, nil, stdin, args...)
+}
+
+func (k kubectl) command(ctx context.Context, out io.Writer, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, k.o.Kubectl, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.o.Kubeconfig)
+	cmd.Stdin = stdin
 	var buf bytes.Buffer
 	cmd.Stdout = &buf
 	if out != nil {

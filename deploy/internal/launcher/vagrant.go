@@ -11,13 +11,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/emptypb"
 
-	vagrantpb "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/deploy/internal/vagranttoken"
 )
 
 // runnerStateDir is where make up keeps the vagrant-runner's id and login token.
@@ -56,10 +52,10 @@ func ensureRunnerToken(ctx context.Context, home string, placed map[string]Place
 		return fmt.Errorf("dial vagrant-server: %w", err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(ctx, "client-api-protocol", "1,1"), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := vagrantpb.NewVagrantClient(conn).BootstrapToken(ctx, &emptypb.Empty{})
-	if status.Code(err) == codes.PermissionDenied {
+	token, err := vagranttoken.Bootstrap(ctx, conn)
+	if errors.Is(err, vagranttoken.ErrBootstrapped) {
 		say("vagrant-server was bootstrapped before and %s is missing: the runner stays unregistered until a login token is written there (GenerateLoginToken)", file)
 		return nil
 	}
@@ -71,7 +67,7 @@ func ensureRunnerToken(ctx context.Context, home string, placed map[string]Place
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if err := os.WriteFile(file, []byte(resp.GetToken()+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
 		return errors.Join(errors.New("keep the runner's token"), err)
 	}
 	say("bootstrapped vagrant-server; the runner's login token is in %s", file)
