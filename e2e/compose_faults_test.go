@@ -124,7 +124,7 @@ func TestComposeFaults(t *testing.T) {
 	}
 	paused := time.Now()
 	walStart := paused.Add(-time.Second)
-	walName, _ := c.archiveSegment(t, token, walServer)
+	walName, _ := archiveSegment(t, c, token, walServer)
 	archived := time.Since(paused)
 	if out, err := dockerOut(c.ctx, c.env, "unpause", nats); err != nil {
 		t.Fatalf("docker unpause nats: %v: %s", err, out)
@@ -227,7 +227,7 @@ func TestComposeFaults(t *testing.T) {
 	} else if !slices.Contains(listed, jobID) {
 		t.Errorf("ListJobs after down/up: %v, want job %s among them", listed, jobID)
 	}
-	if last, err := c.lastWAL(t, token, walServer); err != nil || last != walName {
+	if last, err := lastWAL(t, c.s.gw, token, walServer); err != nil || last != walName {
 		t.Errorf("WAL Status of %s after down/up: %q, %v; want the catalog's last segment %s", walServer, last, err, walName)
 	}
 

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	walpb "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
@@ -85,50 +86,72 @@ func walCluster(server string) []byte {
 		`"spec":{"instances":1,"plugins":[{"name":"cnpgi.plinth.dev","isWALArchiver":true}]}}`, server)
 }
 
-// archiveSegment has cnpgi-plugin archive a segment the compose PostgreSQL wrote
-// (walSegmentForPlugin) for server through the compose gateway, and answers its name and size.
-func (c *composeStack) archiveSegment(t *testing.T, token, server string) (name string, size int) {
+// walStack is a stack whose containerised cnpgi-plugin archives segments its own PostgreSQL
+// wrote (compose, Kubernetes).
+type walStack interface {
+	suite() *journeySuite
+	// walSegmentForPlugin has the stack's PostgreSQL complete a WAL segment (a write, then
+	// pg_switch_wal) and puts a copy where the plugin reads it, inside its PGDATA as an
+	// instance pod's sidecar would find it; it answers that path, the segment's name and size.
+	walSegmentForPlugin(t *testing.T) (path, name string, size int)
+	// storedWAL says whether the plugin's store holds an object of server's segment name.
+	storedWAL(t *testing.T, server, name string) error
+}
+
+// archiveSegment has the stack's cnpgi-plugin archive a segment its PostgreSQL wrote
+// (walSegmentForPlugin) for server through its gateway, and answers its name and size.
+func archiveSegment(t *testing.T, st walStack, token, server string) (name string, size int) {
 	t.Helper()
-	path, name, size := c.walSegmentForPlugin(t)
+	path, name, size := st.walSegmentForPlugin(t)
 	req := &walpb.WALArchiveRequest{ClusterDefinition: walCluster(server), SourceFileName: path}
-	if _, err := walpb.NewWALClient(c.s.gw).Archive(withToken(callCtx(t), token), req); err != nil {
-		t.Fatalf("WAL Archive of %s through the compose gateway: %v", path, err)
+	if _, err := walpb.NewWALClient(st.suite().gw).Archive(withToken(callCtx(t), token), req); err != nil {
+		t.Fatalf("WAL Archive of %s through the gateway: %v", path, err)
 	}
 	return name, size
 }
 
-// lastWAL is WAL Status's last archived segment of server, through the compose gateway.
-func (c *composeStack) lastWAL(t *testing.T, token, server string) (string, error) {
+// lastWAL is WAL Status's last archived segment of server, through the gateway.
+func lastWAL(t *testing.T, gw grpc.ClientConnInterface, token, server string) (string, error) {
 	t.Helper()
-	st, err := walpb.NewWALClient(c.s.gw).Status(withToken(callCtx(t), token), &walpb.WALStatusRequest{ClusterDefinition: walCluster(server)})
+	st, err := walpb.NewWALClient(gw).Status(withToken(callCtx(t), token), &walpb.WALStatusRequest{ClusterDefinition: walCluster(server)})
 	return st.GetLastWal(), err
 }
 
-// journeyComposeCNPGIArchive: a WAL segment the compose PostgreSQL really wrote is archived
-// by the containerised cnpgi-plugin through the compose gateway (into its POSIX store in the
-// cnpgi volume), WAL Status names it, the object is in the store and the plugin's
-// WALArchived event is on the compose NATS.
-func (c *composeStack) journeyComposeCNPGIArchive(t *testing.T) {
-	s := c.s
-	server := "compose-" + randomHex(t, 4)
+// journeyStackCNPGIArchive: a WAL segment the stack's PostgreSQL really wrote is archived by
+// its containerised cnpgi-plugin through its gateway (mutual TLS from the gateway to the
+// plugin), WAL Status names it, the object is in the plugin's store and the plugin's
+// WALArchived event is on the stack's NATS.
+func journeyStackCNPGIArchive(t *testing.T, st walStack, prefix string) {
+	s := st.suite()
+	server := prefix + "-" + randomHex(t, 4)
 	_, err := walpb.NewWALClient(s.gw).Archive(callCtx(t), &walpb.WALArchiveRequest{ClusterDefinition: walCluster(server), SourceFileName: "/var/lib/plinth/pgdata/pg_wal/000000010000000000000001"})
 	wantCode(t, "WAL Archive without a token", err, codes.Unauthenticated)
 
 	token := s.login(t)
 	start := time.Now().Add(-time.Second)
-	name, size := c.archiveSegment(t, token, server)
-	if last, err := c.lastWAL(t, token, server); err != nil || last != name {
-		t.Errorf("WAL Status through the compose gateway: %q, %v; want the last archived segment %s", last, err, name)
+	name, size := archiveSegment(t, st, token, server)
+	if last, err := lastWAL(t, s.gw, token, server); err != nil || last != name {
+		t.Errorf("WAL Status through the gateway: %q, %v; want the last archived segment %s", last, err, name)
 	}
-	found, err := dockerOut(c.ctx, c.env, "run", "--rm", "--user", "65532:65532", "-v", c.project+"_cnpgi:/v:ro",
-		"--entrypoint", "find", "busybox:1.37-musl", "/v/store", "-path", "*/"+server+"/wals/*", "-name", name+"*")
-	if err != nil || found == "" {
-		t.Errorf("no archived object for %s of %s in the cnpgi volume's store: %q, %v", name, server, found, err)
+	if err := st.storedWAL(t, server, name); err != nil {
+		t.Errorf("no archived object for %s of %s in the plugin's store: %v", name, server, err)
 	}
 	ev := waitWALArchived(t, s.endpoints, server, start)
 	if !slices.Contains(ev.GetWalNames(), name) || ev.GetSizeBytes() != int64(size) || ev.GetStoredBytes() <= 0 {
 		t.Errorf("event %v, want %s of %d bytes stored", ev, name, size)
 	}
+}
+
+func (c *composeStack) suite() *journeySuite { return c.s }
+
+// storedWAL looks for the object in the cnpgi volume's POSIX store.
+func (c *composeStack) storedWAL(t *testing.T, server, name string) error {
+	found, err := dockerOut(c.ctx, c.env, "run", "--rm", "--user", "65532:65532", "-v", c.project+"_cnpgi:/v:ro",
+		"--entrypoint", "find", "busybox:1.37-musl", "/v/store", "-path", "*/"+server+"/wals/*", "-name", name+"*")
+	if err == nil && found == "" {
+		err = fmt.Errorf("find found nothing")
+	}
+	return err
 }
 
 // composeS3 is a versitygw (make tools-s3's) run by a test in a container on the project's

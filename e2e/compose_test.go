@@ -258,7 +258,7 @@ func TestComposeStack(t *testing.T) {
 	t.Run("LvmdBackup", c.journeyComposeLvmdBackup)
 	// A WAL segment of the compose PostgreSQL archived by cnpgi-plugin; its event on NATS.
 	c.natsAsAdmin(t)
-	t.Run("CNPGIArchive", c.journeyComposeCNPGIArchive)
+	t.Run("CNPGIArchive", func(t *testing.T) { journeyStackCNPGIArchive(t, c, "compose") })
 	// A kaas cluster on the vagrant provider: its control-plane machine made by the
 	// containerised runner, its address through kaas and in stats' node list, RUNNING.
 	t.Run("KaasClusterMachines", s.journeyKaasCluster)

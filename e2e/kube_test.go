@@ -1,10 +1,9 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
+	"encoding/base64"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	"github.com/plinth-dev/plinth/libs/kubetest"
 	"github.com/plinth-dev/plinth/libs/kubetest/kubelocal"
+	"github.com/plinth-dev/plinth/libs/storage/s3test"
 )
 
 // kubeStack is deploy/k8s/overlays/local running on make kube-up's cluster for a test.
@@ -52,6 +52,35 @@ func (k *kubeStack) try(args ...string) (string, error) {
 	return string(out), err
 }
 
+var versitygwPin = regexp.MustCompile(`(?m)^\s*github\.com/versity/versitygw (v\S+)`)
+
+// kubeS3Image is the name make kube-up gives the image of overlays/local's S3 server
+// (KUBE_S3_IMAGE): versitygw's version as tools/s3/go.mod pins it.
+func kubeS3Image(t *testing.T, root string) string {
+	t.Helper()
+	mod, err := os.ReadFile(filepath.Join(root, "tools/s3/go.mod"))
+	m := versitygwPin.FindSubmatch(mod)
+	if err != nil || m == nil {
+		t.Fatalf("versitygw's pin in tools/s3/go.mod: %v", err)
+	}
+	return "plinth.local/versitygw:" + string(m[1])
+}
+
+// kubeBinImage is make kube-up's -program for the Kubernetes binaries kaas's machines run
+// (KUBE_BIN_IMAGE, overlays/local kaas.yaml): what make tools-kaas builds.
+func kubeBinImage(t *testing.T, bin string) string {
+	t.Helper()
+	var programs []string
+	for _, glob := range []string{"kube-apiserver-v*", "kube-controller-manager-v*", "kwok"} {
+		found, _ := filepath.Glob(filepath.Join(bin, glob))
+		if len(found) == 0 {
+			skipOrFail(t, "no %s in %s: make tools-kaas", glob, bin)
+		}
+		programs = append(programs, found...)
+	}
+	return "plinth.local/kube-bin:" + kubelocal.Version + "=" + strings.Join(programs, ",")
+}
+
 // startKube runs what make kube-up runs: the suite's images built (plinth-compose images), then
 // plinth-kube up — the cluster with them, cert-manager and the lvmd volume group, the Secrets
 // and overlays/local applied as deploy/k8s/README.md tells a user, every workload rolled out.
@@ -67,6 +96,10 @@ func startKube(t *testing.T) *kubeStack {
 		skipOrFail(t, "the suite's images are built with Docker, and no engine answers (tools/docker/dockerd.sh start): %s", out)
 	}
 	kubectl := kubetest.Binary(t, "kubectl-"+kubelocal.Version)
+	s3Server, err := s3test.Binary()
+	if err != nil {
+		skipOrFail(t, "%v", err)
+	}
 	dir := filepath.Join(t.TempDir(), "kube")
 	// What plinth-kube up runs, checked before minutes of image builds.
 	opts := kubelocal.Options{Dir: dir, BinDir: filepath.Dir(kubectl), CertManager: true, VolumeGroup: "plinth_kube"}
@@ -104,7 +137,8 @@ func startKube(t *testing.T) *kubeStack {
 	// make kube-up: the cluster, the images, cert-manager, the volume group, then the overlay
 	// with the Secrets deploy/k8s/README.md lists, every workload rolled out.
 	start := time.Now()
-	out, err := run(ctx, plinthKube, "up", "-dir", dir, "-bin", filepath.Dir(kubectl), "-root", root, "-image", images, "-wait-machine", "20m")
+	out, err := run(ctx, plinthKube, "up", "-dir", dir, "-bin", filepath.Dir(kubectl), "-root", root, "-image", images,
+		"-program", kubeS3Image(t, root)+"="+s3Server, "-program", kubeBinImage(t, filepath.Dir(kubectl)), "-wait-machine", "20m")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -125,7 +159,7 @@ func startKube(t *testing.T) *kubeStack {
 	}
 	k := &kubeStack{t: t, ctx: ctx, root: root, cluster: c, kubectl: kubectl}
 	start = time.Now()
-	for _, w := range []string{"deploy/postgres", "deploy/nats", "deploy/auth", "deploy/stats", "deploy/kaas", "deploy/vagrant-server",
+	for _, w := range []string{"deploy/postgres", "deploy/nats", "deploy/s3", "deploy/auth", "deploy/stats", "deploy/kaas", "deploy/vagrant-server",
 		"deploy/vagrant-runner", "deploy/cnpgi-plugin", "deploy/gateway", "daemonset/lvmd-agent"} {
 		if out, err := k.try("-n", "plinth", "rollout", "status", w, "--timeout=5m"); err != nil {
 			t.Errorf("%s did not become ready: %v\n%s", w, err, out)
@@ -162,6 +196,34 @@ func startKube(t *testing.T) *kubeStack {
 	return k
 }
 
+// vagrantRunner points the Vagrant journey at the cluster's runner: its admin port forwarded,
+// its id (in its state directory) and the login token plinth-kube up gave it in the Secret
+// plinth-vagrant-runner (bootstrapped as services/vagrant-server/README.md says).
+func (k *kubeStack) vagrantRunner(t *testing.T) {
+	t.Helper()
+	dir := filepath.Join(k.s.home, "vagrant-runner")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	token, err := base64.StdEncoding.DecodeString(k.run(t, "-n", "plinth", "get", "secret", "plinth-vagrant-runner", "-o", "jsonpath={.data.token}"))
+	if err != nil || len(token) == 0 {
+		t.Fatalf("the runner's token in the Secret plinth-vagrant-runner: %q, %v", token, err)
+	}
+	admin := k.portForward(t, "deploy/vagrant-runner", 7107)
+	checkRunnerRegistered(t, admin)
+	id := k.run(t, "-n", "plinth", "exec", "deploy/vagrant-runner", "--", "cat", "/var/lib/vagrant-runner/id")
+	for name, b := range map[string][]byte{"id": []byte(id), "token": token} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range k.s.endpoints.Services {
+		if k.s.endpoints.Services[i].Name == "vagrant-runner" {
+			k.s.endpoints.Services[i].Admin = admin
+		}
+	}
+}
+
 // connectGateway forwards a loopback port to the gateway Service (to one of its pods, as
 // kubectl port-forward does) and points the journeys' connection at it.
 func (k *kubeStack) connectGateway(t *testing.T) {
@@ -175,42 +237,30 @@ func (k *kubeStack) connectGateway(t *testing.T) {
 	k.s.gw = gw
 }
 
-var forwardingRE = regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) ->`)
-
-// portForward runs kubectl port-forward to target's port on a free loopback port and returns
+// portForward forwards a free loopback port to target's port (kubetest.PortForward) and returns
 // that address; it stops when the stack's test ends (or the pod it forwards to goes).
 func (k *kubeStack) portForward(t *testing.T, target string, port int) string {
 	t.Helper()
-	cmd := exec.CommandContext(k.ctx, k.kubectl, "-n", "plinth", "port-forward", "--address", "127.0.0.1", target, fmt.Sprintf(":%d", port))
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.cluster.KubeconfigPath)
-	stdout, err := cmd.StdoutPipe()
+	addr, stop, err := kubetest.PortForward(k.ctx, k.kubectl, k.cluster.KubeconfigPath, "plinth", target, port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	k.t.Cleanup(func() { _ = cmd.Process.Kill() })
-	lines := bufio.NewScanner(stdout)
-	for lines.Scan() {
-		if m := forwardingRE.FindStringSubmatch(lines.Text()); m != nil {
-			go func() { _, _ = io.Copy(io.Discard, stdout); _ = cmd.Wait() }()
-			return "127.0.0.1:" + m[1]
-		}
-	}
-	_ = cmd.Wait()
-	t.Fatalf("kubectl port-forward %s ended without forwarding: %v", target, lines.Err())
-	return ""
+	k.t.Cleanup(stop)
+	return addr
 }
 
 // TestKubeSuite: deploy/k8s/overlays/local on make kube-up's cluster (a real kubelet, kube-proxy,
 // CoreDNS and cert-manager, the suite's images as make images builds them), applied the way
 // deploy/k8s/README.md tells a user: every Deployment rolls out, the lvmd-agent DaemonSet is
 // Ready, no container restarted; through the gateway Service the admin logs in and reaches
-// every service; an lvmd volume made through the gateway shows in stats; every workload's
-// pods deleted in turn and the kubelet killed once, all comes back Ready and the token still
-// works; after Logout every service refuses the token; kube-down undoes it all.
+// every service; an lvmd volume made through the gateway shows in stats; a Vagrant job's output
+// comes back from the runner's pod (a command in a netns machine too); a WAL segment of the
+// cluster's PostgreSQL is archived by cnpgi-plugin into the in-cluster S3 with its event; a
+// kaas cluster's control-plane machine is made by the runner in kaas's pod and RUNNING;
+// TopoLVM's node plugin drives the lvmd-agent DaemonSet (testdata/topolvm-node.yaml); every
+// workload's pods deleted in turn and the kubelet killed once, all comes back Ready, no job or
+// event handed over just before is lost and the token still works; after Logout every service
+// refuses the token; kube-down undoes it all.
 func TestKubeSuite(t *testing.T) {
 	t.Parallel()
 	k := startKube(t)
@@ -226,30 +276,27 @@ func TestKubeSuite(t *testing.T) {
 	// lvmd-agent (the DaemonSet, on kube-up's volume group) through the gateway's mutual-TLS
 	// client with cert-manager's pair: a volume made and removed, its capacity events in stats.
 	t.Run("LvmdCapacityInStats", s.journeyLvmdCapacity)
-	// Faults: each of the suite's workloads loses its pods in turn, then the kubelet is killed
-	// once; every pod comes back Ready and the token still opens every service.
-	t.Run("PodsDeletedAndKubeletKilled", func(t *testing.T) {
-		for _, w := range []string{"deploy/auth", "deploy/stats", "deploy/kaas", "deploy/vagrant-server", "deploy/vagrant-runner",
-			"deploy/cnpgi-plugin", "deploy/gateway", "daemonset/lvmd-agent"} {
-			name := strings.TrimPrefix(strings.TrimPrefix(w, "deploy/"), "daemonset/")
-			began := time.Now()
-			k.run(t, "-n", "plinth", "delete", "pod", "-l", "app.kubernetes.io/name="+name, "--timeout=2m")
-			k.run(t, "-n", "plinth", "rollout", "status", w, "--timeout=3m")
-			t.Logf("%s: pods deleted and back in %s", w, time.Since(began).Round(100*time.Millisecond))
-		}
-		began := time.Now()
-		if err := k.cluster.RestartKubelet(k.ctx); err != nil {
-			t.Fatalf("kubelet killed and started again: %v", err)
-		}
-		k.run(t, "wait", "node", "--all", "--for=condition=Ready", "--timeout=3m")
-		k.run(t, "-n", "plinth", "wait", "pod", "--all", "--for=condition=Ready", "--timeout=3m")
-		t.Logf("kubelet killed: node and every pod Ready again in %s", time.Since(began).Round(100*time.Millisecond))
-		// The gateway's pods are new: a new forward, a new connection.
-		k.connectGateway(t)
-		for _, p := range probes {
-			succeeds(t, s.gw, p, token)
-		}
-	})
+	// A Vagrant user's jobs through the gateway, run by the runner's pod (netns machines in
+	// its network namespace, overlays/local/runner.yaml): a noop's output streamed back over
+	// gRPC and gRPC-Web, `up` and `exec` in a machine.
+	k.vagrantRunner(t)
+	t.Run("VagrantJob", s.journeyVagrantJob)
+	// A WAL segment of the cluster's PostgreSQL archived by the cnpgi-plugin Deployment
+	// through the gateway (mutual TLS with cert-manager's pair) into the in-cluster S3; its
+	// event on the cluster's NATS.
+	k.natsAsAdmin(t)
+	t.Run("CNPGIArchive", func(t *testing.T) { journeyStackCNPGIArchive(t, k, "kube") })
+	// A kaas cluster on the vagrant provider: its control-plane machine made by the runner in
+	// kaas's pod (overlays/local kaas.yaml), its address through kaas and in stats' node list,
+	// RUNNING.
+	t.Run("KaasClusterMachines", s.journeyKaasCluster)
+	// TopoLVM's node plugin (its Go module's) against the lvmd-agent DaemonSet's socket: a
+	// LogicalVolume becomes an LV, is resized and removed; the Node carries lvmd's capacity.
+	t.Run("TopoLVMNodePlugin", k.checkTopoLVMNodePlugin)
+	// Faults: each of the suite's workloads loses its pods in turn (with work handed to it just
+	// before), then the kubelet is killed once; every pod comes back Ready, no job or event is
+	// lost and the token still opens every service.
+	t.Run("PodsDeletedAndKubeletKilled", func(t *testing.T) { k.checkFaultsLoseNothing(t, token, probes) })
 
 	auth := authpb.NewAuthServiceClient(s.gw)
 	if resp, err := auth.Logout(withToken(callCtx(t), token), &authpb.LogoutRequest{}); err != nil || !resp.GetSuccess() {

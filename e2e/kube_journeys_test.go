@@ -1,0 +1,150 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/jackc/pgx/v5"
+)
+
+// output runs kubectl with stdin and answers its standard output as it is (a WAL segment is
+// binary); the error carries its standard error.
+func (k *kubeStack) output(t *testing.T, stdin io.Reader, args ...string) []byte {
+	t.Helper()
+	cmd := exec.CommandContext(k.ctx, k.kubectl, args...)
+	cmd.Dir = k.root
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.cluster.KubeconfigPath)
+	cmd.Stdin = stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// secretValue is one key of one of the suite's Secrets.
+func (k *kubeStack) secretValue(t *testing.T, name, key string) string {
+	t.Helper()
+	out := k.run(t, "-n", "plinth", "get", "secret", name, "-o", "jsonpath={.data."+key+"}")
+	v, err := base64.StdEncoding.DecodeString(out)
+	if err != nil || len(v) == 0 {
+		t.Fatalf("Secret %s's %s: %q, %v", name, key, out, err)
+	}
+	return string(v)
+}
+
+// natsAsAdmin points the suite's NATS endpoint at the cluster's NATS (a port-forward to its
+// Service) with the operators' user admin, whose password plinth-kube up put in plinth-nats.
+func (k *kubeStack) natsAsAdmin(t *testing.T) {
+	t.Helper()
+	pw := filepath.Join(k.s.home, "nats-admin-password")
+	if err := os.WriteFile(pw, []byte(k.secretValue(t, "plinth-nats", "admin-password")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k.s.endpoints.NATS = "nats://" + k.portForward(t, "svc/nats", 4222)
+	k.s.endpoints.NATSUser, k.s.endpoints.NATSPasswordFile = "admin", pw
+}
+
+func (k *kubeStack) suite() *journeySuite { return k.s }
+
+// pgdataInPlugin is overlays/local's data directory of the cnpgi-plugin Deployment
+// (cnpgi-plugin.yaml).
+const pgdataInPlugin = "/var/lib/plinth/pgdata"
+
+var walNameRE = regexp.MustCompile(`^[0-9A-F]{24}$`)
+
+// walSegmentForPlugin has the cluster's PostgreSQL complete a WAL segment and puts a copy of
+// it in the cnpgi-plugin pod's data directory. The segment is read over PostgreSQL's own
+// protocol (pg_read_binary_file, through a port-forward to its Service): kubectl exec can
+// cut a large output short without an error (kubernetes/kubernetes#124571). The plugin's
+// image holds only its program, so the copy goes in as a cluster's operator would put it
+// there: a debug container (the stand-in busybox, kubectl debug --target, the pod's own user)
+// writes it from its standard input through the plugin process's root (/proc/1/root, in the
+// plugin container's process namespace), and its checksum there is compared with the one
+// read.
+func (k *kubeStack) walSegmentForPlugin(t *testing.T) (path, name string, size int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(k.ctx, 2*time.Minute)
+	defer cancel()
+	db, err := pgx.Connect(ctx, "postgres://postgres@"+k.portForward(t, "svc/postgres", 5432)+"/plinth?sslmode=disable")
+	if err != nil {
+		t.Fatalf("the cluster's PostgreSQL through a port-forward: %v", err)
+	}
+	defer db.Close(context.Background())
+	if _, err := db.Exec(ctx, "CREATE TABLE IF NOT EXISTS e2e_wal (at timestamptz); INSERT INTO e2e_wal VALUES (now())"); err != nil {
+		t.Fatal(err)
+	}
+	var segment []byte
+	if err := db.QueryRow(ctx, "SELECT pg_walfile_name(pg_switch_wal())").Scan(&name); err != nil || !walNameRE.MatchString(name) {
+		t.Fatalf("switch WAL in the cluster's PostgreSQL: %q, %v", name, err)
+	}
+	if err := db.QueryRow(ctx, "SELECT pg_read_binary_file('pg_wal/' || $1)", name).Scan(&segment); err != nil {
+		t.Fatalf("read %s from the cluster's PostgreSQL: %v", name, err)
+	}
+	sum := sha256.Sum256(segment)
+
+	pod := k.run(t, "-n", "plinth", "get", "pod", "-l", "app.kubernetes.io/name=cnpgi-plugin", "--field-selector=status.phase=Running",
+		"-o", "jsonpath={.items[0].metadata.name}")
+	debugger := "wal-copy-" + randomHex(t, 3)
+	k.run(t, "-n", "plinth", "debug", "pod/"+pod, "-c", debugger, "--image=docker.io/library/busybox:1.37-musl", "--image-pull-policy=Never",
+		"--target=cnpgi-plugin", "--profile=restricted", "--", "sleep", "600")
+	if err := eventually(time.Minute, 200*time.Millisecond, func() error {
+		running, err := k.try("-n", "plinth", "get", "pod", pod, "-o",
+			`jsonpath={.status.ephemeralContainerStatuses[?(@.name=="`+debugger+`")].state.running.startedAt}`)
+		if err == nil && strings.TrimSpace(running) == "" {
+			err = fmt.Errorf("not running yet")
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("debug container %s in %s: %v", debugger, pod, err)
+	}
+	dir := "/proc/1/root" + pgdataInPlugin + "/pg_wal"
+	written := k.output(t, bytes.NewReader(segment), "-n", "plinth", "exec", "-i", pod, "-c", debugger, "--",
+		"sh", "-c", `mkdir -p "$0" && cat > "$0/$1" && sha256sum "$0/$1"`, dir, name)
+	if got, _, _ := strings.Cut(string(written), " "); got != hex.EncodeToString(sum[:]) {
+		t.Fatalf("the copy of %s in the plugin's pod has sha256 %q, want %x", name, got, sum)
+	}
+	return pgdataInPlugin + "/pg_wal/" + name, name, len(segment)
+}
+
+// storedWAL lists the in-cluster S3's bucket (overlays/local s3.yaml, through a port-forward,
+// with the plugin's credentials) under the server's WAL prefix in barman's layout.
+func (k *kubeStack) storedWAL(t *testing.T, server, name string) error {
+	t.Helper()
+	client := s3.New(s3.Options{
+		Region: "us-east-1", UsePathStyle: true, BaseEndpoint: aws.String("http://" + k.portForward(t, "svc/s3", 7070)),
+		Credentials: credentials.NewStaticCredentialsProvider(k.secretValue(t, "plinth-cnpgi-s3", "access-key-id"),
+			k.secretValue(t, "plinth-cnpgi-s3", "secret-access-key"), ""),
+	})
+	ctx, cancel := context.WithTimeout(k.ctx, callTimeout)
+	defer cancel()
+	prefix := "clusters/" + server + "/wals/"
+	list, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("plinth-pg-archive"), Prefix: aws.String(prefix)})
+	if err != nil {
+		return err
+	}
+	var keys []string
+	for _, o := range list.Contents {
+		keys = append(keys, aws.ToString(o.Key))
+		if strings.HasPrefix(filepath.Base(aws.ToString(o.Key)), name) && aws.ToInt64(o.Size) > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("bucket plinth-pg-archive under %s holds %v", prefix, keys)
+}
