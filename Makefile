@@ -27,10 +27,10 @@ K8S_V133 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.
 K8S_V132 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.32/go.mod)
 # kaas's local clusters (and `make up`'s background build) need only the control planes and
 # kwok (tools-kaas); `make kube-up` runs a whole node: v1.33's kube-scheduler, kubelet,
-# kube-proxy and kubectl, CoreDNS and cert-manager's controller besides.
+# kube-proxy and kubectl, CoreDNS and cert-manager's controller and CA injector besides.
 K8S_KAAS_TOOLS := $(foreach v,$(K8S_V133) $(K8S_V132),$(BIN)/kube-apiserver-$(v) $(BIN)/kube-controller-manager-$(v)) $(BIN)/kwok
 K8S_NODE_TOOLS := $(foreach c,kube-scheduler kubelet kube-proxy kubectl,$(BIN)/$(c)-$(K8S_V133))
-K8S_TOOLS := $(K8S_KAAS_TOOLS) $(K8S_NODE_TOOLS) $(BIN)/coredns $(BIN)/cert-manager-controller $(BIN)/topolvm-node
+K8S_TOOLS := $(K8S_KAAS_TOOLS) $(K8S_NODE_TOOLS) $(BIN)/coredns $(BIN)/cert-manager-controller $(BIN)/cert-manager-cainjector $(BIN)/topolvm-node
 # Tilt, built from its module source (tools/tilt/go.mod pins it).
 TILT := $(BIN)/tilt
 # Container tools (tools/docker/go.mod pins them): Compose v2 and buildx as CLI plugins of the
@@ -76,7 +76,7 @@ $(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
 
 tools-kaas: $(K8S_KAAS_TOOLS) ## build what kaas's local clusters run: kube-apiserver/-controller-manager (two versions) and kwok; what make up builds in the background
 
-tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS, cert-manager's controller and TopoLVM's node plugin into bin/; slow once, then cached outside the checkout
+tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS, cert-manager's controller and CA injector and TopoLVM's node plugin into bin/; slow once, then cached outside the checkout
 
 # Each rule reruns only when its pins change.
 $(BIN)/kube-apiserver-$(K8S_V133) $(BIN)/kube-controller-manager-$(K8S_V133) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
@@ -103,6 +103,13 @@ $(BIN)/cert-manager-controller: tools/k8s/cert-manager/go.mod tools/k8s/cert-man
 	cd tools/k8s/cert-manager && v="$$(GOWORK=off $(GO) list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)" && \
 		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$$v" -o $(BIN)/cert-manager-controller.tmp .
 	mv -f $(BIN)/cert-manager-controller.tmp $(BIN)/cert-manager-controller
+
+# cert-manager's CA injector, the module's pkg/controller/cainjector run as upstream's main does
+# (tools/k8s/cert-manager/cainjector/main.go).
+$(BIN)/cert-manager-cainjector: tools/k8s/cert-manager/go.mod tools/k8s/cert-manager/go.sum tools/k8s/cert-manager/cainjector/main.go
+	cd tools/k8s/cert-manager && v="$$(GOWORK=off $(GO) list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)" && \
+		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$$v" -o $(BIN)/cert-manager-cainjector.tmp ./cainjector
+	mv -f $(BIN)/cert-manager-cainjector.tmp $(BIN)/cert-manager-cainjector
 
 # TopoLVM's node plugin, which e2e runs against lvmd-agent's DaemonSet on kube-up's cluster,
 # stamped with the version tools/k8s/topolvm/go.mod pins.

@@ -20,8 +20,8 @@ import (
 const certManagerNamespace = "cert-manager"
 
 // installCertManager installs cert-manager's CRDs (from the module tools/crds pins, the
-// version the controller is built from), a service account with the permissions its
-// controllers use, and the controller as a Deployment, and waits until it is Available.
+// version the programs are built from) and its controller and CA injector, each a Deployment
+// with a service account holding the permissions it uses, and waits until both are Available.
 func installCertManager(ctx context.Context, l layout, client kubernetes.Interface) error {
 	crds, err := kubetest.ModuleCRDs(kubetest.CertManagerModule, "deploy/crds/*.yaml")
 	if err != nil {
@@ -35,67 +35,109 @@ func installCertManager(ctx context.Context, l layout, client kubernetes.Interfa
 		return fmt.Errorf("kubelocal: cert-manager: %w", err)
 	}
 
-	labels := map[string]string{"app.kubernetes.io/name": "cert-manager", "app.kubernetes.io/component": "controller"}
-	objects := []func() error{
-		func() error {
-			_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: certManagerNamespace}}, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := client.CoreV1().ServiceAccounts(certManagerNamespace).Create(ctx, &corev1.ServiceAccount{
-				ObjectMeta: metav1.ObjectMeta{Name: "cert-manager", Labels: labels},
-			}, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
-				ObjectMeta: metav1.ObjectMeta{Name: "cert-manager-controller", Labels: labels},
-				Rules: []rbacv1.PolicyRule{
-					// Its own resources, including approving requests for its issuers (signers).
-					{APIGroups: []string{"cert-manager.io", "acme.cert-manager.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
-					// The key pairs it writes and reads.
-					{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-					{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
-					{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
-					// Informers it starts for the ACME HTTP-01 solver's objects (never made here).
-					{APIGroups: []string{""}, Resources: []string{"pods", "services"}, Verbs: []string{"get", "list", "watch"}},
-					{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get", "list", "watch"}},
-					{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"get", "list", "watch"}},
-				},
-			}, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: "cert-manager-controller", Labels: labels},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cert-manager-controller"},
-				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "cert-manager", Namespace: certManagerNamespace}},
-			}, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := client.AppsV1().Deployments(certManagerNamespace).Create(ctx, certManagerDeployment(labels), metav1.CreateOptions{})
-			return err
-		},
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: certManagerNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("kubelocal: cert-manager: %w", err)
 	}
-	for _, create := range objects {
-		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("kubelocal: cert-manager: %w", err)
+	for _, p := range certManagerParts() {
+		if err := p.install(ctx, client); err != nil {
+			return err
 		}
 	}
 	return poll(ctx, 2*time.Minute, func(ctx context.Context) error {
-		d, err := client.AppsV1().Deployments(certManagerNamespace).Get(ctx, "cert-manager", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if d.Status.AvailableReplicas < 1 {
-			return fmt.Errorf("cert-manager's Deployment is not Available (%d replicas ready)", d.Status.ReadyReplicas)
+		for _, p := range certManagerParts() {
+			d, err := client.AppsV1().Deployments(certManagerNamespace).Get(ctx, p.name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if d.Status.AvailableReplicas < 1 {
+				return fmt.Errorf("%s's Deployment is not Available (%d replicas ready)", p.name, d.Status.ReadyReplicas)
+			}
 		}
 		return nil
 	})
 }
 
-func certManagerDeployment(labels map[string]string) *appsv1.Deployment {
+// certManagerPart is one of cert-manager's programs as a Deployment of its own, with its
+// service account and cluster role.
+type certManagerPart struct {
+	name, image string
+	args        []string
+	healthz     int32
+	rules       []rbacv1.PolicyRule
+}
+
+func certManagerParts() []certManagerPart {
+	read := []string{"get", "list", "watch"}
+	events := rbacv1.PolicyRule{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}}
+	return []certManagerPart{
+		{
+			name: "cert-manager", image: CertManagerImage, healthz: 9403,
+			args: []string{"--cluster-resource-namespace=" + certManagerNamespace, "--healthz-address=0.0.0.0:9403"},
+			rules: []rbacv1.PolicyRule{
+				// Its own resources, including approving requests for its issuers (signers).
+				{APIGroups: []string{"cert-manager.io", "acme.cert-manager.io"}, Resources: []string{"*"}, Verbs: []string{"*"}},
+				// The key pairs it writes and reads.
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+				events,
+				{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+				// Informers it starts for the ACME HTTP-01 solver's objects (never made here).
+				{APIGroups: []string{""}, Resources: []string{"pods", "services"}, Verbs: read},
+				{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: read},
+				{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: read},
+			},
+		},
+		{
+			// The CA injector: reads Certificates and their Secrets, writes caBundle fields.
+			name: "cert-manager-cainjector", image: CAInjectorImage, healthz: 9404,
+			args: []string{"--healthz-address=0.0.0.0:9404"},
+			rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"cert-manager.io"}, Resources: []string{"certificates"}, Verbs: read},
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: read},
+				events,
+				{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+				{APIGroups: []string{"apiregistration.k8s.io"}, Resources: []string{"apiservices"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+				{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+			},
+		},
+	}
+}
+
+// install creates the part's service account, cluster role and binding and Deployment (any
+// that exists is left as it is).
+func (p certManagerPart) install(ctx context.Context, client kubernetes.Interface) error {
+	labels := map[string]string{"app.kubernetes.io/name": p.name, "app.kubernetes.io/part-of": "cert-manager"}
+	meta := metav1.ObjectMeta{Name: p.name, Labels: labels}
+	objects := []func() error{
+		func() error {
+			_, err := client.CoreV1().ServiceAccounts(certManagerNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: meta, Rules: p.rules}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+				ObjectMeta: meta,
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: p.name},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: p.name, Namespace: certManagerNamespace}},
+			}, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := client.AppsV1().Deployments(certManagerNamespace).Create(ctx, p.deployment(labels), metav1.CreateOptions{})
+			return err
+		},
+	}
+	for _, create := range objects {
+		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("kubelocal: %s: %w", p.name, err)
+		}
+	}
+	return nil
+}
+
+func (p certManagerPart) deployment(labels map[string]string) *appsv1.Deployment {
 	probe := func(path string) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("healthz")}},
@@ -103,24 +145,24 @@ func certManagerDeployment(labels map[string]string) *appsv1.Deployment {
 		}
 	}
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "cert-manager", Namespace: certManagerNamespace, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: certManagerNamespace, Labels: labels},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					ServiceAccountName: "cert-manager",
+					ServiceAccountName: p.name,
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{{
-						Name:            "cert-manager-controller",
-						Image:           CertManagerImage,
+						Name:            p.name,
+						Image:           p.image,
 						ImagePullPolicy: corev1.PullNever,
-						Args:            []string{"--cluster-resource-namespace=" + certManagerNamespace, "--healthz-address=0.0.0.0:9403"},
-						Ports:           []corev1.ContainerPort{{Name: "healthz", ContainerPort: 9403}},
+						Args:            p.args,
+						Ports:           []corev1.ContainerPort{{Name: "healthz", ContainerPort: p.healthz}},
 						ReadinessProbe:  probe("/readyz"),
 						LivenessProbe:   probe("/livez"),
 						SecurityContext: &corev1.SecurityContext{

@@ -51,8 +51,10 @@ func preflight(l layout) error {
 			missing = append(missing, l.binary(c)+" (make tools-k8s)")
 		}
 	}
-	if l.CertManager && !executable(l.certManagerBinary()) {
-		missing = append(missing, l.certManagerBinary()+" (make tools-k8s)")
+	for _, b := range []string{l.certManagerBinary(), l.caInjectorBinary()} {
+		if l.CertManager && !executable(b) {
+			missing = append(missing, b+" (make tools-k8s)")
+		}
 	}
 	for _, image := range slices.Sorted(maps.Keys(l.Programs)) {
 		if len(l.Programs[image]) == 0 {

@@ -44,12 +44,17 @@ func standIns(l layout) []standIn {
 		{name: BusyboxImage, layer: busybox, cmd: []string{"sh"}},
 	}
 	if l.CertManager {
-		out = append(out, standIn{
-			name:       CertManagerImage,
-			layer:      func() ([]byte, error) { return binaryLayer(l.certManagerBinary(), "cert-manager-controller") },
-			entrypoint: []string{"/usr/local/bin/cert-manager-controller"},
-			user:       "65532:65532",
-		})
+		for _, p := range []struct{ image, path, name string }{
+			{CertManagerImage, l.certManagerBinary(), "cert-manager-controller"},
+			{CAInjectorImage, l.caInjectorBinary(), "cert-manager-cainjector"},
+		} {
+			out = append(out, standIn{
+				name:       p.image,
+				layer:      func() ([]byte, error) { return binaryLayer(p.path, p.name) },
+				entrypoint: []string{"/usr/local/bin/" + p.name},
+				user:       "65532:65532",
+			})
+		}
 	}
 	for _, image := range slices.Sorted(maps.Keys(l.Programs)) {
 		out = append(out, programStandIn(image, l.Programs[image]...))

@@ -40,6 +40,8 @@ const (
 	// CertManagerImage holds BinDir/cert-manager-controller (Options.CertManager): not
 	// upstream's image, which cannot be pulled here, so not named like it.
 	CertManagerImage = "plinth.local/cert-manager-controller:v1.21.2"
+	// CAInjectorImage holds BinDir/cert-manager-cainjector, cert-manager's CA injector.
+	CAInjectorImage = "plinth.local/cert-manager-cainjector:v1.21.2"
 )
 
 // Options say where and how the cluster runs. The zero value of each field takes the default
@@ -170,6 +172,7 @@ func (l layout) apiURL() string {
 }
 func (l layout) binary(name string) string { return filepath.Join(l.BinDir, name+"-"+Version) }
 func (l layout) certManagerBinary() string { return filepath.Join(l.BinDir, "cert-manager-controller") }
+func (l layout) caInjectorBinary() string  { return filepath.Join(l.BinDir, "cert-manager-cainjector") }
 
 // Cluster is a running single-node cluster.
 type Cluster struct {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -337,4 +338,36 @@ func issueCertificate(ctx context.Context, t *testing.T, c *kubelocal.Cluster) {
 	if _, err := cert.Verify(x509.VerifyOptions{Roots: roots, DNSName: "server"}); err != nil {
 		t.Errorf("server certificate does not verify against the CA cert-manager issued: %v", err)
 	}
+
+	// cert-manager's CA injector fills a webhook configuration's caBundle from the Certificate
+	// its annotation names (as a webhook served with the server pair would be registered).
+	// The webhook matches no object (its selector), so it changes nothing else here.
+	none := &metav1.LabelSelector{MatchLabels: map[string]string{"plinth.test/never": "true"}}
+	webhooks := c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	if _, err := webhooks.Create(ctx, &admissionv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "pki-server", Annotations: map[string]string{"cert-manager.io/inject-ca-from": ns + "/server"}},
+		Webhooks: []admissionv1.ValidatingWebhook{{
+			Name:                    "server.pki.plinth.test",
+			ClientConfig:            admissionv1.WebhookClientConfig{Service: &admissionv1.ServiceReference{Namespace: ns, Name: "server"}},
+			Rules:                   []admissionv1.RuleWithOperations{{Operations: []admissionv1.OperationType{admissionv1.Create}, Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
+			ObjectSelector:          none,
+			NamespaceSelector:       none,
+			FailurePolicy:           ptr.To(admissionv1.Ignore),
+			SideEffects:             ptr.To(admissionv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = webhooks.Delete(context.Background(), "pki-server", metav1.DeleteOptions{}) })
+	waitFor(ctx, t, time.Minute, func() error {
+		got, err := webhooks.Get(ctx, "pki-server", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got.Webhooks[0].ClientConfig.CABundle, secret.Data["ca.crt"]) {
+			return fmt.Errorf("the CA injector has not set the webhook's caBundle to server-tls's ca.crt (it is %q)", got.Webhooks[0].ClientConfig.CABundle)
+		}
+		return nil
+	})
 }
