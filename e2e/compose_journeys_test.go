@@ -154,18 +154,20 @@ func (c *composeStack) storedWAL(t *testing.T, server, name string) error {
 	return err
 }
 
-// composeS3 is a versitygw (make tools-s3's) run by a test in a container on the project's
-// network, where the compose services reach it as http://s3:7070; the test reaches it on a
-// published 127.0.0.1 port. It is removed when the test ends.
-type composeS3 struct {
-	// Endpoint is the address the compose services use; Host the test's.
+// s3Store is an S3 server a stack's services reach at Endpoint and the test at Host, with
+// one bucket for the test.
+type s3Store struct {
+	// Endpoint is the address the stack's services use; Host the test's.
 	Endpoint, Host  string
 	AccessKeyID     string
 	SecretAccessKey string
 	Bucket          string
 }
 
-func (c *composeStack) startS3(t *testing.T) *composeS3 {
+// startS3 runs a versitygw (make tools-s3's) in a container on the project's network, where
+// the compose services reach it as http://s3:7070; the test reaches it on a published
+// 127.0.0.1 port. It is removed when the test ends.
+func (c *composeStack) startS3(t *testing.T) *s3Store {
 	t.Helper()
 	bin, err := s3test.Binary()
 	if err != nil {
@@ -177,7 +179,7 @@ func (c *composeStack) startS3(t *testing.T) *composeS3 {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	s := &composeS3{Endpoint: "http://s3:7070", Host: "http://127.0.0.1:" + strconv.Itoa(port),
+	s := &s3Store{Endpoint: "http://s3:7070", Host: "http://127.0.0.1:" + strconv.Itoa(port),
 		AccessKeyID: "plinth-compose-key", SecretAccessKey: "plinth-compose-" + randomHex(t, 8), Bucket: "lvmd-backups"}
 	name := c.project + "-s3"
 	id, err := dockerOut(c.ctx, c.env, "run", "-d", "--rm", "--name", name, "--network", c.project+"_default", "--network-alias", "s3",
@@ -203,25 +205,23 @@ func (c *composeStack) startS3(t *testing.T) *composeS3 {
 	return s
 }
 
-func (s *composeS3) client() *s3.Client {
+func (s *s3Store) client() *s3.Client {
 	return s3.New(s3.Options{
 		Region: "us-east-1", UsePathStyle: true, BaseEndpoint: aws.String(s.Host),
 		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKeyID, s.SecretAccessKey, ""),
 	})
 }
 
-// journeyComposeLvmdBackup: an operator creates a volume on the containerised lvmd-agent
-// through the compose gateway (mutual TLS to the agent) and backs it up to an S3 server on the
-// compose network; plinth.lvmd.v1.JobService (through the gateway too) reports the job
-// complete with every byte copied, and the objects are in the bucket.
-func (c *composeStack) journeyComposeLvmdBackup(t *testing.T) {
-	s := c.s
-	store := c.startS3(t)
+// journeyLvmdBackup: an operator creates a volume on the stack's containerised lvmd-agent
+// through its gateway (mutual TLS to the agent) and backs it up to the stack's S3 server;
+// plinth.lvmd.v1.JobService (through the gateway too) reports the job complete with every byte
+// copied, and the objects are in the bucket.
+func journeyLvmdBackup(t *testing.T, s *journeySuite, store *s3Store) {
 	token := s.login(t)
 	lv := lvmdpb.NewLVServiceClient(s.gw)
-	volume := "compose-bk-" + randomHex(t, 3)
+	volume := "bk-" + randomHex(t, 3)
 	if _, err := lv.CreateLV(withToken(callCtx(t), token), &lvmdpb.CreateLVRequest{Name: volume, SizeGb: 1}); err != nil {
-		t.Fatalf("CreateLV %s through the compose gateway: %v", volume, err)
+		t.Fatalf("CreateLV %s through the gateway: %v", volume, err)
 	}
 	t.Cleanup(func() {
 		_, _ = lv.RemoveLV(withToken(callCtx(t), token), &lvmdpb.RemoveLVRequest{Name: volume})
@@ -230,7 +230,7 @@ func (c *composeStack) journeyComposeLvmdBackup(t *testing.T) {
 	src := &lvmdpb.DataSource_S3{Endpoint: store.Endpoint, Path: store.Bucket + "/" + name, AccessKeyId: store.AccessKeyID, SecretAccessKey: store.SecretAccessKey}
 	if _, err := lv.CreateBackup(withToken(callCtx(t), token), &lvmdpb.CreateBackupRequest{Backup: &lvmdpb.Backup{
 		Name: name, VolumeHandle: volume, DataSource: &lvmdpb.DataSource{Type: &lvmdpb.DataSource_S3_{S3: src}}}}); err != nil {
-		t.Fatalf("CreateBackup through the compose gateway: %v", err)
+		t.Fatalf("CreateBackup through the gateway: %v", err)
 	}
 	jobs := jobspb.NewJobServiceClient(s.gw)
 	err := eventually(3*time.Minute, 500*time.Millisecond, func() error {
@@ -256,11 +256,11 @@ func (c *composeStack) journeyComposeLvmdBackup(t *testing.T) {
 		return fmt.Errorf("no job %s yet", name)
 	})
 	if err != nil {
-		t.Fatalf("backup through the compose gateway: %v", err)
+		t.Fatalf("backup through the gateway: %v", err)
 	}
 	objects, err := store.client().ListObjectsV2(callCtx(t), &s3.ListObjectsV2Input{Bucket: aws.String(store.Bucket), Prefix: aws.String(name + "/")})
 	if err != nil || len(objects.Contents) == 0 {
-		t.Fatalf("objects of the backup in the compose S3's bucket: %v, %v", objects, err)
+		t.Fatalf("objects of the backup in the S3 bucket: %v, %v", objects, err)
 	}
 	var stored int64
 	for _, o := range objects.Contents {

@@ -255,7 +255,7 @@ func TestComposeStack(t *testing.T) {
 	// lvmd-agent through the gateway's mutual-TLS client: a volume's capacity event reaches
 	// stats; a volume backed up to an S3 server on the compose network.
 	t.Run("LvmdCapacityInStats", s.journeyLvmdCapacity)
-	t.Run("LvmdBackup", c.journeyComposeLvmdBackup)
+	t.Run("LvmdBackup", func(t *testing.T) { journeyLvmdBackup(t, c.s, c.startS3(t)) })
 	// A WAL segment of the compose PostgreSQL archived by cnpgi-plugin; its event on NATS.
 	c.natsAsAdmin(t)
 	t.Run("CNPGIArchive", func(t *testing.T) { journeyStackCNPGIArchive(t, c, "compose") })

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/jackc/pgx/v5"
 )
@@ -123,19 +122,32 @@ func (k *kubeStack) walSegmentForPlugin(t *testing.T) (path, name string, size i
 	return pgdataInPlugin + "/pg_wal/" + name, name, len(segment)
 }
 
-// storedWAL lists the in-cluster S3's bucket (overlays/local s3.yaml, through a port-forward,
-// with the plugin's credentials) under the server's WAL prefix in barman's layout.
+// s3 is the in-cluster S3 (overlays/local s3.yaml) as the suite's services reach it
+// (http://s3:7070) and as the test does (a port-forward), with its root credentials (the
+// Secret plinth-cnpgi-s3) and bucket, which is made when missing.
+func (k *kubeStack) s3(t *testing.T, bucket string) *s3Store {
+	t.Helper()
+	store := &s3Store{Endpoint: "http://s3:7070", Host: "http://" + k.portForward(t, "svc/s3", 7070),
+		AccessKeyID: k.secretValue(t, "plinth-cnpgi-s3", "access-key-id"), SecretAccessKey: k.secretValue(t, "plinth-cnpgi-s3", "secret-access-key"),
+		Bucket: bucket}
+	ctx, cancel := context.WithTimeout(k.ctx, callTimeout)
+	defer cancel()
+	if _, err := store.client().HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		if _, err := store.client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+			t.Fatalf("create bucket %s on the in-cluster S3: %v", bucket, err)
+		}
+	}
+	return store
+}
+
+// storedWAL lists the in-cluster S3's bucket (overlays/local s3.yaml) under the server's WAL
+// prefix in barman's layout.
 func (k *kubeStack) storedWAL(t *testing.T, server, name string) error {
 	t.Helper()
-	client := s3.New(s3.Options{
-		Region: "us-east-1", UsePathStyle: true, BaseEndpoint: aws.String("http://" + k.portForward(t, "svc/s3", 7070)),
-		Credentials: credentials.NewStaticCredentialsProvider(k.secretValue(t, "plinth-cnpgi-s3", "access-key-id"),
-			k.secretValue(t, "plinth-cnpgi-s3", "secret-access-key"), ""),
-	})
 	ctx, cancel := context.WithTimeout(k.ctx, callTimeout)
 	defer cancel()
 	prefix := "clusters/" + server + "/wals/"
-	list, err := client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("plinth-pg-archive"), Prefix: aws.String(prefix)})
+	list, err := k.s3(t, "plinth-pg-archive").client().ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("plinth-pg-archive"), Prefix: aws.String(prefix)})
 	if err != nil {
 		return err
 	}

@@ -253,7 +253,8 @@ func (k *kubeStack) portForward(t *testing.T, target string, port int) string {
 // CoreDNS and cert-manager, the suite's images as make images builds them), applied the way
 // deploy/k8s/README.md tells a user: every Deployment rolls out, the lvmd-agent DaemonSet is
 // Ready, no container restarted; through the gateway Service the admin logs in and reaches
-// every service; an lvmd volume made through the gateway shows in stats; a Vagrant job's output
+// every service; an lvmd volume made through the gateway shows in stats and one is backed up to
+// the in-cluster S3; a Vagrant job's output
 // comes back from the runner's pod (a command in a netns machine too); a WAL segment of the
 // cluster's PostgreSQL is archived by cnpgi-plugin into the in-cluster S3 with its event; a
 // kaas cluster's control-plane machine is made by the runner in kaas's pod and RUNNING;
@@ -276,6 +277,8 @@ func TestKubeSuite(t *testing.T) {
 	// lvmd-agent (the DaemonSet, on kube-up's volume group) through the gateway's mutual-TLS
 	// client with cert-manager's pair: a volume made and removed, its capacity events in stats.
 	t.Run("LvmdCapacityInStats", s.journeyLvmdCapacity)
+	// A volume backed up by the DaemonSet's agent to the in-cluster S3 (its Service's name).
+	t.Run("LvmdBackup", func(t *testing.T) { journeyLvmdBackup(t, s, k.s3(t, "lvmd-backups")) })
 	// A Vagrant user's jobs through the gateway, run by the runner's pod (netns machines in
 	// its network namespace, overlays/local/runner.yaml): a noop's output streamed back over
 	// gRPC and gRPC-Web, `up` and `exec` in a machine.
