@@ -207,6 +207,24 @@ try {
   log(`job ${queued2} canceled:`, await jobRow.textContent());
   await page.getByLabel("Runner id (empty: any runner)").fill("");
 
+  step = "vagrant: filter the jobs by how they ended, order them oldest first";
+  await page.locator(`select[name="job-filter"]`).selectOption("canceled");
+  await jobRow.waitFor();
+  await doneRow.waitFor({ state: "detached" });
+  if (!/^1 of \d+ jobs$/.test(await page.getByTestId("job-count").textContent())) throw new Error(`canceled filter shows ${await page.getByTestId("job-count").textContent()}`);
+  await page.locator(`select[name="job-filter"]`).selectOption("succeeded");
+  await doneRow.waitFor();
+  await jobRow.waitFor({ state: "detached" });
+  await page.locator(`select[name="job-filter"]`).selectOption("active");
+  await doneRow.waitFor({ state: "detached" });
+  if (await page.getByText("No job is queued or running.").isVisible()) await page.getByRole("button", { name: "Show all jobs" }).click();
+  else await page.locator(`select[name="job-filter"]`).selectOption("all");
+  await jobRow.waitFor();
+  await page.locator(`select[name="job-order"]`).selectOption("oldest");
+  const order = await page.locator("#jobs tr[data-job]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-job")));
+  if (order.indexOf(jobId) > order.indexOf(queued2)) throw new Error(`oldest first puts ${queued2} before the older ${jobId}: ${order}`);
+  await page.locator(`select[name="job-order"]`).selectOption("newest");
+
   step = "clusters: create a cluster, see it listed, delete it";
   await go("Clusters");
   const cluster = `console-${suffix}`;

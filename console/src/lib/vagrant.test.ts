@@ -6,7 +6,7 @@ import {
   Job_State,
   QueueJobRequestSchema,
 } from "../gen/hashicorp/vagrant/server_pb";
-import { cancelJobQuestion, isCanceled, isFinished, jobError, jobState, newJob, operationOf, sortJobs, terminalLines } from "./vagrant";
+import { cancelJobQuestion, filterJobs, isCanceled, isFinished, jobError, jobFilters, jobState, newJob, operationOf, sortJobs, terminalLines, type JobFilter } from "./vagrant";
 
 const ts = (s: number) => ({ seconds: BigInt(s), nanos: 0 });
 
@@ -61,6 +61,24 @@ describe("vagrant view logic", () => {
       create(JobSchema, { id: "d", queueTime: ts(4) }),
     ];
     expect(sortJobs(jobs).map((j) => j.id)).toEqual(["d", "b", "c", "a"]);
+  });
+
+  it("filters jobs by how they ended and orders them", () => {
+    const jobs = [
+      create(JobSchema, { id: "ok", queueTime: ts(1), state: Job_State.SUCCESS }),
+      create(JobSchema, { id: "bad", queueTime: ts(2), state: Job_State.ERROR, error: { code: 2, message: "boom" } }),
+      create(JobSchema, { id: "stopped", queueTime: ts(3), state: Job_State.ERROR, cancelTime: ts(4), error: { code: 1, message: "job canceled" } }),
+      create(JobSchema, { id: "waiting", queueTime: ts(5), state: Job_State.QUEUED }),
+      create(JobSchema, { id: "stopping", queueTime: ts(6), state: Job_State.RUNNING, cancelTime: ts(7) }),
+    ];
+    const ids = (f: JobFilter, oldest = false) => filterJobs(jobs, f, oldest).map((j) => j.id);
+    expect(ids("all")).toEqual(["stopping", "waiting", "stopped", "bad", "ok"]);
+    expect(ids("all", true)).toEqual(["ok", "bad", "stopped", "waiting", "stopping"]);
+    expect(ids("active")).toEqual(["stopping", "waiting"]);
+    expect(ids("succeeded")).toEqual(["ok"]);
+    expect(ids("failed")).toEqual(["bad"]);
+    expect(ids("canceled")).toEqual(["stopped"]);
+    expect(jobFilters.map((f) => f.value)).toContain("canceled");
   });
 
   it("renders terminal events as lines", () => {

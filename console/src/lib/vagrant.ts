@@ -33,12 +33,12 @@ export function jobState(s: Job_State, canceled = false): { level: Level; text: 
   }
 }
 
-/** Whether a job has ended (nothing left to cancel or to stream). */
 /** The question the console asks before it cancels a job (window.confirm). */
 export function cancelJobQuestion(id: string, operation: string): string {
   return `Cancel job ${id} (${operation})? A running job is stopped where it is; the runner does not undo what it did.`;
 }
 
+/** Whether a job has ended (nothing left to cancel or to stream). */
 export function isFinished(s: Job_State): boolean {
   return s === Job_State.SUCCESS || s === Job_State.ERROR;
 }
@@ -66,6 +66,37 @@ export function jobError(job: Job): string {
 /** Jobs newest first (by queue time, then id). */
 export function sortJobs(jobs: Job[]): Job[] {
   return [...jobs].sort((a, b) => timestampMs(b.queueTime) - timestampMs(a.queueTime) || b.id.localeCompare(a.id));
+}
+
+/** Which jobs the table shows: all, those not ended yet, or those that ended one way. */
+export const jobFilters = [
+  { value: "all", label: "All jobs" },
+  { value: "active", label: "Queued or running" },
+  { value: "succeeded", label: "Succeeded" },
+  { value: "failed", label: "Failed" },
+  { value: "canceled", label: "Canceled" },
+] as const;
+export type JobFilter = (typeof jobFilters)[number]["value"];
+
+/** The jobs filter keeps, newest first (sortJobs) or oldest first. */
+export function filterJobs(jobs: Job[], filter: JobFilter, oldestFirst = false): Job[] {
+  const keep = (j: Job): boolean => {
+    const canceled = isCanceled(j) && j.state === Job_State.ERROR;
+    switch (filter) {
+      case "active":
+        return !isFinished(j.state);
+      case "succeeded":
+        return j.state === Job_State.SUCCESS;
+      case "failed":
+        return j.state === Job_State.ERROR && !canceled;
+      case "canceled":
+        return canceled;
+      default:
+        return true;
+    }
+  };
+  const out = sortJobs(jobs.filter(keep));
+  return oldestFirst ? out.reverse() : out;
 }
 
 /** Operations the console can queue without a project: they need nothing but a runner. */

@@ -10,7 +10,7 @@ import { usePoll, useAction } from "../lib/hooks";
 import { ago, timestampMs } from "../lib/format";
 import { Code } from "@connectrpc/connect";
 import { setVagrantToken } from "../lib/session";
-import { cancelJobQuestion, isCanceled, isFinished, jobError, jobState, newJob, operationOf, queueableOps, sortJobs, type QueueableOp } from "../lib/vagrant";
+import { cancelJobQuestion, filterJobs, isCanceled, isFinished, jobError, jobFilters, jobState, newJob, operationOf, queueableOps, sortJobs, type JobFilter, type QueueableOp } from "../lib/vagrant";
 import { DoneLine, ErrorLine, Id, Loading, Panel, Refreshed } from "./ui";
 import { JobOutput } from "./JobOutput";
 import { VagrantRegistry } from "./VagrantRegistry";
@@ -65,6 +65,9 @@ function TokenForm({ onToken }: { onToken: (t: string) => void }) {
 
 function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: () => void }) {
   const jobs = usePoll(async (signal) => sortJobs((await client._ListJobs({}, { signal })).jobs), 3000, [client]);
+  const [filter, setFilter] = useState<JobFilter>("all");
+  const [oldestFirst, setOldestFirst] = useState(false);
+  const shown = filterJobs(jobs.data ?? [], filter, oldestFirst);
   const [selected, setSelected] = useState("");
   const [op, setOp] = useState<QueueableOp>("noop");
   const [runner, setRunner] = useState("");
@@ -115,12 +118,31 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
       {selected && <JobOutput client={client} jobId={selected} onClose={() => setSelected("")} />}
       <Loading loading={jobs.loading} has={jobs.data !== undefined} what="jobs">
         <Panel title="Jobs" id="jobs">
-          {jobs.data?.length === 0 ? <p className="muted">No jobs yet. Queue one above.</p> : (
+          {jobs.data?.length === 0 ? <p className="muted">No jobs yet. Queue one above.</p> : (<>
+            <div className="row">
+              <label>
+                Show
+                <select name="job-filter" value={filter} onChange={(e) => setFilter(e.target.value as JobFilter)}>
+                  {jobFilters.map((f) => <option key={f.value} value={f.value}>{f.label}</option>)}
+                </select>
+              </label>
+              <label>
+                Order
+                <select name="job-order" value={oldestFirst ? "oldest" : "newest"} onChange={(e) => setOldestFirst(e.target.value === "oldest")}>
+                  <option value="newest">Newest first</option>
+                  <option value="oldest">Oldest first</option>
+                </select>
+              </label>
+              <span className="muted" data-testid="job-count">{shown.length} of {jobs.data?.length ?? 0} jobs</span>
+            </div>
+            {shown.length === 0 ? (
+              <p className="muted">No job is {jobFilters.find((f) => f.value === filter)?.label.toLowerCase()}. <button type="button" className="small" onClick={() => setFilter("all")}>Show all jobs</button></p>
+            ) : (
             <div className="table-wrap">
               <table>
                 <thead><tr><th scope="col">Job</th><th scope="col">Operation</th><th scope="col">State</th><th scope="col">Queued</th><th scope="col">Runner</th><th scope="col">Actions</th></tr></thead>
                 <tbody>
-                  {jobs.data?.map((j) => {
+                  {shown.map((j) => {
                     const st = jobState(j.state, isCanceled(j));
                     const err = jobError(j);
                     return (
@@ -149,7 +171,8 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
                 </tbody>
               </table>
             </div>
-          )}
+            )}
+          </>)}
           <ErrorLine text={cancel.error} />
           <DoneLine text={cancel.done} />
         </Panel>
