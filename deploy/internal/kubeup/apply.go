@@ -63,22 +63,22 @@ func Apply(ctx context.Context, o Options) error {
 	if password == "" {
 		password = secret(16)
 	}
-	natsArgs := []string{"--from-literal=url=nats://nats:4222"}
+	nats := map[string]string{"url": "nats://nats:4222"}
 	for _, u := range []string{"auth", "stats", "kaas", "vagrant-server", "lvmd-agent", "cnpgi-plugin", "gateway", "admin"} {
-		natsArgs = append(natsArgs, "--from-literal="+u+"-password="+secret(24))
+		nats[u+"-password"] = secret(24)
 	}
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	secrets := []struct {
 		name string
-		args []string
+		data map[string]string
 	}{
-		{"plinth-database", []string{"--from-literal=url=postgres://postgres@postgres:5432/plinth?sslmode=disable"}},
-		{"plinth-nats", natsArgs},
-		{"plinth-kaas", []string{"--from-literal=secret-key=" + base64.StdEncoding.EncodeToString(key)}},
+		{"plinth-database", map[string]string{"url": "postgres://postgres@postgres:5432/plinth?sslmode=disable"}},
+		{"plinth-nats", nats},
+		{"plinth-kaas", map[string]string{"secret-key": base64.StdEncoding.EncodeToString(key)}},
 		// overlays/local's S3 server (s3.yaml) takes them as its root credentials.
-		{"plinth-cnpgi-s3", []string{"--from-literal=access-key-id=plinth", "--from-literal=secret-access-key=" + secret(16)}},
-		{"plinth-auth", []string{"--from-literal=admin-password=" + password}},
+		{"plinth-cnpgi-s3", map[string]string{"access-key-id": "plinth", "secret-access-key": secret(16)}},
+		{"plinth-auth", map[string]string{"admin-password": password}},
 	}
 	for _, s := range secrets {
 		// Made once: a second run keeps the passwords the services already use.
@@ -88,7 +88,7 @@ func Apply(ctx context.Context, o Options) error {
 			}
 			continue
 		}
-		if _, err := k.run(ctx, nil, append([]string{"-n", Namespace, "create", "secret", "generic", s.name}, s.args...)...); err != nil {
+		if err := k.createSecret(ctx, s.name, s.data); err != nil {
 			return err
 		}
 	}
@@ -156,14 +156,7 @@ func (k kubectl) vagrantTokens(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubeup: a login token for kaas: %w", err)
 	}
-	// On stdin, never on a command line.
-	secret, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]string{"name": "plinth-vagrant-runner", "namespace": Namespace},
-		"type":     "Opaque", "stringData": map[string]string{"token": runner}})
-	if err != nil {
-		return err
-	}
-	if _, err := k.runWith(ctx, bytes.NewReader(secret), "create", "-f", "-"); err != nil {
+	if err := k.createSecret(ctx, "plinth-vagrant-runner", map[string]string{"token": runner}); err != nil {
 		return err
 	}
 	patch, err := json.Marshal(map[string]any{"stringData": map[string]string{"vagrant-token": kaas}})
@@ -182,6 +175,18 @@ func (k kubectl) vagrantTokens(ctx context.Context) error {
 }
 
 type kubectl struct{ o Options }
+
+// createSecret creates the Secret name in Namespace from a manifest on kubectl's standard
+// input: no value is ever on a command line (where any user's ps shows it) or in an error.
+func (k kubectl) createSecret(ctx context.Context, name string, data map[string]string) error {
+	manifest, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+		"metadata": map[string]string{"name": name, "namespace": Namespace}, "stringData": data})
+	if err != nil {
+		return err
+	}
+	_, err = k.runWith(ctx, bytes.NewReader(manifest), "create", "-f", "-")
+	return err
+}
 
 // run runs kubectl; its output is returned and, when out is set, copied there too. Secret
 // values are never in an error: only the command's verb and object.
@@ -211,7 +216,8 @@ func (k kubectl) command(ctx context.Context, out io.Writer, stdin io.Reader, ar
 	return buf.String(), nil
 }
 
-// redact keeps what a kubectl command does and drops literal values.
+// redact keeps what a kubectl command does and drops literal values, should a caller pass
+// one (createSecret never does).
 func redact(args []string) string {
 	out := make([]string, 0, len(args))
 	for _, a := range args {
