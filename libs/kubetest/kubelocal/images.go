@@ -26,8 +26,8 @@ import (
 // reachable here. They carry the label org.plinth.stand-in=true.
 const busyboxPath = "/bin/busybox"
 
-// standIn is an image made here: from this machine's busybox, or around one static program
-// built by `make tools-k8s`.
+// standIn is an image made here: from this machine's busybox, or around static programs
+// built by `make tools-k8s` (and `make tools-s3`).
 type standIn struct {
 	name       string
 	layer      func() ([]byte, error)
@@ -44,14 +44,14 @@ func standIns(l layout) []standIn {
 		{name: BusyboxImage, layer: busybox, cmd: []string{"sh"}},
 	}
 	if l.CertManager {
-		for _, p := range []struct{ image, path, name string }{
-			{CertManagerImage, l.certManagerBinary(), "cert-manager-controller"},
-			{CAInjectorImage, l.caInjectorBinary(), "cert-manager-cainjector"},
+		for _, p := range []struct{ image, path string }{
+			{CertManagerImage, l.certManagerBinary()},
+			{CAInjectorImage, l.caInjectorBinary()},
 		} {
 			out = append(out, standIn{
 				name:       p.image,
-				layer:      func() ([]byte, error) { return binaryLayer(p.path, p.name) },
-				entrypoint: []string{"/usr/local/bin/" + p.name},
+				layer:      func() ([]byte, error) { return programLayer(baseFiles(), p.path) },
+				entrypoint: []string{"/usr/local/bin/" + filepath.Base(p.path)},
 				user:       "65532:65532",
 			})
 		}
@@ -74,15 +74,7 @@ func programStandIn(image string, programs ...string) standIn {
 			if err != nil {
 				return nil, err
 			}
-			files = append(files, file{name: "usr/", mode: 0o755}, file{name: "usr/local/", mode: 0o755}, file{name: "usr/local/bin/", mode: 0o755})
-			for _, p := range programs {
-				bin, err := staticBinary(p, "build it statically (CGO_ENABLED=0)")
-				if err != nil {
-					return nil, err
-				}
-				files = append(files, file{name: "usr/local/bin/" + filepath.Base(p), mode: 0o755, data: bin})
-			}
-			return tarLayer(files)
+			return programLayer(files, programs...)
 		},
 		entrypoint: []string{"/usr/local/bin/" + filepath.Base(programs[0])},
 	}
@@ -215,14 +207,17 @@ func busyboxFiles() ([]file, error) {
 	return files, nil
 }
 
-// binaryLayer is a layer with one static program at /usr/local/bin/<name>.
-func binaryLayer(path, name string) ([]byte, error) {
-	bin, err := staticBinary(path, "build it statically (CGO_ENABLED=0)")
-	if err != nil {
-		return nil, err
+// programLayer is a layer of base and static programs at /usr/local/bin/<base name>.
+func programLayer(base []file, programs ...string) ([]byte, error) {
+	files := append(base, file{name: "usr/", mode: 0o755}, file{name: "usr/local/", mode: 0o755}, file{name: "usr/local/bin/", mode: 0o755})
+	for _, p := range programs {
+		bin, err := staticBinary(p, "build it statically (CGO_ENABLED=0)")
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file{name: "usr/local/bin/" + filepath.Base(p), mode: 0o755, data: bin})
 	}
-	return tarLayer(append(baseFiles(), file{name: "usr/", mode: 0o755}, file{name: "usr/local/", mode: 0o755},
-		file{name: "usr/local/bin/", mode: 0o755}, file{name: "usr/local/bin/" + name, mode: 0o755, data: bin}))
+	return tarLayer(files)
 }
 
 // staticBinary reads path, which must be a static executable: it runs in an empty image.
