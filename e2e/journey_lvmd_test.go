@@ -23,21 +23,12 @@ func (s *journeySuite) journeyLvmdCapacity(t *testing.T) {
 	s.requireService(t, "lvmd-agent")
 	s.requireService(t, "stats")
 	token := s.login(t)
-	stats := statspb.NewStatsServiceClient(s.gw)
 	lv := lvmdpb.NewLVServiceClient(s.gw)
-	usage := func() (volumes int32, available int64, err error) {
-		resp, err := stats.GetClusterStats(withToken(callCtx(t), token), &statspb.GetClusterStatsRequest{})
-		if err != nil {
-			return 0, 0, err
-		}
-		d := resp.GetStats().GetData()
-		return d.GetVolumes(), d.GetUsage().GetAvailable(), nil
-	}
 	// Wait for the agent's first report (its heartbeat at start) to be in the view.
 	var volumes0 int32
 	var avail0 int64
 	if err := eventually(30*time.Second, 200*time.Millisecond, func() (err error) {
-		volumes0, avail0, err = usage()
+		volumes0, avail0, err = s.statsUsage(t, token)
 		if err == nil && avail0 <= 0 {
 			err = fmt.Errorf("no available capacity reported yet")
 		}
@@ -79,15 +70,7 @@ func (s *journeySuite) journeyLvmdCapacity(t *testing.T) {
 	})
 	waitUsage := func(what string, wantVolumes int32, wantAvail int64) {
 		t.Helper()
-		var v int32
-		var a int64
-		err := eventually(30*time.Second, 100*time.Millisecond, func() (err error) {
-			if v, a, err = usage(); err == nil && (v != wantVolumes || a != wantAvail) {
-				err = fmt.Errorf("volumes %d, available %d", v, a)
-			}
-			return err
-		})
-		if err != nil {
+		if err := s.waitStatsUsage(t, token, 30*time.Second, wantVolumes, wantAvail); err != nil {
 			t.Fatalf("stats after %s: %v; want volumes %d, available %d", what, err, wantVolumes, wantAvail)
 		}
 	}
@@ -107,4 +90,26 @@ func (s *journeySuite) journeyLvmdCapacity(t *testing.T) {
 	}
 	removed = true
 	waitUsage("RemoveLV", volumes0, avail0)
+}
+
+// statsUsage is stats' count of volumes and available bytes, through the gateway.
+func (s *journeySuite) statsUsage(t *testing.T, token string) (volumes int32, available int64, err error) {
+	resp, err := statspb.NewStatsServiceClient(s.gw).GetClusterStats(withToken(callCtx(t), token), &statspb.GetClusterStatsRequest{})
+	if err != nil {
+		return 0, 0, err
+	}
+	d := resp.GetStats().GetData()
+	return d.GetVolumes(), d.GetUsage().GetAvailable(), nil
+}
+
+// waitStatsUsage waits up to timeout until stats reports wantVolumes volumes and wantAvail
+// bytes available; its error says what stats said last.
+func (s *journeySuite) waitStatsUsage(t *testing.T, token string, timeout time.Duration, wantVolumes int32, wantAvail int64) error {
+	return eventually(timeout, 100*time.Millisecond, func() error {
+		v, a, err := s.statsUsage(t, token)
+		if err == nil && (v != wantVolumes || a != wantAvail) {
+			err = fmt.Errorf("volumes %d, available %d", v, a)
+		}
+		return err
+	})
 }

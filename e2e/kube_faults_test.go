@@ -9,7 +9,6 @@ import (
 
 	vagrantpb "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
-	statspb "github.com/plinth-dev/plinth/libs/api/stats"
 )
 
 // checkFaultsLoseNothing deletes the pods of each of the suite's workloads in turn, then kills
@@ -26,28 +25,13 @@ import (
 // and afterwards every pod is Ready and the token still opens every service.
 func (k *kubeStack) checkFaultsLoseNothing(t *testing.T, token string, probes []probe) {
 	s := k.s
-	usage := func() (volumes int32, available int64, err error) {
-		resp, err := statspb.NewStatsServiceClient(s.gw).GetClusterStats(withToken(callCtx(t), token), &statspb.GetClusterStatsRequest{})
-		if err != nil {
-			return 0, 0, err
-		}
-		d := resp.GetStats().GetData()
-		return d.GetVolumes(), d.GetUsage().GetAvailable(), nil
-	}
-	volumes0, avail0, err := usage()
+	volumes0, avail0, err := s.statsUsage(t, token)
 	if err != nil {
 		t.Fatalf("stats GetClusterStats through the gateway: %v", err)
 	}
 	waitUsage := func(what string, wantVolumes int32, wantAvail int64) {
 		t.Helper()
-		var v int32
-		var a int64
-		if err := eventually(time.Minute, 200*time.Millisecond, func() (err error) {
-			if v, a, err = usage(); err == nil && (v != wantVolumes || a != wantAvail) {
-				err = fmt.Errorf("volumes %d, available %d", v, a)
-			}
-			return err
-		}); err != nil {
+		if err := s.waitStatsUsage(t, token, time.Minute, wantVolumes, wantAvail); err != nil {
 			t.Errorf("stats after %s: %v; want volumes %d, available %d", what, err, wantVolumes, wantAvail)
 		}
 	}

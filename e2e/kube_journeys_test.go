@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -25,9 +24,7 @@ import (
 // binary); the error carries its standard error.
 func (k *kubeStack) output(t *testing.T, stdin io.Reader, args ...string) []byte {
 	t.Helper()
-	cmd := exec.CommandContext(k.ctx, k.kubectl, args...)
-	cmd.Dir = k.root
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.cluster.KubeconfigPath)
+	cmd := k.command(args...)
 	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,11 +44,16 @@ func (k *kubeStack) run(t *testing.T, args ...string) string {
 }
 
 func (k *kubeStack) try(args ...string) (string, error) {
+	out, err := k.command(args...).CombinedOutput()
+	return string(out), err
+}
+
+// command is kubectl against the cluster, run in the repository.
+func (k *kubeStack) command(args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(k.ctx, k.kubectl, args...)
 	cmd.Dir = k.root
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.cluster.KubeconfigPath)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return cmd
 }
 
 var versitygwPin = regexp.MustCompile(`(?m)^\s*github\.com/versity/versitygw (v\S+)`)
@@ -205,10 +209,7 @@ func (k *kubeStack) vagrantRunner(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	token, err := base64.StdEncoding.DecodeString(k.run(t, "-n", "plinth", "get", "secret", "plinth-vagrant-runner", "-o", "jsonpath={.data.token}"))
-	if err != nil || len(token) == 0 {
-		t.Fatalf("the runner's token in the Secret plinth-vagrant-runner: %q, %v", token, err)
-	}
+	token := []byte(k.secretValue(t, "plinth-vagrant-runner", "token"))
 	admin := k.portForward(t, "deploy/vagrant-runner", 7107)
 	checkRunnerRegistered(t, admin)
 	id := k.run(t, "-n", "plinth", "exec", "deploy/vagrant-runner", "--", "cat", "/var/lib/vagrant-runner/id")
