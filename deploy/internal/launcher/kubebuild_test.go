@@ -263,6 +263,13 @@ func TestKubeBuildWaitsForAnotherMake(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = other.Wait() }()
+	// Until the child has exec'd make, /proc shows it as this test binary: the launcher would
+	// (rightly) see no other build. Start once it is make.
+	for deadline := time.Now().Add(10 * time.Second); otherKubeBuild(root) != other.Process.Pid; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("make tools-k8s (pid %d) never showed in /proc as a make in %s", other.Process.Pid, root)
+		}
+	}
 	said := &sayings{}
 	say := said.say
 	stop, err := startKubeBuild(Config{Root: root, Home: home}, buildScript(t, "exit 7\n"), say)
