@@ -79,16 +79,17 @@ func (r Role) Allows(k Kind) bool {
 
 // wholeServices are the services whose every method has one kind.
 var wholeServices = map[string]Kind{
-	"services.auth.AuthService":       Session,
-	"plinth.auth.v1.AdminService":     UserAdmin,
-	"stats.StatsService":              Read,
-	"plinth.stats.v1.HistoryService":  Read,
-	"plinth.vagrant.v1.RunnerService": Read,
-	"proto.VGService":                 Read,
-	"plinth.lvmd.v1.JobService":       Read,
-	"plinth.cnpgi.v1.CatalogService":  Read,
-	"cnpgi.identity.v1.Identity":      Read,
-	"cnpgi.metrics.v1.Metrics":        Read,
+	"services.auth.AuthService":         Session,
+	"plinth.auth.v1.AdminService":       UserAdmin,
+	"stats.StatsService":                Read,
+	"plinth.stats.v1.HistoryService":    Read,
+	"plinth.vagrant.v1.RunnerService":   Read,
+	"plinth.kaas.v1.ClusterInfoService": Read,
+	"proto.VGService":                   Read,
+	"plinth.lvmd.v1.JobService":         Read,
+	"plinth.cnpgi.v1.CatalogService":    Read,
+	"cnpgi.identity.v1.Identity":        Read,
+	"cnpgi.metrics.v1.Metrics":          Read,
 }
 
 // readMethods are the read methods of services that also write.

@@ -90,6 +90,8 @@ var Table = []Route{
 
 	// kaas: CNCT's KaaS API.
 	{Service: "cnct.kaas.api.Cluster", Backend: Kaas, Access: Token},
+	// kaas: Plinth's read-only view of its clusters (catalog, causes, timeline).
+	{Service: "plinth.kaas.v1.ClusterInfoService", Backend: Kaas, Access: Token},
 
 	// vagrant-server: Vagrant clients and runners carry the server's own tokens.
 	{Service: "hashicorp.vagrant.Vagrant", Backend: VagrantServer, Access: Own},

@@ -12,6 +12,7 @@ import (
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	kaasv1 "github.com/plinth-dev/plinth/libs/api/plinth/kaas/v1"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/config"
 	"github.com/plinth-dev/plinth/libs/platform/events"
@@ -96,6 +97,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 		return nil, err
 	}
 	kaaspb.RegisterClusterServer(srv.GRPC(), kaasgrpc.NewClusterServer(svc, log))
+	kaasv1.RegisterClusterInfoServiceServer(srv.GRPC(), kaasgrpc.NewInfoServer(svc, st, providers, providers.Default(), log))
 
 	rec, err := reconciler.New(st, vault, providers, reconciler.Options{Owner: owner, Workers: cfg.Workers, Lease: cfg.Lease,
 		Poll: cfg.Poll, Resync: cfg.Resync, RetryMax: cfg.RetryMax, CallTimeout: cfg.CallTimeout,

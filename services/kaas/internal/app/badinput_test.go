@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
+	kaasv1 "github.com/plinth-dev/plinth/libs/api/plinth/kaas/v1"
 	"github.com/plinth-dev/plinth/libs/platform/hostiletest"
+	"github.com/plinth-dev/plinth/services/kaas/internal/app"
 	"github.com/plinth-dev/plinth/services/kaas/internal/provider/maas/maastest"
 )
 
@@ -217,11 +220,15 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 func TestEveryCallNeedsAToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, maastest.Options{})
-	c := e.start(t, e.config(t)).client
+	k := e.start(t, e.config(t))
+	c := k.client
 	for _, ctx := range []context.Context{ctxT(t, 10*time.Second),
 		metadata.AppendToOutgoingContext(ctxT(t, 10*time.Second), "authorization", "Bearer plt_forged")} {
 		if _, err := c.GetClusterList(ctx, &kaaspb.GetClusterListMsg{}); status.Code(err) != codes.Unauthenticated {
 			t.Fatalf("GetClusterList without a valid token: %v", err)
+		}
+		if _, err := k.info.GetCatalog(ctx, &kaasv1.GetCatalogRequest{}); status.Code(err) != codes.Unauthenticated {
+			t.Fatalf("GetCatalog without a valid token: %v", err)
 		}
 		if _, err := c.GetVersionInformation(ctx, &kaaspb.GetVersionMsg{}); status.Code(err) != codes.Unauthenticated {
 			t.Fatalf("GetVersionInformation without a valid token: %v", err)
@@ -234,6 +241,27 @@ func TestEveryCallNeedsAToken(t *testing.T) {
 	}
 }
 
+// TestClusterInfoCatalogAndRefusals: the catalog is kaas's configuration; a missing cluster
+// is NotFound and a name that cannot be one InvalidArgument naming the field.
+func TestClusterInfoCatalogAndRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, maastest.Options{})
+	k := e.start(t, e.config(t, func(c *app.Config) { c.InstanceTypes = []string{"small", "large"}; c.MaxPoolSize = 7 }))
+	cat, err := k.info.GetCatalog(e.ctx(t), &kaasv1.GetCatalogRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintln(cat.GetVersions(), cat.GetDefaultVersion(), cat.GetInstanceTypes(), cat.GetMaxPoolSize(), cat.GetControlPlaneSizes(), cat.GetProvider()); got != "[v1.32.13 v1.33.13] v1.33.13 [small large] 7 [1 3 5] maas\n" {
+		t.Fatalf("catalog %s", got)
+	}
+	if _, err := k.info.GetClusterInfo(e.ctx(t), &kaasv1.GetClusterInfoRequest{Name: "nosuch"}); status.Code(err) != codes.NotFound || !strings.Contains(err.Error(), "nosuch") {
+		t.Fatalf("missing cluster: %v", err)
+	}
+	if _, err := k.info.GetClusterInfo(e.ctx(t), &kaasv1.GetClusterInfoRequest{Name: "Not A Name"}); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "name") {
+		t.Fatalf("bad name: %v", err)
+	}
+}
+
 // TestHostileClient probes every RPC with huge and NUL strings, unknown fields, garbage and
 // oversized metadata: each is refused with a documented code and a short message, and kaas
 // keeps answering.
@@ -242,6 +270,6 @@ func TestHostileClient(t *testing.T) {
 	e := newEnv(t, maastest.Options{})
 	k := e.start(t, e.config(t))
 	conn := grpcConn(t, k.GRPCAddr())
-	hostiletest.Run(t, hostiletest.Target{Conn: conn, Services: []string{"cnct.kaas.api.Cluster"},
+	hostiletest.Run(t, hostiletest.Target{Conn: conn, Services: []string{"cnct.kaas.api.Cluster", "plinth.kaas.v1.ClusterInfoService"},
 		Metadata: metadata.Pairs("authorization", "Bearer "+e.token)})
 }

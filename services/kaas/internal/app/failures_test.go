@@ -9,6 +9,7 @@ import (
 	"time"
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
+	kaasv1 "github.com/plinth-dev/plinth/libs/api/plinth/kaas/v1"
 	"github.com/plinth-dev/plinth/services/kaas/internal/app"
 	"github.com/plinth-dev/plinth/services/kaas/internal/provider/maas"
 	"github.com/plinth-dev/plinth/services/kaas/internal/provider/maas/maastest"
@@ -20,6 +21,25 @@ func create(t *testing.T, e *env, c kaaspb.ClusterClient, name, cpType string, p
 		ControlPlaneNodes: &kaaspb.ControlPlaneMachineSpec{Count: 1, InstanceType: cpType}, WorkerNodePools: pools}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// clusterInfo is plinth.kaas.v1's view of cluster name.
+func clusterInfo(t *testing.T, e *env, k *instance, name string) *kaasv1.ClusterInfo {
+	t.Helper()
+	r, err := k.info.GetClusterInfo(e.ctx(t), &kaasv1.GetClusterInfoRequest{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.GetCluster()
+}
+
+// poolsOf lists info's pools as name:type:count.
+func poolsOf(info *kaasv1.ClusterInfo) string {
+	var out []string
+	for _, p := range info.GetPools() {
+		out = append(out, fmt.Sprintf("%s:%s:%d", p.GetName(), p.GetInstanceType(), p.GetCount()))
+	}
+	return strings.Join(out, " ")
 }
 
 // failGPUs makes every gpu machine's next deployment fail.
@@ -39,7 +59,8 @@ func TestMachinesThatFailToDeploy(t *testing.T) {
 	e.maas.Add(4, "standard")
 	e.maas.Add(2, "gpu")
 	failGPUs(e)
-	c := e.start(t, e.config(t)).client
+	k := e.start(t, e.config(t))
+	c := k.client
 
 	worker := clusterName("badworker")
 	create(t, e, c, worker, "", &kaaspb.MachineSpec{Name: "g", Count: 1, InstanceType: "gpu"}, &kaaspb.MachineSpec{Name: "w", Count: 1})
@@ -49,11 +70,48 @@ func TestMachinesThatFailToDeploy(t *testing.T) {
 	create(t, e, c, cp, "gpu")
 	e.waitStatus(t, c, cp, kaaspb.ClusterStatus_ERROR, time.Minute, "control-plane machine "+cp+"-control-plane-1 failed: MAAS reports Failed deployment")
 
+	// Plinth's view says the same in short, with what to do, and keeps the raw words apart.
+	info := clusterInfo(t, e, k, worker)
+	if cs := info.GetCause(); cs.GetKind() != "worker_failed" || cs.GetMachine() != worker+"-g-1" ||
+		cs.GetSummary() != "Worker machine "+worker+"-g-1 of pool g failed at the maas provider." ||
+		!strings.HasPrefix(cs.GetNextStep(), "Scale pool g down") || !strings.Contains(info.GetStatusMessage(), "Installation failed") {
+		t.Fatalf("cause %v, status message %q", cs, info.GetStatusMessage())
+	}
+	if got := poolsOf(info); got != "control-plane:standard:1 g:gpu:1 w:standard:1" {
+		t.Fatalf("pools %s", got)
+	}
+	failed := 0
+	for _, m := range info.GetMachines() {
+		if m.GetState() == "failed" && m.GetName() == worker+"-g-1" && strings.Contains(m.GetMessage(), "Installation failed") && m.GetProviderId() != "" {
+			failed++
+		}
+	}
+	if failed != 1 || len(info.GetMachines()) != 3 {
+		t.Fatalf("machines %v", info.GetMachines())
+	}
+	if cs := clusterInfo(t, e, k, cp).GetCause(); cs.GetKind() != "control_plane_failed" || !strings.Contains(cs.GetNextStep(), "delete the cluster") {
+		t.Fatalf("control-plane cause %v", cs)
+	}
+
 	// Scaling the failed machine away (failed machines go first) brings the cluster back.
 	if _, err := c.ScaleNodePool(e.ctx(t), &kaaspb.ScaleNodePoolMsg{ClusterName: worker, NodePools: []*kaaspb.ScaleNodePoolSpec{{Name: "g", Count: 0}}}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitStatus(t, c, worker, kaaspb.ClusterStatus_RUNNING, time.Minute, "all 2 machines ready")
+	info = clusterInfo(t, e, k, worker)
+	if info.GetCause() != nil {
+		t.Fatalf("a running cluster has a cause: %v", info.GetCause())
+	}
+	// The timeline: created by the env's user (PROVISIONING), the failure (DEGRADED), the
+	// failed machine released by the reconciler after the scale (PROVISIONING: the cluster was
+	// never all ready), then RUNNING.
+	var steps []string
+	for _, s := range info.GetTimeline() {
+		steps = append(steps, s.GetStatus().String()+"/"+s.GetActorUsername())
+	}
+	if got := strings.Join(steps, " "); got != "PROVISIONING/admin DEGRADED/ PROVISIONING/ RUNNING/" {
+		t.Fatalf("timeline %s", got)
+	}
 	for _, n := range []string{worker, cp} {
 		if _, err := c.DeleteCluster(e.ctx(t), &kaaspb.DeleteClusterMsg{Name: n}); err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
+	kaasv1 "github.com/plinth-dev/plinth/libs/api/plinth/kaas/v1"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
 	"github.com/plinth-dev/plinth/libs/platform/config"
 	"github.com/plinth-dev/plinth/libs/platform/service/servicetest"
@@ -118,6 +119,7 @@ func (e *env) environ() []string {
 type instance struct {
 	*app.App
 	client kaaspb.ClusterClient
+	info   kaasv1.ClusterInfoServiceClient
 	stop   func()
 }
 
@@ -133,7 +135,7 @@ func (e *env) start(t testing.TB, cfg app.Config) *instance {
 		t.Fatal(err)
 	}
 	r := servicetest.Run(t, a.Service)
-	return &instance{App: a, client: kaaspb.NewClusterClient(r.Conn), stop: r.Stop}
+	return &instance{App: a, client: kaaspb.NewClusterClient(r.Conn), info: kaasv1.NewClusterInfoServiceClient(r.Conn), stop: r.Stop}
 }
 
 // ctx is a call context carrying the env's token; tests keep one for their whole run.

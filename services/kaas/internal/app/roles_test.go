@@ -22,7 +22,7 @@ func TestRolesAreEnforcedByKaasItself(t *testing.T) {
 	for _, role := range []authz.Role{authz.Viewer, authz.Operator} {
 		token := newUserToken(t, e, role)
 		t.Run(string(role), func(t *testing.T) {
-			hostiletest.RunRole(t, hostiletest.Target{Conn: conn, Services: []string{"cnct.kaas.api.Cluster"},
+			hostiletest.RunRole(t, hostiletest.Target{Conn: conn, Services: []string{"cnct.kaas.api.Cluster", "plinth.kaas.v1.ClusterInfoService"},
 				Metadata: metadata.Pairs("authorization", "Bearer "+token)}, role)
 		})
 	}

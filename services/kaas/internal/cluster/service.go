@@ -126,6 +126,16 @@ func (s *Service) Get(ctx context.Context, name string) (View, error) {
 	return s.store.Get(ctx, name)
 }
 
+// Info returns a cluster with its pools and machines and, when something is wrong with it,
+// the cause (Explain).
+func (s *Service) Info(ctx context.Context, name string) (View, Cause, error) {
+	v, err := s.Get(ctx, name)
+	if err != nil {
+		return View{}, Cause{}, err
+	}
+	return v, Explain(v, s.rules.FailAfter), nil
+}
+
 // Detail returns a cluster and, once its API endpoint is known, its admin kubeconfig (nil
 // before).
 func (s *Service) Detail(ctx context.Context, name string) (Cluster, []byte, error) {

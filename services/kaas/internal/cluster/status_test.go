@@ -63,3 +63,48 @@ func TestDeriveStatus(t *testing.T) {
 		t.Fatal("a running cluster has converged")
 	}
 }
+
+// TestExplainGivesCauseAndNextStep: each failure kind has a short cause naming the machine
+// and the provider and a next step; a healthy or merely busy cluster has none.
+func TestExplainGivesCauseAndNextStep(t *testing.T) {
+	cases := []struct {
+		name    string
+		mut     func(*View)
+		kind    string
+		says    string
+		next    string
+		machine string
+	}{
+		{"all ready", func(*View) {}, "", "", "", ""},
+		{"scale up", func(v *View) { v.Pools[1].Count = 3 }, "", "", "", ""},
+		{"worker failed", func(v *View) { v.Machines[1].State = MachineFailed; v.Machines[1].Message = "Failed deployment: disk" },
+			CauseWorkerFailed, "Worker machine c-w-1 of pool w failed at the maas provider.", "Scale pool w down", "c-w-1"},
+		{"two workers failed", func(v *View) {
+			v.Machines[1].State, v.Machines[2].State = MachineFailed, MachineFailed
+		}, CauseWorkerFailed, "failed at the maas provider (1 more failed).", "delete the pool", "c-w-1"},
+		{"control plane failed", func(v *View) { v.Machines[0].State = MachineFailed; v.Machines[0].Message = "F1126 instance.go:226] boom" },
+			CauseControlPlaneFailed, "Control-plane machine c-control-plane-1 failed at the maas provider.", "delete the cluster and create it again", "c-control-plane-1"},
+		{"upgrade failed", func(v *View) {
+			v.TargetVersion = "v1.33.13"
+			v.Machines[2].State = MachineFailed
+		}, CauseUpgradeFailed, "The upgrade from v1.32.13 to v1.33.13 stopped: machine c-w-2 failed", "Scale pool w down", "c-w-2"},
+		{"provider down", func(v *View) { v.Provider = "vagrant"; v.Pools[1].Count = 3; v.Attempts, v.LastError = 5, "connection refused" },
+			CauseProviderUnreachable, "kaas cannot reach the vagrant provider (5 attempts in a row)", "a runner is online", ""},
+		{"provider flapping", func(v *View) { v.Pools[1].Count = 3; v.Attempts, v.LastError = 1, "timeout" },
+			CauseRetrying, "failed 1 time(s) in a row while scaling", "PLINTH_KAAS_MAAS_URL", ""},
+		{"deleting, retrying", func(v *View) { v.Deleting = true; v.Attempts = 2 },
+			CauseRetrying, "while releasing its machines", "Nothing to do", ""},
+	}
+	for _, tc := range cases {
+		v := view(tc.mut)
+		c := Explain(v, 5)
+		if c.Kind != tc.kind || !strings.Contains(c.Summary, tc.says) || !strings.Contains(c.NextStep, tc.next) || c.Machine != tc.machine {
+			t.Errorf("%s: %+v, want kind %q, summary with %q, next step with %q, machine %q", tc.name, c, tc.kind, tc.says, tc.next, tc.machine)
+		}
+		for _, m := range v.Machines {
+			if m.Message != "" && strings.Contains(c.Summary, m.Message) {
+				t.Errorf("%s: the summary carries the raw message %q: %q", tc.name, m.Message, c.Summary)
+			}
+		}
+	}
+}

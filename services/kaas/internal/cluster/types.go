@@ -166,3 +166,12 @@ func (v *View) MachinesOf(pool string) []Machine {
 	}
 	return out
 }
+
+// StatusEntry is one change of a cluster's status, for its timeline.
+type StatusEntry struct {
+	Time    time.Time
+	Status  Status
+	Message string
+	// Actor is the username whose request caused it; empty for kaas's own work.
+	Actor string
+}

@@ -156,6 +156,20 @@ func (r *Registry) Preflight(name, version string) error {
 	return nil
 }
 
+// JobReporter is a provider whose machines are built by jobs whose output can be read (vagrant).
+type JobReporter interface {
+	// JobOf is the job that last worked on the machine whose progress is state ("" if none).
+	JobOf(state []byte) string
+}
+
+// JobOf is the job provider name's progress state names ("" for providers without jobs).
+func (r *Registry) JobOf(name string, state []byte) string {
+	if j, ok := r.byName[name].(JobReporter); ok {
+		return j.JobOf(state)
+	}
+	return ""
+}
+
 // Names lists the configured providers.
 func (r *Registry) Names() []string {
 	var out []string

@@ -176,3 +176,17 @@ func (s *Store) lock(ctx context.Context, tx pgx.Tx, id int64, name string) (clu
 	}
 	return s.loadView(ctx, tx, c)
 }
+
+// History returns cluster name's status changes, oldest first (the newest 100 are kept).
+func (s *Store) History(ctx context.Context, name string) ([]cluster.StatusEntry, error) {
+	rows, err := s.pool.Query(ctx, `SELECT h.at, h.status, h.message, h.actor_username FROM status_history h
+		JOIN clusters c ON c.id = h.cluster_id WHERE c.name = $1 ORDER BY h.id`, name)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (cluster.StatusEntry, error) {
+		var e cluster.StatusEntry
+		err := r.Scan(&e.Time, &e.Status, &e.Message, &e.Actor)
+		return e, err
+	})
+}

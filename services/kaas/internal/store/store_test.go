@@ -3,16 +3,20 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 	"github.com/plinth-dev/plinth/services/kaas/internal/store"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster/clustertest"
@@ -199,4 +203,88 @@ func TestReconcilerStoreConformance(t *testing.T) {
 		return store.New(pool), pool.Close
 	})
 	reconcilertest.Run(t, factory, reopen)
+}
+
+// TestTimelineRecordsStatusChanges: every status change is kept with its message and the
+// user whose request caused it, oldest first; a change that keeps the status adds nothing.
+func TestTimelineRecordsStatusChanges(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	create(t, s, "delta")
+	asAlice := metadata.NewIncomingContext(ctx, metadata.Pairs(authn.AccountHeader, "u-1", authn.NameHeader, "alice"))
+	if _, err := s.Update(asAlice, "delta", func(v cluster.View) (cluster.Change, error) {
+		return cluster.Update(v, func(v *cluster.View) error { v.Deleting = true; return nil }, 3)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Same status again: no entry.
+	if _, err := update(s, "delta", func(v *cluster.View) error { v.Attempts = 1; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.History(ctx, "delta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 2 || h[0].Status != cluster.StatusProvisioning || h[1].Status != cluster.StatusStopping ||
+		h[1].Actor != "alice" || h[0].Actor != "" || !strings.HasPrefix(h[1].Message, "deleting") || h[1].Time.Before(h[0].Time) {
+		t.Fatalf("timeline %+v", h)
+	}
+
+}
+
+// TestTimelineKeepsTheNewest100AndGoesWithItsCluster flips a worker between failed and ready
+// 110 times (DEGRADED ⇄ RUNNING).
+func TestTimelineKeepsTheNewest100AndGoesWithItsCluster(t *testing.T) {
+	t.Parallel()
+	s, pool := newStore(t)
+	ctx := context.Background()
+	create(t, s, "epsilon")
+	c, ok, err := s.Claim(ctx, "r", time.Minute)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if _, err := apply(s, c.ID, "r", func(v *cluster.View) error {
+		for _, p := range v.Pools {
+			for range p.Count {
+				v.Machines = append(v.Machines, cluster.Machine{Pool: p.Name, Name: fmt.Sprintf("m-%d", len(v.Machines)), Role: p.Role, State: cluster.MachineReady, Version: v.Version})
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 110 {
+		state := cluster.MachineFailed
+		if i%2 == 1 {
+			state = cluster.MachineReady
+		}
+		if _, err := apply(s, c.ID, "r", func(v *cluster.View) error { v.Machines[len(v.Machines)-1].State = state; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := s.History(ctx, "epsilon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 100 || h[99].Status != cluster.StatusRunning {
+		t.Fatalf("%d entries kept, last %+v", len(h), h[len(h)-1])
+	}
+
+	if _, err := update(s, "epsilon", func(v *cluster.View) error { v.Deleting = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apply(s, c.ID, "r", func(v *cluster.View) error { v.Machines = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove(ctx, c.ID, "r", cluster.Remove); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM status_history h WHERE NOT EXISTS (SELECT 1 FROM clusters c WHERE c.id = h.cluster_id)`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d orphaned timeline entries (%v)", left, err)
+	}
+	if h, err := s.History(ctx, "epsilon"); err != nil || len(h) != 0 {
+		t.Fatalf("timeline of a removed cluster: %v %v", h, err)
+	}
 }

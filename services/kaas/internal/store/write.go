@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	platformevents "github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 	"github.com/plinth-dev/plinth/services/kaas/internal/events"
@@ -83,8 +84,31 @@ func publish(ctx context.Context, tx pgx.Tx, evs []cluster.Event) error {
 		if _, err := (platformevents.Outbox{}).Add(ctx, tx, platformevents.Event{Payload: payload}); err != nil {
 			return err
 		}
+		if sc, ok := payload.(*eventsv1.ClusterStatusChanged); ok && !sc.GetDeleted() {
+			if err := recordStatus(ctx, tx, sc); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// historyKept is how many status changes a cluster's timeline keeps.
+const historyKept = 100
+
+// recordStatus adds a status change to its cluster's timeline (the cluster's row is written
+// in the same transaction) and drops what is older than the newest historyKept.
+func recordStatus(ctx context.Context, tx pgx.Tx, e *eventsv1.ClusterStatusChanged) error {
+	var id int64
+	err := tx.QueryRow(ctx, `INSERT INTO status_history (cluster_id, status, message, actor_username)
+		SELECT id, $2, $3, $4 FROM clusters WHERE name = $1 RETURNING cluster_id`,
+		e.GetCluster(), int16(e.GetStatus()), e.GetStatusMessage(), e.GetActor().GetUsername()).Scan(&id)
+	if err != nil {
+		return fmt.Errorf("store: record the status of cluster %q: %w", e.GetCluster(), err)
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM status_history WHERE cluster_id = $1 AND id < (
+		SELECT min(id) FROM (SELECT id FROM status_history WHERE cluster_id = $1 ORDER BY id DESC LIMIT $2) newest)`, id, historyKept)
+	return err
 }
 
 // save writes c over before, which was loaded under the lock: the cluster's columns, pools

@@ -112,11 +112,14 @@ const (
 
 // progress is what the provider keeps between calls (Machine.State).
 type progress struct {
-	Project     string `json:"project,omitempty"`
-	Target      string `json:"target,omitempty"`
-	Address     string `json:"address,omitempty"`
-	Step        string `json:"step,omitempty"`
-	Job         string `json:"job,omitempty"`
+	Project string `json:"project,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Address string `json:"address,omitempty"`
+	Step    string `json:"step,omitempty"`
+	Job     string `json:"job,omitempty"`
+	// LastJob is the job queued last, kept once it completed: its output tells what the
+	// machine's provisioning (or release) did.
+	LastJob     string `json:"last_job,omitempty"`
 	EtcdCluster string `json:"etcd_cluster,omitempty"`
 	EtcdState   string `json:"etcd_state,omitempty"`
 	// Version is the Kubernetes version the last bootstrap ran.
@@ -126,6 +129,10 @@ type progress struct {
 }
 
 func readProgress(b []byte) progress { return provider.ReadState[progress](b) }
+
+// JobOf is the vagrant job that last worked on the machine whose progress state holds
+// (provider.JobReporter).
+func (p *Provider) JobOf(state []byte) string { return readProgress(state).LastJob }
 
 func (st progress) bytes() []byte { return provider.WriteState(st) }
 
@@ -171,15 +178,15 @@ func (p *Provider) ensureTarget(ctx context.Context, m provider.Machine, st *pro
 	return nil
 }
 
-// runJob queues command (once; its id is kept in st.Job) and follows it for at most wait.
-// done reports completion; a completed job clears st.Job.
+// runJob queues command (once; its id is kept in st.Job and st.LastJob) and follows it for
+// at most wait. done reports completion; a completed job clears st.Job.
 func (p *Provider) runJob(ctx context.Context, st *progress, command string, args []string, wait time.Duration) (result, error) {
 	if st.Job == "" {
 		id, err := p.c.queue(ctx, st.Target, command, args, p.o.JobExpiry)
 		if err != nil {
 			return result{}, fmt.Errorf("queue %s: %w", command, err)
 		}
-		st.Job = id
+		st.Job, st.LastJob = id, id
 	}
 	r, err := p.c.follow(ctx, st.Job, wait)
 	if err != nil {
