@@ -225,41 +225,75 @@ try {
   if (order.indexOf(jobId) > order.indexOf(queued2)) throw new Error(`oldest first puts ${queued2} before the older ${jobId}: ${order}`);
   await page.locator(`select[name="job-order"]`).selectOption("newest");
 
-  step = "clusters: create a cluster, see it listed, delete it";
+  step = "clusters: kaas's choices in the form; a create opens the cluster's own page";
   await go("Clusters");
   const cluster = `console-${suffix}`;
+  // The versions and instance types are kaas's (plinth.kaas.v1 GetCatalog), not free text.
+  const versions = await page.locator(`select[name="version"] option`).allTextContents();
+  if (versions.length < 2 || !/^Default \(v\d+\.\d+\.\d+\)$/.test(versions[0]) || !versions.slice(1).every((v) => /^v\d+\.\d+\.\d+$/.test(v)))
+    throw new Error(`version choices: ${versions}`);
+  const types = await page.locator(`select[name="instance-type"] option`).allTextContents();
+  if (!types.includes("standard")) throw new Error(`instance types: ${types}`);
   await page.getByLabel("Name", { exact: true }).fill(cluster);
+  await page.locator(`select[name="version"]`).selectOption(versions[versions.length - 1]);
   await page.getByRole("button", { name: "Create", exact: true }).click();
-  await page.getByText(new RegExp(`^Creating ${cluster}`)).waitFor();
+  await page.getByRole("heading", { level: 1, name: `Cluster ${cluster}` }).waitFor();
+  if (new URL(page.url()).pathname !== `/clusters/${cluster}`) throw new Error(`the cluster's page is at ${page.url()}`);
+  if ((await page.title()) !== `${cluster} · Clusters · Plinth`) throw new Error(`title ${await page.title()}`);
+  await page.locator("#cluster-timeline li").first().waitFor();
+  const created = await page.locator("#cluster-timeline li").last().textContent();
+  if (!/Provisioning/.test(created) || !created.includes(`by ${username}`)) throw new Error(`the timeline's first entry: ${created}`);
+  log("cluster page:", await page.locator("#cluster-state").textContent());
+
+  step = "clusters: the page deep-links and survives a reload; the list links to it";
+  await page.reload();
+  await page.getByRole("heading", { level: 1, name: `Cluster ${cluster}` }).waitFor();
+  await page.getByRole("link", { name: "All clusters" }).click();
+  await page.getByRole("heading", { level: 1, name: "Clusters" }).waitFor();
   const row = page.locator(`tr[data-cluster="${cluster}"]`);
   await row.waitFor();
-  log("cluster created:", await row.textContent());
-  await row.getByRole("button", { name: "Manage" }).click();
-  await page.getByRole("heading", { name: `Cluster ${cluster}` }).waitFor();
-  await page.getByRole("heading", { name: "Machines" }).waitFor();
+  log("cluster listed:", await row.textContent());
+  await row.getByRole("link", { name: cluster }).click();
+  await page.getByRole("heading", { level: 1, name: `Cluster ${cluster}` }).waitFor();
+  await page.goto(`${base}/clusters/no-such-cluster`);
+  await page.getByRole("heading", { level: 1, name: "Cluster not found" }).waitFor();
+  await page.goto(`${base}/clusters/${cluster}`);
+  await page.getByRole("heading", { level: 1, name: `Cluster ${cluster}` }).waitFor();
 
-  step = "clusters: kaas's refusal shows in its words; scaling a pool adds a machine";
-  // One validation style: the console's message, not the browser's bubble.
-  await page.getByLabel("Pool", { exact: true }).fill("");
+  step = "clusters: the pools to scale are the cluster's; scaling a pool adds a machine";
+  await page.getByRole("heading", { name: "Machines" }).waitFor();
+  const scalable = await page.locator(`select[name="scale-pool"] option`).allTextContents();
+  if (scalable.join() !== "workers") throw new Error(`pools offered for scaling: ${scalable}`);
+  await page.getByLabel("Machines", { exact: true }).fill("");
   await page.getByRole("button", { name: "Scale" }).click();
-  await page.locator("#cluster-detail").getByText("The pool name is required.").waitFor();
-  await page.getByLabel("Pool", { exact: true }).fill("control-plane");
-  await page.getByRole("button", { name: "Scale" }).click();
-  await page.getByText(/control plane's size is fixed/).waitFor();
-  await page.getByLabel("Pool", { exact: true }).fill("workers");
+  await page.locator("#cluster-actions").getByText("A pool has 0 or more machines.").waitFor();
   await page.getByLabel("Machines", { exact: true }).fill("2");
   await page.getByRole("button", { name: "Scale" }).click();
   await page.getByText(`Scaling workers of ${cluster} to 2.`).waitFor();
-  await page.locator("#cluster-detail tbody tr").nth(2).waitFor({ timeout: 90_000 });
-  log("cluster scaled:", await page.locator("#cluster-detail tbody tr").count(), "machines");
+  await page.locator("#cluster-machines tbody tr").nth(2).waitFor({ timeout: 90_000 });
+  log("cluster scaled:", await page.locator("#cluster-machines tbody tr").count(), "machines");
+  // Each machine links the vagrant job that provisioned it.
+  const jobLink = page.locator("#cluster-machines tbody tr").first().getByRole("link", { name: "Job output" });
+  await jobLink.waitFor({ timeout: 90_000 });
   await shot("04-clusters");
-  await row.getByRole("button", { name: "Delete" }).click();
+  await jobLink.click();
+  await page.getByRole("heading", { level: 1, name: /^Job / }).waitFor();
+  if (!new URL(page.url()).pathname.startsWith("/vagrant/jobs/")) throw new Error(`the job's page is at ${page.url()}`);
+  await page.locator("#job-facts").getByText("Operation").waitFor();
+  await page.getByTestId("job-output").waitFor();
+  log("machine's job:", await page.locator("#job-facts").textContent());
+  await page.goBack();
+  await page.getByRole("heading", { level: 1, name: `Cluster ${cluster}` }).waitFor();
+
+  step = "clusters: delete asks, then only reading is left";
+  await page.getByRole("button", { name: "Delete cluster" }).click();
+  if (!dialogs.some((d) => d.startsWith(`Delete cluster ${cluster}?`))) throw new Error(`no confirmation before deleting: ${dialogs}`);
   await page.getByText(new RegExp(`^Deleting ${cluster}`)).waitFor();
-  await page.waitForFunction((n) => {
-    const r = document.querySelector(`tr[data-cluster="${n}"]`);
-    return !r || /Deleting/.test(r.textContent ?? "");
-  }, cluster, { timeout: 30_000 });
-  log("cluster deleting:", (await row.count()) ? await row.textContent() : "gone");
+  await page.waitForFunction(() => {
+    const b = [...document.querySelectorAll("button")].find((x) => x.textContent === "Delete cluster");
+    return !b || b.disabled;
+  }, null, { timeout: 30_000 });
+  log("cluster deleting:", await page.locator("#cluster-state").textContent().catch(() => "gone"));
 
   step = "volumes: device classes, create a volume, remove it";
   await go("Volumes");

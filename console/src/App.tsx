@@ -3,13 +3,14 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { makeClients } from "./lib/clients";
 import { describeError } from "./lib/errors";
-import { afterSignIn, notFound, pageFor, pages, signInPath } from "./lib/routes";
+import { afterSignIn, notFound, pages, routeFor, routePath, signInPath } from "./lib/routes";
 import { canAdminister, canWrite } from "./lib/roles";
 import { endSession, loadSession, msUntilExpiry, refusedMessage, saveSession, signOutReason, vagrantToken, type Session } from "./lib/session";
 import { SignIn } from "./views/SignIn";
 import { Storage } from "./views/Storage";
 import { VagrantView } from "./views/Vagrant";
 import { Clusters } from "./views/Clusters";
+import { VagrantJob } from "./views/VagrantJob";
 import { Volumes } from "./views/Volumes";
 import { Admin } from "./views/Admin";
 import { Backups } from "./views/Backups";
@@ -59,15 +60,18 @@ export function App() {
     [session, vToken, end],
   );
 
-  const current = pageFor(path, session !== null);
+  const route = routeFor(path, session !== null);
+  const current = route.page;
+  const canonical = routePath(route);
   useEffect(() => {
     // A path that names no page keeps its URL (the user sees what they asked for).
-    if (current !== path && current !== notFound) window.history.replaceState(null, "", current);
-  }, [current, path]);
+    if (canonical !== path && current !== notFound) window.history.replaceState(null, "", canonical);
+  }, [canonical, current, path]);
   useEffect(() => {
     const p = pages.find((pg) => pg.path === current);
-    document.title = p ? `${p.title} · Plinth` : current === notFound ? "Page not found · Plinth" : "Sign in · Plinth";
-  }, [current]);
+    const title = p ? (route.id ? `${route.id} · ${p.title}` : p.title) : current === notFound ? "Page not found" : "Sign in";
+    document.title = `${title} · Plinth`;
+  }, [current, route.id]);
 
   if (!session || current === signInPath) {
     return (
@@ -120,8 +124,9 @@ export function App() {
       </header>
       <main id="main" tabIndex={-1}>
         {current === "/storage" && <Storage stats={clients.stats} history={clients.history} />}
-        {current === "/vagrant" && <VagrantView client={clients.vagrant} runners={clients.runners} onToken={setVToken} />}
-        {current === "/clusters" && <Clusters kaas={clients.kaas} canWrite={canWrite(session.role)} />}
+        {current === "/vagrant" && !route.id && <VagrantView client={clients.vagrant} runners={clients.runners} onToken={setVToken} />}
+        {current === "/vagrant" && route.id && <VagrantJob client={clients.vagrant} jobId={route.id} go={go} />}
+        {current === "/clusters" && <Clusters kaas={clients.kaas} info={clients.kaasInfo} canWrite={canWrite(session.role)} name={route.id} go={go} />}
         {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} jobs={clients.lvmdJobs} canWrite={canWrite(session.role)} />}
         {current === "/admin" && <Admin admin={clients.admin} me={session.username} />}
         {current === "/backups" && <Backups catalog={clients.catalog} />}

@@ -14,6 +14,7 @@ import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
 import { CatalogService } from "../gen/plinth/cnpgi/v1/catalog_pb";
 import { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 import { RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
+import { ClusterInfoService } from "../gen/plinth/kaas/v1/clusters_pb";
 
 /** Every client the views use. */
 export interface Clients {
@@ -23,6 +24,8 @@ export interface Clients {
   /** stats' usage history (the Storage page's capacity plot) and activity (the Activity page). */
   history: Client<typeof HistoryService>;
   kaas: Client<typeof Cluster>;
+  /** kaas's own read-only view: catalog, causes, timeline (the Clusters pages). */
+  kaasInfo: Client<typeof ClusterInfoService>;
   lv: Client<typeof LVService>;
   vg: Client<typeof VGService>;
   /** lvmd-agent's backup and restore jobs (the Volumes page). */
@@ -76,6 +79,7 @@ export function makeClients(
     stats: createClient(StatsService, plinth),
     history: createClient(HistoryService, plinth),
     kaas: createClient(Cluster, plinth),
+    kaasInfo: createClient(ClusterInfoService, plinth),
     lv: createClient(LVService, plinth),
     vg: createClient(VGService, plinth),
     lvmdJobs: createClient(JobService, plinth),

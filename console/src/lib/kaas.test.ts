@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ClusterStatus } from "../gen/cnct/kaas/api/api_pb";
-import { clusterStatus, createProblem, createRequest, nameProblem, scaleProblem, scaleRequest, type CreateForm } from "./kaas";
+import { create } from "@bufbuild/protobuf";
+import { ClusterStatus, GetClusterNodesStatusReply_MachineStatusSchema } from "../gen/cnct/kaas/api/api_pb";
+import { GetCatalogResponseSchema, MachineSchema, PoolSchema } from "../gen/plinth/kaas/v1/clusters_pb";
+import { allowedActions, clusterStatus, clusterSummary, createProblem, createRequest, machineRows, nameProblem, nodeUnknown, scalablePools, scaleProblem, scaleRequest, type CreateForm } from "./kaas";
 
 const ok: CreateForm = { name: "dev", version: "", controlPlane: 1, poolName: "workers", poolCount: 2 };
 
@@ -38,5 +40,46 @@ describe("kaas view logic", () => {
     expect(s.nodePools.map((p) => [p.name, p.count])).toEqual([["workers", 3]]);
     expect(scaleProblem("workers", 0)).toBe("");
     expect(scaleProblem("workers", 1.5)).toMatch(/0 or more/);
+  });
+});
+
+describe("cluster page logic", () => {
+  const catalog = create(GetCatalogResponseSchema, { versions: ["v1.32.13", "v1.33.13"], defaultVersion: "v1.33.13", instanceTypes: ["standard", "gpu"], maxPoolSize: 5, controlPlaneSizes: [1, 3, 5] });
+  it("checks the create form against the server's catalog", () => {
+    expect(createProblem({ ...ok, version: "v1.33.13" }, catalog)).toBe("");
+    expect(createProblem({ ...ok, version: "v9.99.0" }, catalog)).toBe("Kubernetes v9.99.0 is not offered here; choose one of v1.32.13, v1.33.13.");
+    expect(createProblem({ ...ok, poolCount: 6 }, catalog)).toBe("A worker pool has at most 5 machines here.");
+    expect(createRequest({ ...ok, instanceType: "gpu" }).workerNodePools[0].instanceType).toBe("gpu");
+    expect(scaleProblem("", 1)).toBe("Choose the pool to scale.");
+    expect(scaleProblem("w", 9, 5)).toBe("A pool has at most 5 machines here.");
+  });
+  it("says a failure in one sentence with its next step, the raw words under Details", () => {
+    const raw = "control-plane machine ux1-control-plane-1 failed: vagrant job 01H: exit status 1: F1126 22:16:48.384390 29392 instance.go:226] Error creating leases";
+    expect(clusterSummary(raw, { summary: "Control-plane machine ux1-control-plane-1 failed at the vagrant provider.", nextStep: "Delete the cluster and create it again." }))
+      .toEqual({ text: "Control-plane machine ux1-control-plane-1 failed at the vagrant provider.", nextStep: "Delete the cluster and create it again.", details: raw });
+    expect(clusterSummary("2 of 3 machines ready; waiting for c-w-2 (provisioning, provider: Deploying)"))
+      .toEqual({ text: "2 of 3 machines ready.", nextStep: "", details: "2 of 3 machines ready; waiting for c-w-2 (provisioning, provider: Deploying)" });
+    expect(clusterSummary("all 3 machines ready, Kubernetes v1.33.13")).toEqual({ text: "All 3 machines ready, Kubernetes v1.33.13.", nextStep: "", details: "" });
+    expect(clusterSummary("").text).toBe("No status yet.");
+  });
+  it("enables only the actions the state allows", () => {
+    expect(allowedActions({ status: ClusterStatus.RUNNING, deleting: false })).toEqual({ scale: "", upgrade: "", delete: "" });
+    expect(allowedActions({ status: ClusterStatus.STOPPING, deleting: true }).delete).toMatch(/being deleted/);
+    expect(allowedActions({ status: ClusterStatus.PROVISIONING, deleting: false }).upgrade).toMatch(/still being created/);
+    expect(allowedActions({ status: ClusterStatus.DEGRADED, deleting: false })).toMatchObject({ scale: "", delete: "" });
+    expect(allowedActions({ status: ClusterStatus.DEGRADED, deleting: false }).upgrade).toMatch(/failed/);
+  });
+  it("joins machines with their live node status and explains unknown", () => {
+    const m = (name: string) => create(MachineSchema, { name, hostname: name });
+    const live = [
+      create(GetClusterNodesStatusReply_MachineStatusSchema, { maasHostname: "a", k8sNodeStatus: "Ready", k8sVersion: "v1.33.13" }),
+      create(GetClusterNodesStatusReply_MachineStatusSchema, { maasHostname: "b", k8sNodeStatus: "unknown", k8sVersion: "unknown" }),
+    ];
+    const rows = machineRows([m("a"), m("b"), m("c")], live);
+    expect(rows.map((r) => [r.node, r.kubelet])).toEqual([["Ready", "v1.33.13"], [nodeUnknown, ""], ["Not reported", ""]]);
+    expect(machineRows([m("a")], undefined)[0].node).toMatch(/did not answer/);
+  });
+  it("offers only worker pools that are not being deleted for scaling", () => {
+    expect(scalablePools({ pools: [create(PoolSchema, { name: "control-plane" }), create(PoolSchema, { name: "w" }), create(PoolSchema, { name: "old", deleting: true })] })).toEqual(["w"]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { afterSignIn, notFound, pageFor, signInPath } from "./routes";
+import { afterSignIn, notFound, objectPath, pageFor, routeFor, routePath, signInPath } from "./routes";
 import { validateLogin } from "./auth";
 
 describe("pageFor", () => {
@@ -22,6 +22,30 @@ describe("pageFor", () => {
     expect(afterSignIn("/")).toBe("/storage");
     expect(afterSignIn("/signin")).toBe("/storage");
     expect(afterSignIn("/nope")).toBe("/nope");
+    expect(afterSignIn("/clusters/ux1/")).toBe("/clusters/ux1");
+  });
+});
+
+describe("routeFor", () => {
+  it("names a cluster by its own path, decoded, and keeps pages without objects flat", () => {
+    expect(routeFor("/clusters/ux1", true)).toEqual({ page: "/clusters", id: "ux1", prefix: "/clusters" });
+    expect(routeFor("/clusters/a%20b", true)).toEqual({ page: "/clusters", id: "a b", prefix: "/clusters" });
+    expect(routeFor("/vagrant/jobs/01HJOB", true)).toEqual({ page: "/vagrant", id: "01HJOB", prefix: "/vagrant/jobs" });
+    expect(routeFor("/vagrant/jobs", true).page).toBe(notFound);
+    expect(routeFor("/vagrant/01HJOB", true).page).toBe(notFound);
+    expect(routeFor("/constructor/x", true).page).toBe(notFound);
+    expect(routeFor("/clusters", true)).toEqual({ page: "/clusters", id: "" });
+    expect(routeFor("/clusters/ux1", false)).toEqual({ page: signInPath, id: "" });
+    expect(routeFor("/clusters/a/b", true).page).toBe(notFound);
+    expect(routeFor("/clusters/%E0%A4%A", true).page).toBe(notFound);
+    expect(routeFor("/clusters/a%2Fb", true).page).toBe(notFound);
+    expect(routeFor("/admin/x", true).page).toBe(notFound);
+  });
+  it("spells each route one way", () => {
+    expect(routePath({ page: "/clusters", id: "a b", prefix: "/clusters" })).toBe("/clusters/a%20b");
+    expect(routePath(routeFor("/vagrant/jobs/j1/", true))).toBe("/vagrant/jobs/j1");
+    expect(routePath(routeFor("/clusters/ux1/", true))).toBe("/clusters/ux1");
+    expect(objectPath("/clusters", "ux1")).toBe("/clusters/ux1");
   });
 });
 

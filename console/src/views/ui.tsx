@@ -7,6 +7,17 @@ export function ErrorLine({ text }: { text: string }) {
   return <p className="error" role="alert">{text}</p>;
 }
 
+/** A state in one sentence, what to do about it, and the whole raw story folded under Details. */
+export function Explained({ summary }: { summary: { text: string; nextStep: string; details: string } }) {
+  return (
+    <div className="explained">
+      <p className="summary">{summary.text}</p>
+      {summary.nextStep && <p className="next-step"><strong>What to do:</strong> {summary.nextStep}</p>}
+      {summary.details && <details><summary>Details</summary><pre className="raw">{summary.details}</pre></details>}
+    </div>
+  );
+}
+
 /** An action's outcome; secret (a generated password) follows it with a copy button. */
 export function DoneLine({ text, secret }: { text: string; secret?: string }) {
   if (!text) return null;

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/services/kaas/internal/provider/maas/maastest"
 )
 
@@ -25,7 +26,8 @@ import (
 // node per machine, runs a Deployment, and sees the upgraded version after UpgradeCluster.
 func TestVagrantLifecycle(t *testing.T) {
 	t.Parallel()
-	e, v, c := vagrantKaas(t)
+	e, v, k := vagrantKaasInstance(t)
+	c := k.client
 	ctx := e.ctx(t)
 	name := clusterName("vg")
 	began := time.Now()
@@ -53,6 +55,13 @@ func TestVagrantLifecycle(t *testing.T) {
 		if n.GetK8SNodeStatus() != "Ready" || n.GetK8SVersion() != "v1.32.13" || n.GetMaasSystemId() == "" ||
 			!strings.HasPrefix(n.GetMaasHostname(), name+"-") || n.GetMaasNodeStatus() != "running" || n.GetMaasIPAddr() == "" {
 			t.Fatalf("machine status %v", n)
+		}
+	}
+	// Each machine names the vagrant job that last worked on it, and vagrant-server has it.
+	for _, m := range clusterInfo(t, e, k, name).GetMachines() {
+		j, err := v.client.GetJob(v.ctx(t), &vagrant.GetJobRequest{JobId: m.GetVagrantJobId()})
+		if err != nil || m.GetVagrantJobId() == "" || j.GetState() != vagrant.Job_SUCCESS {
+			t.Fatalf("machine %s: job %q: %v %v", m.GetName(), m.GetVagrantJobId(), j.GetState(), err)
 		}
 	}
 	kubectl(t, got.GetKubeconfig(), name)
@@ -99,9 +108,15 @@ func TestVagrantLifecycle(t *testing.T) {
 
 // vagrantKaas is kaas with the vagrant provider on a vagrant-server and runner of the test's own.
 func vagrantKaas(t *testing.T) (*env, *vagrantEnv, kaaspb.ClusterClient) {
+	e, v, k := vagrantKaasInstance(t)
+	return e, v, k.client
+}
+
+// vagrantKaasInstance is vagrantKaas with the whole instance (its plinth.kaas.v1 client too).
+func vagrantKaasInstance(t *testing.T) (*env, *vagrantEnv, *instance) {
 	e := newEnv(t, maastest.Options{})
 	v := startVagrant(t, e)
-	return e, v, e.start(t, v.config(t, e)).client
+	return e, v, e.start(t, v.config(t, e))
 }
 
 func clientFor(t *testing.T, kubeconfig string) kubernetes.Interface {
