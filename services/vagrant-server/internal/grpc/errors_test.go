@@ -42,7 +42,7 @@ func TestToStatusMapsEachErrorToOneCode(t *testing.T) {
 		{sessions.NotAllowed(errors.New("role viewer may not call /hashicorp.vagrant.Vagrant/QueueJob (write)")), codes.PermissionDenied, "role viewer may not call /hashicorp.vagrant.Vagrant/QueueJob (write)"},
 		{sessions.ErrSessionEnded, codes.Unauthenticated, sessions.ErrSessionEnded.Error()},
 		{sessions.ErrNoExpiry, codes.FailedPrecondition, sessions.ErrNoExpiry.Error()},
-		{fmt.Errorf("no signing key: %w", tokens.ErrUnknownKey), codes.FailedPrecondition, "not bootstrapped yet"},
+		{fmt.Errorf("no signing key: %w", tokens.ErrUnknownKey), codes.FailedPrecondition, "vagrant-server is not bootstrapped yet (BootstrapToken): it has no key to sign tokens with"},
 		{tokens.ErrExpired, codes.Unauthenticated, "token has expired"},
 		{fmt.Errorf("%w: bad signature", tokens.ErrInvalid), codes.Unauthenticated, "invalid authentication token"},
 		{&jobqueue.UnknownOperationError{FieldNumber: 80}, codes.Unimplemented, "job.operation: operation field 80 is not supported by this server"},
