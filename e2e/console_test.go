@@ -92,6 +92,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	walServer, segment := archiveForConsole(t, gateway, password, pgdata)
+	offlineRunner := offlineRunnerForConsole(t, gateway, strings.TrimSpace(string(vagrantToken)))
 	volumeBackup := backupForConsole(t, gateway, password)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -102,8 +103,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		"CONSOLE_URL=http://"+gateway,
 		"PLINTH_USERNAME=admin",
 		"PLINTH_PASSWORD="+password,
-		"VAGRANT_TOKEN="+strings.TrimSpace(string(vagrantToken)),
+		// No Vagrant token: the console gets its own from the Plinth session.
 		"VAGRANT_RUNNER_ID="+strings.TrimSpace(string(runnerID)),
+		"VAGRANT_OFFLINE_RUNNER_ID="+offlineRunner,
 		"OUT_DIR="+out,
 		"CHROMIUM="+chromiumPath,
 		"CNPGI_SERVER="+walServer,
@@ -115,7 +117,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("browser test failed (%v); screenshots in %s", err, out)
 	}
-	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "05-backups", "07-signed-out", "09-admin", "09-admin-refused"} {
+	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "05-backups", "07-signed-out", "09-admin", "09-admin-refused", "11-second-tab"} {
 		if st, err := os.Stat(filepath.Join(out, shot+".png")); err != nil || st.Size() == 0 {
 			t.Errorf("no screenshot %s.png in %s (%v)", shot, out, err)
 		}

@@ -1,11 +1,13 @@
 // The console's browser test: drives Debian's chromium (never a downloaded browser) through
 // playwright-core against a running suite (make up): signs in, opens every page, does one real
 // thing on each (the admin page creates a user who signs in in a second browser context and is
-// then disabled), signs out, and checks the revoked token is refused. Screenshots go to OUT_DIR.
+// then disabled), opens a second tab that shares the session, signs out (which ends it in
+// both tabs), and checks the revoked Plinth token and the Vagrant token the console was given
+// for it are refused. Screenshots go to OUT_DIR.
 //
 //   CONSOLE_URL=http://127.0.0.1:8080 PLINTH_USERNAME=admin PLINTH_PASSWORD=... \
-//   VAGRANT_TOKEN="$(cat .plinth/vagrant-runner/token)" \
-//   VAGRANT_RUNNER_ID="$(cat .plinth/vagrant-runner/id)" node console/e2e/browser.mjs
+//   VAGRANT_RUNNER_ID="$(cat .plinth/vagrant-runner/id)" \
+//   VAGRANT_OFFLINE_RUNNER_ID=<a registered runner that is offline> node console/e2e/browser.mjs
 //
 // e2e/console_test.go runs it against a suite of its own. Exit status 0 only if every step passed.
 import { chromium } from "playwright-core";
@@ -20,9 +22,10 @@ const env = (k, d) => {
 const base = env("CONSOLE_URL").replace(/\/$/, "");
 const username = env("PLINTH_USERNAME", "admin");
 const password = env("PLINTH_PASSWORD");
-const vagrantToken = env("VAGRANT_TOKEN");
 // The launcher's runner, which the Vagrant page must list online.
 const runnerId = env("VAGRANT_RUNNER_ID");
+// A runner registered and gone (console_test.go registers one): a job for it stays queued.
+const offlineRunnerId = env("VAGRANT_OFFLINE_RUNNER_ID");
 const outDir = env("OUT_DIR", "test-output/browser");
 const executablePath = env("CHROMIUM", "/usr/bin/chromium");
 // A server whose WAL segment was archived through the plugin before the test (console_test.go
@@ -54,6 +57,14 @@ page.on("dialog", (d) => {
   void d.accept();
 });
 page.setDefaultTimeout(20_000);
+// The Vagrant tokens the console sends (vagrant-server issued them to the session): after
+// sign-out each must be refused.
+const vagrantTokens = new Set();
+const watchVagrantTokens = (p) => p.on("request", (r) => {
+  const a = r.headers()["authorization"];
+  if (r.url().includes("/hashicorp.vagrant.Vagrant/") && a) vagrantTokens.add(a);
+});
+watchVagrantTokens(page);
 
 let step = "start";
 const shot = async (name) => page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
@@ -71,6 +82,18 @@ const bearerCall = (token, path) =>
     const body = await r.json().catch(() => ({}));
     return { status: r.status, code: body.code ?? "", message: body.message ?? "" };
   }, { token, path });
+
+// A Vagrant API call with a Vagrant token, as Vagrant clients send it (Connect JSON).
+const vagrantCall = (token) =>
+  page.evaluate(async ({ token }) => {
+    const r = await fetch("/hashicorp.vagrant.Vagrant/_ListJobs", {
+      method: "POST",
+      headers: { "content-type": "application/json", "connect-protocol-version": "1", "client-api-protocol": "1,1", authorization: token },
+      body: "{}",
+    });
+    const body = await r.json().catch(() => ({}));
+    return { status: r.status, code: body.code ?? "", message: body.message ?? "" };
+  }, { token });
 
 async function signIn(landing = "Storage") {
   await page.getByLabel("Username").fill(username);
@@ -94,8 +117,10 @@ try {
   if (!refused || refused.length < 5) throw new Error(`no message for a wrong password: ${refused}`);
   log("wrong password:", refused);
 
-  step = "sign in: back to the page asked for (/vagrant)";
+  step = "sign in: back to the page asked for (/vagrant), which works at once (no second sign-in)";
   await signIn("Vagrant");
+  await page.getByRole("heading", { name: "Queue a job" }).waitFor();
+  if (await page.getByLabel("Vagrant login token").count()) throw new Error("the Vagrant page still asks for a pasted token");
   await go("Storage");
   const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem("plinth.session") ?? "{}").token ?? "");
   if (!token) throw new Error("no token in sessionStorage after sign-in");
@@ -139,30 +164,21 @@ try {
     log("capacity history:", `${points.length} points from stats (first ${points[0].time}, used ${points[0].usedBytes ?? 0} of ${points[0].totalBytes ?? 0}); plot:`, summary);
   }
 
-  step = "vagrant: the launcher's runner is listed online (Plinth session only, no vagrant token yet)";
+  step = "vagrant: the launcher's runner is listed online; the job form offers it, the offline one and any runner";
   await go("Vagrant");
   const runnerRow = page.locator(`#runners tr[data-runner="${runnerId}"]`);
   await runnerRow.getByText("Online", { exact: true }).waitFor();
   log("runner:", await runnerRow.textContent());
-
-  step = "vagrant: an empty token is refused in words";
-  await page.getByRole("button", { name: "Connect" }).click();
-  await page.getByText("Paste a vagrant-server login token first.").waitFor();
-
-  step = "vagrant: a token vagrant-server does not know is refused in words";
-  await page.getByLabel("Vagrant login token").fill("not-a-vagrant-token");
-  await page.getByRole("button", { name: "Connect" }).click();
-  await page.getByText("vagrant-server did not accept the token.").waitFor();
-  log("bad vagrant token:", (await page.getByRole("alert").allTextContents()).join(" | "));
-  await page.getByRole("button", { name: "Use another token" }).click();
-
-  step = "vagrant: connect with a vagrant-server token";
-  await page.getByLabel("Vagrant login token").fill(vagrantToken);
-  await page.getByRole("button", { name: "Connect" }).click();
   await page.getByRole("heading", { name: "Queue a job" }).waitFor();
-
-  step = "vagrant: queue an init job and watch its output stream in";
+  const runnerSelect = page.locator(`select[name="runner"]`);
+  await page.waitForFunction((ids) => ids.every((id) => document.querySelector(`select[name="runner"] option[value="${id}"]`)), [runnerId, offlineRunnerId]);
+  const choices = await runnerSelect.locator("option").allTextContents();
+  if (choices[0] !== "Any runner") throw new Error(`the runner choice does not start with any runner: ${choices}`);
+  if (!choices.includes(`${offlineRunnerId} (offline: the job waits for it, only jobs addressed to it)`)) throw new Error(`the offline runner is not offered as offline: ${choices}`);
+  log("runner choices:", choices.join(" | "));
+  step = "vagrant: queue an init job on the runner chosen from the list and watch its output stream in";
   await page.getByLabel("Operation").selectOption("init");
+  await runnerSelect.selectOption(runnerId);
   await page.getByRole("button", { name: "Queue job" }).click();
   const queued = await page.getByText(/^Queued job /).textContent();
   const jobId = queued.replace(/^Queued job /, "").replace(/\.$/, "");
@@ -187,9 +203,9 @@ try {
   if ((await page.locator("#runners tr[data-runner]").count()) < 1) throw new Error("the runner list is empty");
   await shot("03-vagrant");
 
-  step = "vagrant: a job for a runner that never comes stays queued; cancel it";
+  step = "vagrant: a job for a runner that is offline stays queued; cancel it";
   await page.getByLabel("Operation").selectOption("noop");
-  await page.getByLabel("Runner id (empty: any runner)").fill(`nobody-${suffix}`);
+  await runnerSelect.selectOption(offlineRunnerId);
   await page.getByRole("button", { name: "Queue job" }).click();
   await page.waitForFunction((old) => {
     const el = [...document.querySelectorAll(".done")].find((e) => e.textContent.startsWith("Queued job "));
@@ -205,7 +221,7 @@ try {
   if ((await jobRow.textContent()).includes("job canceled")) throw new Error(`a canceled job still shows its "failure": ${await jobRow.textContent()}`);
   await page.getByTestId("job-ended").waitFor();
   log(`job ${queued2} canceled:`, await jobRow.textContent());
-  await page.getByLabel("Runner id (empty: any runner)").fill("");
+  await runnerSelect.selectOption("");
 
   step = "vagrant: filter the jobs by how they ended, order them oldest first";
   await page.locator(`select[name="job-filter"]`).selectOption("canceled");
@@ -442,9 +458,28 @@ try {
   await shot("10-not-found");
   await go("Storage");
 
-  step = "sign out, and the revoked token is refused";
+  step = "a new tab of the console is signed in with the same session";
+  const tab2 = await context.newPage();
+  watchVagrantTokens(tab2);
+  await tab2.goto(`${base}/vagrant`);
+  await tab2.getByRole("heading", { level: 1, name: "Vagrant" }).waitFor();
+  await tab2.getByRole("heading", { name: "Queue a job" }).waitFor();
+  const tab2Token = await tab2.evaluate(() => JSON.parse(sessionStorage.getItem("plinth.session") ?? "{}").token ?? "");
+  if (tab2Token !== token) throw new Error("the new tab does not share the session");
+  if (vagrantTokens.size === 0) throw new Error("no Vagrant token was seen on the Vagrant API");
+  for (const vt of vagrantTokens) {
+    const ok = await vagrantCall(vt);
+    if (ok.status !== 200) throw new Error(`a session's Vagrant token is refused while signed in: ${JSON.stringify(ok)}`);
+  }
+  await tab2.screenshot({ path: join(outDir, "11-second-tab.png"), fullPage: true });
+
+  step = "sign out, in both tabs, and the revoked token and its Vagrant tokens are refused";
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByText("You signed out.").waitFor();
+  await tab2.getByText("You signed out.").waitFor();
+  await tab2.waitForURL(`${base}/signin`);
+  if (await tab2.evaluate(() => sessionStorage.getItem("plinth.session"))) throw new Error("the second tab kept the session after sign-out");
+  await tab2.close();
   await page.waitForURL(`${base}/signin`);
   if (await page.evaluate(() => sessionStorage.getItem("plinth.session"))) throw new Error("session kept after sign-out");
   await shot("07-signed-out");
@@ -456,6 +491,16 @@ try {
   }
   if (refusal.code !== "unauthenticated") throw new Error(`the revoked token was not refused: ${JSON.stringify(refusal)}`);
   log("revoked token refused:", refusal.status, refusal.message);
+  for (const vt of vagrantTokens) {
+    let vr;
+    for (let i = 0; i < 50; i++) {
+      vr = await vagrantCall(vt);
+      if (vr.code === "unauthenticated") break;
+      await page.waitForTimeout(200);
+    }
+    if (vr.code !== "unauthenticated") throw new Error(`a Vagrant token of the ended session was not refused: ${JSON.stringify(vr)}`);
+  }
+  log(`${vagrantTokens.size} Vagrant token(s) of the session refused after sign-out`);
 
   step = "a token revoked elsewhere sends the user back to sign-in with a message";
   await signIn();
@@ -469,12 +514,13 @@ try {
   await signIn();
   await page.evaluate(() => {
     const s = JSON.parse(sessionStorage.getItem("plinth.session"));
-    s.expiresAt = Date.now() + 1500;
+    // Long enough for a reload on a loaded machine to show the page first (1.5 s was not, once).
+    s.expiresAt = Date.now() + 5000;
     sessionStorage.setItem("plinth.session", JSON.stringify(s));
   });
   await page.reload();
   await page.getByRole("heading", { level: 1, name: "Storage" }).waitFor();
-  await page.getByText("Your session expired. Sign in again.").waitFor({ timeout: 10_000 });
+  await page.getByText("Your session expired. Sign in again.").waitFor({ timeout: 20_000 });
 
   step = "keyboard: the menu is reachable with Tab and opens a page with Enter";
   await signIn();

@@ -1,11 +1,15 @@
 // The console shell: sign-in gate, menu, the current page, and the end of a session (sign-out,
-// expiry, or a token a service refuses) back to the sign-in page with a message.
-import { useCallback, useEffect, useMemo, useState } from "react";
+// expiry, or a token a service refuses) back to the sign-in page with a message. One session
+// for every tab (lib/tabs.ts), and the Vagrant token vagrant-server issues to it.
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { makeClients } from "./lib/clients";
 import { describeError } from "./lib/errors";
+import { timestampMs } from "./lib/format";
 import { afterSignIn, notFound, pages, routeFor, routePath, signInPath } from "./lib/routes";
 import { canAdminister, canWrite } from "./lib/roles";
-import { endSession, loadSession, msUntilExpiry, refusedMessage, saveSession, signOutReason, vagrantToken, type Session } from "./lib/session";
+import { endSession, loadSession, msUntilExpiry, refusedMessage, saveSession, signOutReason, type Session } from "./lib/session";
+import { askOtherTabs, channelName, onTabMessage, parseTabMessage, type Channel } from "./lib/tabs";
+import { renewDelay, type VagrantSession } from "./lib/vagrantSession";
 import { SignIn } from "./views/SignIn";
 import { Storage } from "./views/Storage";
 import { VagrantView } from "./views/Vagrant";
@@ -32,46 +36,134 @@ function usePath(): [string, (p: string) => void] {
   return [path, go];
 }
 
+/** The tabs' channel, where the browser has one (every browser the console supports does). */
+function tabChannel(): Channel | null {
+  return typeof BroadcastChannel === "undefined" ? null : (new BroadcastChannel(channelName) as unknown as Channel);
+}
+
+/** A Vagrant token refused again this soon after the last one was issued is not renewed. */
+const vagrantRetryMs = 5_000;
+
 export function App() {
   const store = window.sessionStorage;
   const [session, setSession] = useState<Session | null>(() => loadSession(store, Date.now()));
-  const [vToken, setVToken] = useState(() => vagrantToken(store));
+  const channel = useMemo(tabChannel, []);
+  // A tab opened without a session asks the open ones first (a moment; they answer at once).
+  const [asking, setAsking] = useState(() => session === null && channel !== null);
+  const [vagrant, setVagrant] = useState<VagrantSession | null>(null);
+  const [vagrantProblem, setVagrantProblem] = useState("");
   const [path, go] = usePath();
   const [reason, setReason] = useState(() => signOutReason(store));
+  const mine = useRef(session);
+  mine.current = session;
 
-  const end = useCallback((why: string) => {
+  // Ends this tab's session; tell says whether the other tabs should end it too (they already
+  // did when the message came from one of them).
+  const end = useCallback((why: string, tell = true) => {
+    const ended = mine.current;
     endSession(store, why);
     setReason(why);
     setSession(null);
-    setVToken("");
+    setVagrant(null);
+    setVagrantProblem("");
+    if (tell && ended) channel?.postMessage({ type: "signed-out", reason: why, token: ended.token });
+  }, [store, channel]);
+
+  const adopt = useCallback((s: Session) => {
+    saveSession(store, s);
+    setReason("");
+    setSession(s);
   }, [store]);
+
+  // The other tabs: answer their asks, adopt a sign-in, end with their sign-out.
+  useEffect(() => {
+    if (!channel) return;
+    const onMessage = (e: { data: unknown }) => {
+      const act = onTabMessage(parseTabMessage(e.data), mine.current, Date.now());
+      if (act.kind === "answer") channel.postMessage({ type: "session", session: act.session });
+      else if (act.kind === "adopt") adopt(act.session);
+      else if (act.kind === "end") end(act.reason, false);
+    };
+    channel.addEventListener("message", onMessage);
+    return () => channel.removeEventListener("message", onMessage);
+  }, [channel, adopt, end]);
+  useEffect(() => {
+    if (!asking || !channel) return;
+    let live = true;
+    void askOtherTabs(channel, Date.now).then((s) => {
+      if (!live) return;
+      if (s && !mine.current) adopt(s);
+      setAsking(false);
+    });
+    return () => { live = false; };
+  }, [asking, channel, adopt]);
 
   // Expiry sends the user back to sign-in at the moment auth stops accepting the token.
   useEffect(() => {
     if (!session) return;
     const ms = msUntilExpiry(session, Date.now());
     if (ms === null) return;
-    const t = setTimeout(() => end("Your session expired. Sign in again."), Math.min(ms, 2 ** 31 - 1));
+    const t = setTimeout(() => end("Your session expired. Sign in again.", false), Math.min(ms, 2 ** 31 - 1));
     return () => clearTimeout(t);
   }, [session, end]);
 
+  // The Vagrant token: issued to this session by vagrant-server when the Vagrant page opens,
+  // in memory only, renewed before it expires and when vagrant-server refuses it.
+  const issuing = useRef(false);
+  const issuedAt = useRef(0);
+  const issueRef = useRef<() => void>(() => {});
+  const onVagrantRefused = useCallback(() => {
+    if (Date.now() - issuedAt.current >= vagrantRetryMs) issueRef.current();
+  }, []);
+
   const clients = useMemo(
-    () => makeClients(session?.token ?? "", vToken, (msg) => end(refusedMessage(msg))),
-    [session, vToken, end],
+    () => makeClients(session?.token ?? "", vagrant?.token ?? "", (msg) => end(refusedMessage(msg)), undefined, onVagrantRefused),
+    [session, vagrant, end, onVagrantRefused],
   );
+
+  const issueVagrant = useCallback(async () => {
+    if (issuing.current || !mine.current) return;
+    issuing.current = true;
+    issuedAt.current = Date.now();
+    try {
+      const r = await clients.sessionTokens.issueSessionToken({});
+      setVagrant({ token: r.token, expiresAt: timestampMs(r.expiresAt) });
+      setVagrantProblem("");
+    } catch (err) {
+      // A refused Plinth token has ended the session already (the clients' bearer check).
+      setVagrant(null);
+      setVagrantProblem(describeError(err));
+    } finally {
+      issuing.current = false;
+    }
+  }, [clients]);
+  issueRef.current = () => void issueVagrant();
 
   const route = routeFor(path, session !== null);
   const current = route.page;
   const canonical = routePath(route);
+  const onVagrant = current === "/vagrant";
   useEffect(() => {
-    // A path that names no page keeps its URL (the user sees what they asked for).
-    if (canonical !== path && current !== notFound) window.history.replaceState(null, "", canonical);
-  }, [canonical, current, path]);
+    if (onVagrant && session && !vagrant && !vagrantProblem) void issueVagrant();
+  }, [onVagrant, session, vagrant, vagrantProblem, issueVagrant]);
+  useEffect(() => {
+    if (!vagrant) return;
+    const t = setTimeout(() => void issueVagrant(), Math.min(renewDelay(vagrant.expiresAt, Date.now()), 2 ** 31 - 1));
+    return () => clearTimeout(t);
+  }, [vagrant, issueVagrant]);
+
+  useEffect(() => {
+    // A path that names no page keeps its URL (the user sees what they asked for); nor does
+    // a tab still asking the others for a session lose the address it was opened on.
+    if (!asking && canonical !== path && current !== notFound) window.history.replaceState(null, "", canonical);
+  }, [canonical, current, path, asking]);
   useEffect(() => {
     const p = pages.find((pg) => pg.path === current);
     const title = p ? (route.id ? `${route.id} · ${p.title}` : p.title) : current === notFound ? "Page not found" : "Sign in";
     document.title = `${title} · Plinth`;
   }, [current, route.id]);
+
+  if (asking) return <p className="muted" role="status">Loading…</p>;
 
   if (!session || current === signInPath) {
     return (
@@ -79,9 +171,9 @@ export function App() {
         auth={clients.auth}
         message={reason}
         onSignedIn={(s) => {
-          saveSession(store, s);
-          setReason("");
-          setSession(s);
+          adopt(s);
+          // Tabs on the sign-in page sign in too.
+          channel?.postMessage({ type: "session", session: s });
           // Back to the page the user asked for before signing in (a bookmark, a reload).
           go(afterSignIn(path));
         }}
@@ -124,8 +216,11 @@ export function App() {
       </header>
       <main id="main" tabIndex={-1}>
         {current === "/storage" && <Storage stats={clients.stats} history={clients.history} />}
-        {current === "/vagrant" && !route.id && <VagrantView client={clients.vagrant} runners={clients.runners} onToken={setVToken} />}
-        {current === "/vagrant" && route.id && <VagrantJob client={clients.vagrant} jobId={route.id} go={go} />}
+        {current === "/vagrant" && !route.id && (
+          <VagrantView client={clients.vagrant} runners={clients.runners} problem={vagrantProblem}
+            onRetry={() => { setVagrantProblem(""); void issueVagrant(); }} />
+        )}
+        {current === "/vagrant" && route.id && <VagrantJob client={clients.vagrant} jobId={route.id} go={go} problem={vagrantProblem} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} info={clients.kaasInfo} canWrite={canWrite(session.role)} name={route.id} go={go} />}
         {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} jobs={clients.lvmdJobs} canWrite={canWrite(session.role)} />}
         {current === "/admin" && <Admin admin={clients.admin} me={session.username} />}

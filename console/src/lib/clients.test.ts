@@ -64,14 +64,30 @@ describe("makeClients", () => {
     expect(ended).toEqual([]);
   });
 
-  it("calls vagrant-server with its own token and protocol header, and its refusals do not end the session", async () => {
+  it("calls vagrant-server with the session's Vagrant token and protocol header; a refusal asks for a new token, not the end of the session", async () => {
     const f = fakeFetch({ status: 401, code: "unauthenticated", message: "invalid authentication token" });
     const ended: string[] = [];
-    const c = makeClients("tok", "wp24vagrant", (m) => ended.push(m), f.fetch);
+    let refused = 0;
+    const c = makeClients("tok", "wp24vagrant", (m) => ended.push(m), f.fetch, () => refused++);
     await expect(c.vagrant!._ListJobs({})).rejects.toBeInstanceOf(ConnectError);
     expect(f.seen[0].url).toMatch(/\/hashicorp\.vagrant\.Vagrant\/_ListJobs$/);
     expect(f.seen[0].headers.get("authorization")).toBe("wp24vagrant");
     expect(f.seen[0].headers.get("client-api-protocol")).toBe(vagrantProtocol);
     expect(ended).toEqual([]);
+    expect(refused).toBe(1);
+    // Any other refusal (a viewer's write) keeps the token.
+    const denied = makeClients("tok", "wp24vagrant", () => {}, fakeFetch({ status: 403, code: "permission_denied", message: "no" }).fetch, () => refused++);
+    await expect(denied.vagrant!.queueJob({})).rejects.toBeInstanceOf(ConnectError);
+    expect(refused).toBe(1);
+  });
+
+  it("asks vagrant-server for a session token with the Plinth token; a refusal there ends the session", async () => {
+    const f = fakeFetch({ status: 401, code: "unauthenticated", message: "your Plinth session has ended; sign in again" });
+    const ended: string[] = [];
+    const c = makeClients("tok", "", (m) => ended.push(m), f.fetch);
+    await expect(c.sessionTokens.issueSessionToken({})).rejects.toBeInstanceOf(ConnectError);
+    expect(f.seen[0].url).toMatch(/\/plinth\.vagrant\.v1\.SessionTokenService\/IssueSessionToken$/);
+    expect(f.seen[0].headers.get("authorization")).toBe("Bearer tok");
+    expect(ended).toEqual(["your Plinth session has ended; sign in again"]);
   });
 });

@@ -1,6 +1,7 @@
 // The clients of the suite's services, all through the gateway that served the page (same
 // origin, Connect protocol in binary). Plinth services take the auth token as a bearer token;
-// vagrant-server takes its own login token and Vagrant's protocol header.
+// vagrant-server's Vagrant API takes a Vagrant login token — the one its SessionTokenService
+// issued to this session — and Vagrant's protocol header.
 import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { isUnauthenticated } from "./errors";
@@ -15,6 +16,7 @@ import { CatalogService } from "../gen/plinth/cnpgi/v1/catalog_pb";
 import { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 import { RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
 import { ClusterInfoService } from "../gen/plinth/kaas/v1/clusters_pb";
+import { SessionTokenService } from "../gen/plinth/vagrant/v1/session_tokens_pb";
 
 /** Every client the views use. */
 export interface Clients {
@@ -34,7 +36,9 @@ export interface Clients {
   catalog: Client<typeof CatalogService>;
   /** vagrant-server's runner list, with the Plinth token (not a vagrant one). */
   runners: Client<typeof RunnerService>;
-  /** vagrant-server with the session's vagrant token (null until the user gives one). */
+  /** vagrant-server's Vagrant tokens for this session, asked for with the Plinth token. */
+  sessionTokens: Client<typeof SessionTokenService>;
+  /** vagrant-server with the session's Vagrant token (null until it was issued). */
   vagrant: Client<typeof Vagrant> | null;
 }
 
@@ -47,13 +51,16 @@ function baseUrl(): string {
 
 /**
  * Builds the clients. onUnauthenticated is called when a Plinth service refuses the token
- * (revoked, expired): the session is over.
+ * (revoked, expired): the session is over. onVagrantRefused is called when vagrant-server
+ * refuses the Vagrant token (expired, or revoked with the Plinth token): the caller asks for a
+ * new one, which a live session gets and an ended one is refused (ending the session).
  */
 export function makeClients(
   token: string,
   vagrantToken: string,
   onUnauthenticated: (message: string) => void,
   fetchImpl?: typeof globalThis.fetch, // tests pass their own
+  onVagrantRefused?: () => void,
 ): Clients {
   const bearer: Interceptor = (next) => async (req) => {
     if (token) req.header.set("authorization", `Bearer ${token}`);
@@ -67,10 +74,15 @@ export function makeClients(
     }
   };
   const plinth = createConnectTransport({ baseUrl: baseUrl(), useBinaryFormat: true, interceptors: [bearer], fetch: fetchImpl });
-  const vagrantHeaders: Interceptor = (next) => (req) => {
+  const vagrantHeaders: Interceptor = (next) => async (req) => {
     req.header.set("client-api-protocol", vagrantProtocol);
     req.header.set("authorization", vagrantToken);
-    return next(req);
+    try {
+      return await next(req);
+    } catch (err) {
+      if (isUnauthenticated(err)) onVagrantRefused?.();
+      throw err;
+    }
   };
   const vagrant = createConnectTransport({ baseUrl: baseUrl(), useBinaryFormat: true, interceptors: [vagrantHeaders], fetch: fetchImpl });
   return {
@@ -85,6 +97,7 @@ export function makeClients(
     lvmdJobs: createClient(JobService, plinth),
     catalog: createClient(CatalogService, plinth),
     runners: createClient(RunnerService, plinth),
+    sessionTokens: createClient(SessionTokenService, plinth),
     vagrant: vagrantToken ? createClient(Vagrant, vagrant) : null,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { endSession, isExpired, refusedMessage, loadSession, msUntilExpiry, saveSession, setVagrantToken, signOutReason, vagrantToken, type KeyValueStore } from "./session";
+import { endSession, isExpired, refusedMessage, loadSession, msUntilExpiry, saveSession, signOutReason, type KeyValueStore } from "./session";
 
 function memory(): KeyValueStore & { data: Map<string, string> } {
   const data = new Map<string, string>();
@@ -31,10 +31,8 @@ describe("session", () => {
   it("drops an expired session and says why", () => {
     const st = memory();
     saveSession(st, s);
-    setVagrantToken(st, "vt");
     expect(loadSession(st, 10_000)).toBeNull();
     expect(st.data.has("plinth.session")).toBe(false);
-    expect(vagrantToken(st)).toBe("");
     expect(signOutReason(st)).toMatch(/expired/);
   });
 
@@ -58,13 +56,12 @@ describe("session", () => {
     expect(msUntilExpiry(s, 20_000)).toBe(0);
   });
 
-  it("ending a session forgets both tokens and keeps the reason until the next sign-in", () => {
+  it("ending a session forgets the token and keeps the reason until the next sign-in", () => {
     const st = memory();
     saveSession(st, s);
-    setVagrantToken(st, "vt");
     endSession(st, "You signed out.");
     expect(loadSession(st, 0)).toBeNull();
-    expect(vagrantToken(st)).toBe("");
+    expect([...st.data.keys()]).toEqual(["plinth.signout-reason"]);
     expect(signOutReason(st)).toBe("You signed out.");
     saveSession(st, s);
     expect(signOutReason(st)).toBe("");

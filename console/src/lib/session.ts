@@ -1,5 +1,6 @@
-// The signed-in session: the auth token lives in sessionStorage (this tab only, never a
-// cookie), with its expiry, so a reload keeps the user signed in and closing the tab ends it.
+// The signed-in session: the auth token lives in sessionStorage (per tab, never a cookie or
+// localStorage), with its expiry, so a reload keeps the user signed in; other tabs get it from
+// an open one (lib/tabs.ts), and closing the last tab ends it.
 import { parseRole, type Role } from "./roles";
 
 /** What the console remembers about a sign-in. */
@@ -16,7 +17,6 @@ export interface Session {
 
 const sessionKey = "plinth.session";
 const reasonKey = "plinth.signout-reason";
-const vagrantKey = "plinth.vagrant-token";
 
 /** The subset of the Web Storage API the session needs (tests pass a Map-backed one). */
 export interface KeyValueStore {
@@ -63,13 +63,9 @@ export function saveSession(store: KeyValueStore, s: Session): void {
   store.removeItem(reasonKey);
 }
 
-/**
- * Forgets the session (and the vagrant-server token typed during it); reason, when given, is
- * shown on the sign-in page.
- */
+/** Forgets the session; reason, when given, is shown on the sign-in page. */
 export function endSession(store: KeyValueStore, reason?: string): void {
   store.removeItem(sessionKey);
-  store.removeItem(vagrantKey);
   if (reason) store.setItem(reasonKey, reason);
   else store.removeItem(reasonKey);
 }
@@ -77,17 +73,6 @@ export function endSession(store: KeyValueStore, reason?: string): void {
 /** The message of the last sign-out, if any. */
 export function signOutReason(store: KeyValueStore): string {
   return store.getItem(reasonKey) ?? "";
-}
-
-/** The vagrant-server login token the user gave for this session ("" when none). */
-export function vagrantToken(store: KeyValueStore): string {
-  return store.getItem(vagrantKey) ?? "";
-}
-
-/** Keeps (or, when empty, forgets) the vagrant-server login token. */
-export function setVagrantToken(store: KeyValueStore, token: string): void {
-  if (token) store.setItem(vagrantKey, token);
-  else store.removeItem(vagrantKey);
 }
 
 /** Milliseconds until expiry at now, or null when the expiry is unknown. */

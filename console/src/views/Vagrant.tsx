@@ -1,76 +1,59 @@
-// Vagrant: jobs with their state, queue a job, cancel one, a job's output live, and every
-// registered runner. vagrant-server checks its own login tokens (not Plinth's) on the Vagrant
-// API, so the page asks for one and keeps it for the session; the runner list is Plinth's
+// Vagrant: jobs with their state, queue a job on any runner or a registered one, cancel one, a
+// job's output live, and every registered runner. The Vagrant API takes vagrant-server's own
+// tokens: the console gets one for this Plinth session from vagrant-server's
+// SessionTokenService (App), so there is no second sign-in; the runner list is Plinth's
 // RunnerService and needs only the Plinth session.
 import { useState, type FormEvent } from "react";
 import type { Client } from "@connectrpc/connect";
 import type { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
-import type { RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
+import type { Runner, RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
 import { usePoll, useAction } from "../lib/hooks";
 import { ago, timestampMs } from "../lib/format";
-import { Code } from "@connectrpc/connect";
-import { setVagrantToken } from "../lib/session";
+import { allRunners, runnersShown } from "../lib/runners";
+import { keptChoice, runnerChoices } from "../lib/vagrantSession";
 import { cancelJobQuestion, filterJobs, isCanceled, isFinished, jobError, jobFilters, jobState, newJob, operationOf, queueableOps, sortJobs, type JobFilter, type QueueableOp } from "../lib/vagrant";
 import { DoneLine, ErrorLine, Id, Loading, Panel, Refreshed } from "./ui";
 import { JobOutput } from "./JobOutput";
 import { VagrantRegistry } from "./VagrantRegistry";
 import { VagrantRunners } from "./VagrantRunners";
 
-export function VagrantView({ client, runners, onToken }: {
+export function VagrantView({ client, runners, problem, onRetry }: {
+  /** The Vagrant API with this session's token; null while it is being issued. */
   client: Client<typeof Vagrant> | null;
   runners: Client<typeof RunnerService>;
-  onToken: (t: string) => void;
+  /** Why no Vagrant token could be issued ("" when none failed). */
+  problem: string;
+  onRetry: () => void;
 }) {
-  const setToken = (t: string) => {
-    setVagrantToken(window.sessionStorage, t);
-    onToken(t);
-  };
+  const list = usePoll(async (signal) => allRunners((req, opts) => runners.listRunners(req, opts), runnersShown, signal), 5000, [runners]);
   return (
     <>
-      {client ? <Jobs client={client} onForget={() => setToken("")} /> : <TokenForm onToken={setToken} />}
-      <VagrantRunners client={runners} />
+      {client ? <Jobs client={client} runners={list.data?.runners ?? []} /> : (
+        <>
+          <h1>Vagrant</h1>
+          {problem ? (
+            <Panel title="vagrant-server" id="vagrant-connect">
+              <ErrorLine text={`vagrant-server gave this session no Vagrant token: ${problem}`} />
+              <p><button type="button" onClick={onRetry}>Try again</button></p>
+            </Panel>
+          ) : <p className="muted" role="status">Connecting to vagrant-server…</p>}
+        </>
+      )}
+      <VagrantRunners list={list} />
     </>
   );
 }
 
-function TokenForm({ onToken }: { onToken: (t: string) => void }) {
-  const [token, setTok] = useState("");
-  const [problem, setProblem] = useState("");
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    setProblem(token.trim() ? "" : "Paste a vagrant-server login token first.");
-    if (token.trim()) onToken(token.trim());
-  };
-  return (
-    <>
-      <h1>Vagrant</h1>
-      <Panel title="Connect to vagrant-server" id="vagrant-token">
-        <p>
-          vagrant-server accepts its own login tokens, not Plinth's. Paste one (from
-          <code> GenerateLoginToken</code>, or the token <code>make up</code> keeps in
-          <code> .plinth/vagrant-runner/token</code>). It is kept in this tab only.
-        </p>
-        <form onSubmit={submit} className="row" noValidate>
-          <label className="grow">
-            Vagrant login token
-            <input name="vagrant-token" type="password" autoComplete="off" value={token} onChange={(e) => setTok(e.target.value)} required />
-          </label>
-          <button type="submit">Connect</button>
-        </form>
-        <ErrorLine text={problem} />
-      </Panel>
-    </>
-  );
-}
-
-function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: () => void }) {
+function Jobs({ client, runners }: { client: Client<typeof Vagrant>; runners: Runner[] }) {
   const jobs = usePoll(async (signal) => sortJobs((await client._ListJobs({}, { signal })).jobs), 3000, [client]);
   const [filter, setFilter] = useState<JobFilter>("all");
   const [oldestFirst, setOldestFirst] = useState(false);
   const shown = filterJobs(jobs.data ?? [], filter, oldestFirst);
   const [selected, setSelected] = useState("");
   const [op, setOp] = useState<QueueableOp>("noop");
-  const [runner, setRunner] = useState("");
+  const [chosen, setRunner] = useState("");
+  // A runner that left the list is no longer offered, nor kept chosen.
+  const runner = keptChoice(chosen, runners);
   const queue = useAction();
   const cancel = useAction();
   const now = Date.now();
@@ -78,7 +61,7 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await queue.run(async () => {
-      const r = await client.queueJob(newJob(op, runner.trim(), "10m"));
+      const r = await client.queueJob(newJob(op, runner, "10m"));
       setSelected(r.jobId);
       jobs.reload();
       return `Queued job ${r.jobId}.`;
@@ -92,12 +75,6 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
         <Refreshed at={jobs.at} loading={jobs.loading} onReload={jobs.reload} />
       </div>
       <ErrorLine text={jobs.error} />
-      {jobs.error && (
-        <p>
-          {jobs.code === Code.Unauthenticated ? "vagrant-server did not accept the token. " : ""}
-          <button type="button" className="small" onClick={onForget}>Use another token</button>
-        </p>
-      )}
       <Panel title="Queue a job" id="queue">
         <form onSubmit={submit} className="row" noValidate>
           <label className="grow">
@@ -107,8 +84,10 @@ function Jobs({ client, onForget }: { client: Client<typeof Vagrant>; onForget: 
             </select>
           </label>
           <label className="grow">
-            Runner id (empty: any runner)
-            <input name="runner-id" value={runner} onChange={(e) => setRunner(e.target.value)} autoComplete="off" />
+            Runner
+            <select name="runner" value={runner} onChange={(e) => setRunner(e.target.value)}>
+              {runnerChoices(runners).map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
+            </select>
           </label>
           <button type="submit" disabled={queue.busy}>{queue.busy ? "Queueing…" : "Queue job"}</button>
         </form>

@@ -9,14 +9,15 @@ import { isCanceled, jobError, jobState, operationOf } from "../lib/vagrant";
 import { JobOutput } from "./JobOutput";
 import { ErrorLine, Id, Loading, Panel, Refreshed } from "./ui";
 
-export function VagrantJob({ client, jobId, go }: { client: Client<typeof Vagrant> | null; jobId: string; go: (p: string) => void }) {
+/** client is null until vagrant-server issued the session's token; problem says why it did not. */
+export function VagrantJob({ client, jobId, go, problem }: { client: Client<typeof Vagrant> | null; jobId: string; go: (p: string) => void; problem: string }) {
   const back: ReactNode = <a href="/vagrant" onClick={(e) => { e.preventDefault(); go("/vagrant"); }}>All jobs</a>;
   if (!client) {
     return (
       <>
         <p className="crumbs">{back}</p>
         <div className="page-head"><h1>Job {jobId}</h1></div>
-        <p role="status">vagrant-server is not signed in to yet: open the {back} page first.</p>
+        {problem ? <ErrorLine text={`vagrant-server gave this session no token: ${problem}`} /> : <p className="muted" role="status">Loading the job…</p>}
       </>
     );
   }

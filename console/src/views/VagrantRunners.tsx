@@ -1,14 +1,13 @@
 // Every runner registered with vagrant-server, online or offline, with the job it holds:
-// vagrant-server's Plinth RunnerService, called with the Plinth session (no vagrant token).
-import type { Client } from "@connectrpc/connect";
-import type { RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
-import { usePoll } from "../lib/hooks";
+// vagrant-server's Plinth RunnerService, called with the Plinth session (the page loads the
+// list once for this table and the job form's runner choice).
+import type { Runner } from "../gen/plinth/vagrant/v1/runners_pb";
+import type { Loaded } from "../lib/hooks";
 import { ago, timestampMs } from "../lib/format";
-import { allRunners, runnerComponents, runnerJob, runnerState, runnersShown, sortRunners } from "../lib/runners";
+import { runnerComponents, runnerJob, runnerState, runnersShown, sortRunners } from "../lib/runners";
 import { ErrorLine, Panel, Id } from "./ui";
 
-export function VagrantRunners({ client }: { client: Client<typeof RunnerService> }) {
-  const list = usePoll(async (signal) => allRunners((req, opts) => client.listRunners(req, opts), runnersShown, signal), 5000, [client]);
+export function VagrantRunners({ list }: { list: Loaded<{ runners: Runner[]; more: boolean }> }) {
   const now = Date.now();
   const runners = sortRunners(list.data?.runners ?? []);
   const online = runners.filter((r) => r.online).length;

@@ -251,7 +251,7 @@ func checkGatewayLimits(t *testing.T, file string) {
 	if l.BufferBytes != 32<<10 || l.StreamWindowBytes != 64<<10 || l.ConnectionWindowBytes != 1<<20 {
 		t.Errorf("per-connection buffer %d, HTTP/2 windows %d/%d; want 32 KiB, 64 KiB/1 MiB", l.BufferBytes, l.StreamWindowBytes, l.ConnectionWindowBytes)
 	}
-	for _, h := range []string{"plinth-account-id", "plinth-account-name", "plinth-account-role"} {
+	for _, h := range []string{"plinth-account-id", "plinth-account-name", "plinth-account-role", "plinth-token-expires"} {
 		if !slices.Contains(l.RemovedHeaders, h) {
 			t.Errorf("a client's %s reaches the backends: not removed by early_header_mutation (%v)", h, l.RemovedHeaders)
 		}

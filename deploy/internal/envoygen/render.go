@@ -52,9 +52,10 @@ type view struct {
 }
 
 // IdentityHeaders name the caller to a backend (libs/platform/authn's AccountHeader,
-// NameHeader and RoleHeader): only ext_authz may set them, from the verified token, so the
-// gateway drops any copy a client sent before routing.
-var IdentityHeaders = []string{"plinth-account-id", "plinth-account-name", "plinth-account-role"}
+// NameHeader and RoleHeader; ExpiresHeader, which only auth's CheckToken answers): only
+// ext_authz may set them, from the verified token, so the gateway drops any copy a client
+// sent before routing.
+var IdentityHeaders = []string{"plinth-account-id", "plinth-account-name", "plinth-account-role", "plinth-token-expires"}
 
 // grpcPrefixBytes is what gRPC framing adds to a message: a flag byte and a 4-byte length.
 const grpcPrefixBytes = 5

@@ -69,14 +69,15 @@ const (
 // settings, and the names that tell vagrant-server's settings from the runner's. A name
 // ending in "_" is a prefix, which TestNoSettingSpelledOutside checks some setting starts with.
 const (
-	prefixAuth          = "PLINTH_AUTH_"
-	prefixStats         = "PLINTH_STATS_"
-	prefixKaas          = "PLINTH_KAAS_"
-	prefixVagrant       = "PLINTH_VAGRANT_"
-	prefixVagrantJob    = "PLINTH_VAGRANT_JOB_"
-	prefixLvmd          = "PLINTH_LVMD_"
-	prefixCNPGI         = "PLINTH_CNPGI_"
-	prefixGateway       = "PLINTH_GATEWAY_"
-	envVagrantJobsKept  = "PLINTH_VAGRANT_JOBS_KEPT"
-	envVagrantRunnerTTL = "PLINTH_VAGRANT_RUNNER_TIMEOUT"
+	prefixAuth           = "PLINTH_AUTH_"
+	prefixStats          = "PLINTH_STATS_"
+	prefixKaas           = "PLINTH_KAAS_"
+	prefixVagrant        = "PLINTH_VAGRANT_"
+	prefixVagrantJob     = "PLINTH_VAGRANT_JOB_"
+	prefixLvmd           = "PLINTH_LVMD_"
+	prefixCNPGI          = "PLINTH_CNPGI_"
+	prefixGateway        = "PLINTH_GATEWAY_"
+	envVagrantJobsKept   = "PLINTH_VAGRANT_JOBS_KEPT"
+	envVagrantRunnerTTL  = "PLINTH_VAGRANT_RUNNER_TIMEOUT"
+	envVagrantSessionTTL = "PLINTH_VAGRANT_SESSION_TOKEN_TTL"
 )

@@ -97,11 +97,12 @@ func Table() []Spec {
 			Env: statsEnv, Needs: cephNeeds, Settings: []string{prefixStats},
 		},
 		{
-			// Vagrant clients carry the server's own tokens; its Plinth RunnerService's tokens are
-			// checked with auth (dialled lazily: no start-order dependency).
+			// Vagrant clients carry the server's own tokens; its Plinth RunnerService's and
+			// SessionTokenService's tokens are checked with auth (dialled lazily: no start-order
+			// dependency).
 			Binary: "vagrant-server", Service: "vagrant-server", GRPCPort: 7004, AdminPort: 7104,
 			// The runner has the rest of PLINTH_VAGRANT_*.
-			Settings: []string{prefixVagrantJob, envVagrantJobsKept, envVagrantRunnerTTL, envAuthAddr},
+			Settings: []string{prefixVagrantJob, envVagrantJobsKept, envVagrantRunnerTTL, envVagrantSessionTTL, envAuthAddr},
 			Env: func(_ string, placed map[string]Placement) map[string]string {
 				return map[string]string{envAuthAddr: placed["auth"].GRPC}
 			},

@@ -57,11 +57,24 @@ func AccountFromHeaders(md metadata.MD) Account {
 	if r, err := authz.ParseRole(first(RoleHeader)); err == nil {
 		a.Role = r
 	}
+	if t, err := time.Parse(time.RFC3339Nano, first(ExpiresHeader)); err == nil {
+		a.Expires = t
+	}
 	return a
 }
 
-// Headers are the account as metadata pairs (id, name, role), as CheckToken answers and the
-// gateway forwards them.
+// Headers are the account as metadata pairs (id, name, role), as the gateway forwards them;
+// CheckToken adds ExpiresHeader (TokenHeaders).
 func (a Account) Headers() metadata.MD {
 	return metadata.Pairs(AccountHeader, a.ID, NameHeader, a.Name, RoleHeader, string(a.Role))
+}
+
+// TokenHeaders are what CheckToken answers for a live token: the account's Headers and, when
+// known, the token's expiry (ExpiresHeader).
+func (a Account) TokenHeaders() metadata.MD {
+	md := a.Headers()
+	if !a.Expires.IsZero() {
+		md.Set(ExpiresHeader, a.Expires.UTC().Format(time.RFC3339Nano))
+	}
+	return md
 }

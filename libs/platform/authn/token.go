@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/metadata"
 
@@ -25,6 +26,10 @@ const (
 	NameHeader = "plinth-account-name"
 	// RoleHeader carries the user's role (authz.Role).
 	RoleHeader = "plinth-account-role"
+	// ExpiresHeader carries when the checked token expires (RFC 3339, UTC). Only auth's
+	// CheckToken answers with it — a service that binds something to the caller's session
+	// (vagrant-server's session tokens) must not outlive the token; the gateway forwards no copy.
+	ExpiresHeader = "plinth-token-expires"
 )
 
 // Upstream's messages (koor data-control-center), kept so its web UI behaves the same.
@@ -71,6 +76,9 @@ type Account struct {
 	Name string
 	// Role is what the user may call (authz.Check).
 	Role authz.Role
+	// Expires is when the checked token stops being accepted; zero when auth did not say (an
+	// auth older than the header).
+	Expires time.Time
 }
 
 type accountKey struct{}

@@ -85,11 +85,13 @@ var wholeServices = map[string]Kind{
 	"plinth.stats.v1.HistoryService":    Read,
 	"plinth.vagrant.v1.RunnerService":   Read,
 	"plinth.kaas.v1.ClusterInfoService": Read,
-	"proto.VGService":                   Read,
-	"plinth.lvmd.v1.JobService":         Read,
-	"plinth.cnpgi.v1.CatalogService":    Read,
-	"cnpgi.identity.v1.Identity":        Read,
-	"cnpgi.metrics.v1.Metrics":          Read,
+	// A Vagrant token for the caller's own session, carrying the caller's role.
+	"plinth.vagrant.v1.SessionTokenService": Session,
+	"proto.VGService":                       Read,
+	"plinth.lvmd.v1.JobService":             Read,
+	"plinth.cnpgi.v1.CatalogService":        Read,
+	"cnpgi.identity.v1.Identity":            Read,
+	"cnpgi.metrics.v1.Metrics":              Read,
 }
 
 // readMethods are the read methods of services that also write.
@@ -108,6 +110,36 @@ var readMethods = map[string]bool{
 	"/cnpgi.wal.v1.RestoreJobHooks/GetCapabilities":                  true,
 	"/cnpgi.wal.v1.WAL/GetCapabilities":                              true,
 	"/cnpgi.wal.v1.WAL/Status":                                       true,
+
+	// Vagrant's API keeps its own tokens at the gateway (routes.Own); vagrant-server asks these
+	// tables only for the session tokens it issues to Plinth users, which carry their role.
+	"/hashicorp.vagrant.Vagrant/GetVersionInfo": true,
+	"/hashicorp.vagrant.Vagrant/GetBasis":       true,
+	"/hashicorp.vagrant.Vagrant/FindBasis":      true,
+	"/hashicorp.vagrant.Vagrant/ListBasis":      true,
+	"/hashicorp.vagrant.Vagrant/GetProject":     true,
+	"/hashicorp.vagrant.Vagrant/FindProject":    true,
+	"/hashicorp.vagrant.Vagrant/ListProjects":   true,
+	"/hashicorp.vagrant.Vagrant/GetTarget":      true,
+	"/hashicorp.vagrant.Vagrant/FindTarget":     true,
+	"/hashicorp.vagrant.Vagrant/ListTargets":    true,
+	"/hashicorp.vagrant.Vagrant/GetBox":         true,
+	"/hashicorp.vagrant.Vagrant/FindBox":        true,
+	"/hashicorp.vagrant.Vagrant/ListBoxes":      true,
+	"/hashicorp.vagrant.Vagrant/GetLogStream":   true,
+	"/hashicorp.vagrant.Vagrant/GetJob":         true,
+	"/hashicorp.vagrant.Vagrant/_ListJobs":      true,
+	"/hashicorp.vagrant.Vagrant/ValidateJob":    true, // queues nothing
+	"/hashicorp.vagrant.Vagrant/GetJobStream":   true,
+	"/hashicorp.vagrant.Vagrant/GetRunner":      true,
+}
+
+// credentialMethods make credentials that outlive the caller's session (Vagrant login tokens
+// never expire): user administration, so a session token of an operator cannot turn itself
+// into a token that survives sign-out.
+var credentialMethods = map[string]bool{
+	"/hashicorp.vagrant.Vagrant/GenerateLoginToken":  true,
+	"/hashicorp.vagrant.Vagrant/GenerateInviteToken": true,
 }
 
 // MethodKind is the kind of a full method ("/pkg.Service/Method"). A method no table lists is
@@ -119,6 +151,9 @@ func MethodKind(fullMethod string) Kind {
 	}
 	if readMethods[fullMethod] {
 		return Read
+	}
+	if credentialMethods[fullMethod] {
+		return UserAdmin
 	}
 	return Write
 }

@@ -98,6 +98,9 @@ var Table = []Route{
 	// vagrant-server's own read view of its runners takes Plinth tokens (the server checks
 	// them with auth too).
 	{Service: "plinth.vagrant.v1.RunnerService", Backend: VagrantServer, Access: Token},
+	// vagrant-server's Vagrant tokens for Plinth sessions: the console's way onto the Vagrant
+	// API without a second sign-in (the server checks the Plinth token with auth too).
+	{Service: "plinth.vagrant.v1.SessionTokenService", Backend: VagrantServer, Access: Token},
 
 	// lvmd-agent: TopoLVM's lvmd API (the node driver talks to the agent directly; through the
 	// gateway it is the console's and an operator's view).

@@ -79,6 +79,7 @@ func TestLookup(t *testing.T) {
 		{"/plinth.stats.v1.HistoryService/GetCapacityHistory", routes.Stats, routes.Token, true},
 		{"/plinth.vagrant.v1.RunnerService/ListRunners", routes.VagrantServer, routes.Token, true},
 		{"/plinth.kaas.v1.ClusterInfoService/GetClusterInfo", routes.Kaas, routes.Token, true},
+		{"/plinth.vagrant.v1.SessionTokenService/IssueSessionToken", routes.VagrantServer, routes.Token, true},
 		{"/services.auth.AuthService/", "", 0, false},
 		{"/services.auth.AuthService/Login/x", "", 0, false},
 		{"services.auth.AuthService/Login", "", 0, false},

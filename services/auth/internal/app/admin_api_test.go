@@ -337,6 +337,12 @@ func TestAdminAPIRoles(t *testing.T) {
 	if got := h.Get(authn.RoleHeader); len(got) != 1 || got[0] != "operator" || h.Get(authn.NameHeader)[0] != "olga" || h.Get(authn.AccountHeader)[0] != olga.GetAccountId() {
 		t.Fatalf("CheckToken headers: %v", h)
 	}
+	// And when the token expires, exactly as Login said (what a service binds to the session
+	// must not outlive it).
+	// (stored in microseconds).
+	if got := h.Get(authn.ExpiresHeader); len(got) != 1 || got[0] != olga.GetExpires().GetTimestamp().AsTime().Truncate(time.Microsecond).UTC().Format(time.RFC3339Nano) {
+		t.Fatalf("CheckToken's %s = %v, want Login's expiry %v", authn.ExpiresHeader, got, olga.GetExpires().GetTimestamp().AsTime())
+	}
 	if _, err := admin.ListUsers(bearer(ctx, olga.GetToken()), &adminpb.ListUsersRequest{}); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("an operator called the admin API: %v", err)
 	}

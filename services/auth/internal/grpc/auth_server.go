@@ -64,8 +64,9 @@ func (s *AuthServer) CheckToken(ctx context.Context, req *authpb.CheckTokenReque
 	if ok {
 		// The wire message has only `success`; the account (id, username, role) travels as
 		// response metadata so Plinth's interceptors can put it into the context and check the
-		// role without changing upstream's wire.
-		_ = grpc.SetHeader(ctx, a.Headers())
+		// role without changing upstream's wire; the token's expiry too, so what a service
+		// binds to the session can end with it.
+		_ = grpc.SetHeader(ctx, a.TokenHeaders())
 	}
 	return &authpb.CheckTokenResponse{Success: ok}, nil
 }

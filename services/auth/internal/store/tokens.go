@@ -36,8 +36,8 @@ func (s *Store) CreateToken(ctx context.Context, t identity.Token, a identity.At
 // and that user's account (id, username, role).
 func (s *Store) ValidToken(ctx context.Context, id string, now time.Time) (authn.Account, bool, error) {
 	var a authn.Account
-	err := s.pool.QueryRow(ctx, `SELECT u.id::text, u.username, u.role FROM tokens t JOIN users u ON u.id = t.user_id
-		WHERE t.id = $1 AND t.revoked_at IS NULL AND t.expires_at > $2 AND NOT u.disabled`, id, now).Scan(&a.ID, &a.Name, &a.Role)
+	err := s.pool.QueryRow(ctx, `SELECT u.id::text, u.username, u.role, t.expires_at FROM tokens t JOIN users u ON u.id = t.user_id
+		WHERE t.id = $1 AND t.revoked_at IS NULL AND t.expires_at > $2 AND NOT u.disabled`, id, now).Scan(&a.ID, &a.Name, &a.Role, &a.Expires)
 	if err == pgx.ErrNoRows {
 		return authn.Account{}, false, nil
 	}

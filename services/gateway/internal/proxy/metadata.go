@@ -19,7 +19,7 @@ var dropped = map[string]bool{
 	"content-length": true, "accept-encoding": true, "keep-alive": true, "upgrade": true,
 	"proxy-connection": true, "transfer-encoding": true, "origin": true, "referer": true,
 	"x-grpc-web": true, "x-user-agent": true, "cookie": true,
-	authn.AccountHeader: true, authn.NameHeader: true, authn.RoleHeader: true,
+	authn.AccountHeader: true, authn.NameHeader: true, authn.RoleHeader: true, authn.ExpiresHeader: true,
 }
 
 // traceHeaders carry the W3C trace context. A tracing gateway injects its own (its span as

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
@@ -18,6 +19,7 @@ import (
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/sessions"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/store"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
@@ -66,9 +68,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		return nil, err
 	}
 	st := store.New(pool)
+	// Vagrant tokens for Plinth sessions: signed as every Vagrant token, checked against the
+	// database at every call, revoked by auth's token.revoked events.
+	issuer := tokens.NewIssuer(st, nil)
+	sess := sessions.NewService(st, issuer, sessions.Options{MaxTTL: cfg.SessionTokenTTL, Logger: log})
+	issuer.CheckSessionsWith(sess.Check)
 	api := vgrpc.NewServer(vgrpc.Options{
 		Registry:      registry.NewService(st, registry.Options{}),
-		Tokens:        tokens.NewIssuer(st, nil),
+		Tokens:        issuer,
 		Jobs:          queue,
 		Output:        st,
 		OutputNotices: notices,
@@ -85,6 +92,19 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	}
 	vagrant.RegisterVagrantServer(srv.GRPC(), api)
 	vagrantv1.RegisterRunnerServiceServer(srv.GRPC(), api.Runners())
+	vagrantv1.RegisterSessionTokenServiceServer(srv.GRPC(), api.SessionTokens(sess))
+
+	// A revocation must reach the database even when every replica was down as it was
+	// published: each replica reads back at least as far as a session token can live.
+	catchUp := max(cfg.SessionTokenTTL, time.Hour)
+	if cfg.SessionTokenTTL == 0 {
+		catchUp = 7 * 24 * time.Hour
+	}
+	s.Go("session token revocations", func(ctx context.Context) error {
+		sessions.WatchRevocations(ctx, pub.JetStream, st, catchUp, log)
+		return nil
+	})
+	s.Every("session token purge", 10*time.Minute, func(ctx context.Context) error { return sess.Purge(ctx, catchUp) })
 
 	s.Go("job reaper", jobqueue.NewReaper(queue, cfg.JobReapInterval).Run)
 	return s, nil

@@ -28,6 +28,9 @@ type Config struct {
 	// AuthAddr is auth's gRPC address, where the Plinth tokens of plinth.vagrant.v1 calls
 	// are checked (the Vagrant API's own tokens are this server's).
 	AuthAddr string `env:"PLINTH_AUTH_ADDR" flag:"auth-addr" default:"127.0.0.1:7001" usage:"auth's gRPC address (host:port or unix:///path): the Plinth tokens of plinth.vagrant.v1 calls are checked there"`
+	// SessionTokenTTL caps the lifetime of the Vagrant tokens issued to Plinth sessions
+	// (plinth.vagrant.v1.SessionTokenService); they never outlive their Plinth token anyway.
+	SessionTokenTTL time.Duration `env:"PLINTH_VAGRANT_SESSION_TOKEN_TTL" flag:"session-token-ttl" default:"1h" usage:"longest lifetime of a Vagrant token issued to a Plinth session (0: the Plinth token's); never beyond the Plinth token's expiry"`
 	// JobsKept is how many finished jobs (and their output) PruneOldJobs keeps, newest first.
 	JobsKept int `env:"PLINTH_VAGRANT_JOBS_KEPT" flag:"jobs-kept" default:"50" usage:"finished jobs PruneOldJobs keeps (the newest)"`
 }
@@ -52,6 +55,9 @@ func (c *Config) Validate() error {
 	positive("PLINTH_VAGRANT_JOB_REAP_INTERVAL", "job-reap-interval", c.JobReapInterval <= 0)
 	positive("PLINTH_VAGRANT_JOBS_KEPT", "jobs-kept", c.JobsKept <= 0)
 	positive("PLINTH_VAGRANT_RUNNER_TIMEOUT", "runner-timeout", c.RunnerTimeout <= 0)
+	if c.SessionTokenTTL < 0 {
+		errs = append(errs, errors.New("PLINTH_VAGRANT_SESSION_TOKEN_TTL (-session-token-ttl): must not be negative"))
+	}
 	return errors.Join(append([]error{c.Common.Validate(),
 		config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL),
 		config.Required(config.EnvNATSURL, "nats-url", c.NATSURL),

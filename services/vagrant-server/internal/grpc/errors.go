@@ -13,6 +13,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/sessions"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
@@ -61,7 +62,13 @@ func streamErrorf(format string, args ...any) error {
 //   - jobqueue.ErrUnknownOperation → Unimplemented: a newer client's operation; a retry
 //     will not help.
 //   - tokens.ErrBootstrapped (upstream's answer to a second bootstrap), *notServedError →
-//     PermissionDenied.
+//     PermissionDenied; so is *sessions.NotAllowedError, a session token whose Plinth role
+//     may not call the method (authz's message, as every Plinth service answers it).
+//   - sessions.ErrSessionEnded (the Plinth token was revoked or expires now),
+//     errNoAccount → Unauthenticated: sign in again.
+//   - sessions.ErrNoExpiry → FailedPrecondition: auth does not say when the session ends
+//     (an older auth); upgrading it, not retrying, helps. tokens.ErrUnknownKey (signing
+//     before BootstrapToken made the key) → FailedPrecondition too: bootstrap first.
 //   - errNoToken, tokens.ErrExpired, tokens.ErrInvalid → Unauthenticated, upstream's
 //     messages (why a token is invalid is logged at debug, never sent).
 //   - *protocolError → InvalidArgument, upstream's negotiation messages.
@@ -79,6 +86,7 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		pre *protocolError
 		nse *notServedError
 		se  *streamError
+		nae *sessions.NotAllowedError
 	)
 	switch {
 	case errors.As(err, &ie):
@@ -99,8 +107,14 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		return status.Error(codes.FailedPrecondition, se.msg)
 	case errors.Is(err, jobqueue.ErrWrongState):
 		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, tokens.ErrBootstrapped), errors.As(err, &nse):
+	case errors.Is(err, tokens.ErrBootstrapped), errors.As(err, &nse), errors.As(err, &nae):
 		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, sessions.ErrSessionEnded), errors.Is(err, errNoAccount):
+		return status.Error(codes.Unauthenticated, err.Error())
+	case errors.Is(err, sessions.ErrNoExpiry):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, tokens.ErrUnknownKey):
+		return status.Error(codes.FailedPrecondition, "vagrant-server is not bootstrapped yet (BootstrapToken): it has no key to sign tokens with")
 	case errors.Is(err, errNoToken), errors.Is(err, tokens.ErrExpired):
 		return status.Error(codes.Unauthenticated, err.Error())
 	case errors.Is(err, tokens.ErrInvalid):

@@ -20,6 +20,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/sessions"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
@@ -38,6 +39,10 @@ func TestToStatusMapsEachErrorToOneCode(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", registry.Conflict("basis.name", "dev", "basis")), codes.FailedPrecondition, `basis.name: "dev" is already used by another basis`},
 		{registry.Precondition("project.basis", "a project cannot move to another basis"), codes.FailedPrecondition, "project.basis: a project cannot move to another basis"},
 		{tokens.ErrBootstrapped, codes.PermissionDenied, "server is already bootstrapped"},
+		{sessions.NotAllowed(errors.New("role viewer may not call /hashicorp.vagrant.Vagrant/QueueJob (write)")), codes.PermissionDenied, "role viewer may not call /hashicorp.vagrant.Vagrant/QueueJob (write)"},
+		{sessions.ErrSessionEnded, codes.Unauthenticated, sessions.ErrSessionEnded.Error()},
+		{sessions.ErrNoExpiry, codes.FailedPrecondition, sessions.ErrNoExpiry.Error()},
+		{fmt.Errorf("no signing key: %w", tokens.ErrUnknownKey), codes.FailedPrecondition, "vagrant-server is not bootstrapped yet (BootstrapToken): it has no key to sign tokens with"},
 		{tokens.ErrExpired, codes.Unauthenticated, "token has expired"},
 		{fmt.Errorf("%w: bad signature", tokens.ErrInvalid), codes.Unauthenticated, "invalid authentication token"},
 		{&jobqueue.UnknownOperationError{FieldNumber: 80}, codes.Unimplemented, "job.operation: operation field 80 is not supported by this server"},

@@ -69,5 +69,6 @@ func runnerView(lr jobqueue.ListedRunner) *vagrantv1.Runner {
 // isPlinthService reports whether service is one of Plinth's own APIs served here (not
 // upstream's hashicorp.vagrant.*), whose callers carry Plinth tokens.
 func isPlinthService(service string) bool {
-	return service == vagrantv1.RunnerService_ServiceDesc.ServiceName
+	return service == vagrantv1.RunnerService_ServiceDesc.ServiceName ||
+		service == vagrantv1.SessionTokenService_ServiceDesc.ServiceName
 }

@@ -37,11 +37,30 @@ type KeyStore interface {
 // So are the login tokens Authenticate accepted (see verified).
 type Issuer struct {
 	keys     KeyStore
+	sessions SessionCheck
 	now      func() time.Time
 	mu       sync.RWMutex
 	cache    map[string][]byte
 	verified map[string]*vagrant.Token // accepted login tokens → their bodies
 }
+
+// SessionCheck decides on a login token that expires, which only IssueExpiring makes (upstream's
+// login tokens never expire): whether the session it is bound to still lives and lets it call
+// method. Its error is the refusal (ErrInvalid for a session that ended).
+type SessionCheck func(ctx context.Context, tokenID []byte, method string) error
+
+// CheckSessionsWith makes Authenticate ask check about every expiring login token, at every
+// call: a session ends at once, on every replica.
+func (i *Issuer) CheckSessionsWith(check SessionCheck) { i.sessions = check }
+
+// IssueExpiring returns a login token with id that expires at until. Its session is the
+// caller's to record before handing it out.
+func (i *Issuer) IssueExpiring(ctx context.Context, id []byte, until time.Time) (string, error) {
+	return i.sign(ctx, nil, &vagrant.Token{Login: true, User: DefaultUser, TokenId: id, ValidUntil: timestamppb.New(until)})
+}
+
+// NewTokenID is a random token id (a nonce that also makes every signed body unique).
+func NewTokenID() ([]byte, error) { return tokenID() }
 
 // verifiedMax bounds the accepted tokens Authenticate remembers. A token's checks (base58,
 // signature, body) give the same answer at every call — keys never change and the protocol
@@ -135,6 +154,8 @@ func (i *Issuer) Authenticate(ctx context.Context, token, method string) error {
 		return fmt.Errorf("%w: an entrypoint token may only call entrypoint endpoints", ErrInvalid)
 	case body.GetUser() != DefaultUser:
 		return fmt.Errorf("%w: unknown user", ErrInvalid)
+	case body.GetValidUntil() != nil && i.sessions != nil:
+		return i.sessions(ctx, body.GetTokenId(), method)
 	}
 	return nil
 }

@@ -19,7 +19,9 @@ func tokenBehaviours() []behaviour {
 			st.Restart()
 			a, valid, err := st.Store.ValidToken(st.Ctx, tok.ID, at.Add(time.Hour-time.Second))
 			testenv.OK(st.T, err)
-			if want := (authn.Account{ID: u.ID, Name: "Alice", Role: authz.Viewer}); !valid || a != want {
+			// The account carries the token's expiry (CheckToken's plinth-token-expires).
+			want := authn.Account{ID: u.ID, Name: "Alice", Role: authz.Viewer, Expires: tok.ExpiresAt.Truncate(time.Microsecond)}
+			if !valid || a.ID != want.ID || a.Name != want.Name || a.Role != want.Role || !a.Expires.Equal(want.Expires) {
 				st.T.Fatalf("before expiry: %+v %v, want %+v", a, valid, want)
 			}
 			if _, valid, err := st.Store.ValidToken(st.Ctx, tok.ID, tok.ExpiresAt); err != nil || valid {
