@@ -1,22 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { codeName, describeError, isUnauthenticated } from "./errors";
+import { codeName, describeError, explainError, isUnauthenticated } from "./errors";
 
-describe("describeError", () => {
-  it("shows the service's own message for a client mistake", () => {
-    expect(describeError(new ConnectError("name: required to create a cluster", Code.InvalidArgument))).toBe("name: required to create a cluster");
-    expect(describeError(new ConnectError("cluster \"x\" not found", Code.NotFound))).toBe('cluster "x" not found');
+describe("explainError", () => {
+  it("shows the service's own sentence for a refusal of the request", () => {
+    expect(explainError(new ConnectError("name: required to create a cluster", Code.InvalidArgument))).toEqual({ text: "Name: required to create a cluster.", details: "" });
+    expect(describeError(new ConnectError("cluster \"x\" not found", Code.NotFound))).toBe('Cluster "x" not found.');
+    expect(describeError(new ConnectError("k8s_version: v9.99.0 is not supported (offered: v1.33.13).", Code.InvalidArgument))).toBe("K8s_version: v9.99.0 is not supported (offered: v1.33.13).");
   });
   it("falls back to the code in words when there is no message", () => {
-    expect(describeError(new ConnectError("", Code.PermissionDenied))).toBe("Permission denied");
+    expect(describeError(new ConnectError("", Code.PermissionDenied))).toBe("Permission denied.");
   });
-  it("tells what to do when the service is away", () => {
-    expect(describeError(new ConnectError("Failed to fetch", Code.Unavailable))).toMatch(/cannot be reached.*make up/);
-    expect(describeError(new ConnectError("database unreachable", Code.Unavailable))).toBe("The service is unavailable: database unreachable. Try again shortly.");
+  it("tells what to do when the service is away, the raw words apart", () => {
+    expect(explainError(new ConnectError("Failed to fetch", Code.Unavailable))).toEqual({ text: expect.stringMatching(/cannot be reached.*make up/), details: "" });
+    expect(explainError(new ConnectError("database unreachable", Code.Unavailable)).details).toBe("database unreachable");
+    expect(explainError(new ConnectError("stream terminated by RST_STREAM with error code: CANCEL", Code.DeadlineExceeded)))
+      .toEqual({ text: "The service took too long to answer. Try again.", details: "stream terminated by RST_STREAM with error code: CANCEL" });
   });
-  it("words unexpected failures", () => {
-    expect(describeError(new Error("boom"))).toBe("The service failed: boom");
-    expect(describeError(new ConnectError("", Code.Internal))).toBe("The service failed unexpectedly.");
+  it("words unexpected failures and keeps what the service said under details", () => {
+    expect(explainError(new Error("boom"))).toEqual({ text: expect.stringMatching(/^The service failed unexpectedly\. Try again/), details: "boom" });
+    expect(explainError(new ConnectError("", Code.Internal)).details).toBe("");
   });
   it("recognises a refused token", () => {
     expect(isUnauthenticated(new ConnectError("token revoked", Code.Unauthenticated))).toBe(true);

@@ -2,27 +2,55 @@
 // can do about the kinds of failure that are not theirs to fix.
 import { Code, ConnectError } from "@connectrpc/connect";
 
-/** The sentence a view shows for a failed call. */
-export function describeError(err: unknown): string {
+/** A failure as a view shows it: one sentence of cause and next step, and the raw words. */
+export interface Explanation {
+  text: string;
+  /** What the service said, when text does not already say it ("" when it does). */
+  details: string;
+}
+
+/** Whether a transport message only says the network failed (nothing worth showing). */
+const networkOnly = /^(fetch failed|Failed to fetch|network ?error|Load failed)/i;
+
+/** A message as a sentence: first letter up, a full stop at the end. */
+function sentence(msg: string): string {
+  const s = msg.charAt(0).toUpperCase() + msg.slice(1);
+  return /[.!?)]$/.test(s) ? s : `${s}.`;
+}
+
+/**
+ * Explains a failed call. A refusal of the request (invalid, not found, exists, not now,
+ * not allowed) is the service's own sentence: it names the field and the value. A failure
+ * that is not the user's (unreachable, too slow, broken) gets a fixed sentence saying what to
+ * do, with the service's raw words as details.
+ */
+export function explainError(err: unknown): Explanation {
   const e = ConnectError.from(err);
   const msg = e.rawMessage.trim();
+  const raw = networkOnly.test(msg) ? "" : msg;
   switch (e.code) {
     case Code.Unavailable:
-      return msg && !/^(fetch failed|Failed to fetch|network ?error)/i.test(msg)
-        ? `The service is unavailable: ${msg}. Try again shortly.`
-        : "The service cannot be reached. Is the suite running (make up)? Try again shortly.";
+      return { text: "The service cannot be reached right now. Try again shortly; if it goes on, check that the suite is running (make up).", details: raw };
     case Code.Unimplemented:
-      return msg ? `Not available here: ${msg}` : "This service is not part of the running suite.";
+      return { text: "This is not available in the running suite.", details: raw };
     case Code.DeadlineExceeded:
-      return "The service took too long to answer. Try again.";
+      return { text: "The service took too long to answer. Try again.", details: raw };
     case Code.Canceled:
-      return "The request was canceled.";
+      return { text: "The request was canceled.", details: raw };
+    case Code.ResourceExhausted:
+      return { text: "The service is busy or a limit was reached. Wait a moment and try again.", details: raw };
     case Code.Internal:
     case Code.Unknown:
-      return msg ? `The service failed: ${msg}` : "The service failed unexpectedly.";
+    case Code.DataLoss:
+      return { text: "The service failed unexpectedly. Try again; if it goes on, the service's log says why.", details: raw };
     default:
-      return msg || codeName(e.code);
+      return { text: msg ? sentence(msg) : `${codeName(e.code)}.`, details: "" };
   }
+}
+
+/** The sentence a view shows for a failed call (explainError without the details). */
+export function describeError(err: unknown): string {
+  return explainError(err).text;
 }
 
 /** Whether the failure means the token is not (or no longer) accepted. */

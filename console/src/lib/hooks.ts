@@ -1,13 +1,15 @@
 // React hooks shared by the views: periodic loading with error and loading states.
 import { useCallback, useEffect, useRef, useState } from "react";
 import { ConnectError, type Code } from "@connectrpc/connect";
-import { describeError } from "./errors";
+import { explainError } from "./errors";
 
 /** The state of data loaded from a service. */
 export interface Loaded<T> {
   data: T | undefined;
   /** The last failure in plain words ("" when the last load succeeded). */
   error: string;
+  /** What the service said of the last failure, when error does not say it (for "Details"). */
+  details: string;
   /** The status code of the last failure (undefined when the last load succeeded). */
   code: Code | undefined;
   loading: boolean;
@@ -27,6 +29,7 @@ export interface Loaded<T> {
 export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs: number, deps: unknown[]): Loaded<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState("");
+  const [details, setDetails] = useState("");
   const [code, setCode] = useState<Code>();
   const [loading, setLoading] = useState(true);
   const [at, setAt] = useState(0);
@@ -46,11 +49,14 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
         if (ctl.signal.aborted) return;
         setData(v);
         setError("");
+        setDetails("");
         setCode(undefined);
         setAt(Date.now());
       } catch (err) {
         if (!ctl.signal.aborted) {
-          setError(describeError(err));
+          const x = explainError(err);
+          setError(x.text);
+          setDetails(x.details);
           setCode(ConnectError.from(err).code);
         }
       } finally {
@@ -73,7 +79,7 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
       waiting.current.push(done);
       setTick((t) => t + 1);
     });
-  return { data, error, code, loading, at, reload };
+  return { data, error, details, code, loading, at, reload };
 }
 
 /** State of a user action (a form submit, a button): busy, and its outcome in words. */
@@ -83,14 +89,18 @@ const mountedActions = new Set<() => void>();
 export function useAction(): {
   busy: boolean;
   error: string;
+  /** What the service said of the failure, when error does not say it. */
+  details: string;
   done: string;
   run: (what: () => Promise<string | void>) => Promise<boolean>;
 } {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
+  const [details, setDetails] = useState("");
   const [done, setDone] = useState("");
   const clear = useRef(() => {
     setError("");
+    setDetails("");
     setDone("");
   });
   useEffect(() => {
@@ -110,11 +120,13 @@ export function useAction(): {
       setDone(msg ?? "");
       return true;
     } catch (err) {
-      setError(describeError(err));
+      const x = explainError(err);
+      setError(x.text);
+      setDetails(x.details);
       return false;
     } finally {
       setBusy(false);
     }
   };
-  return { busy, error, done, run };
+  return { busy, error, details, done, run };
 }

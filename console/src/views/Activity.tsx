@@ -35,7 +35,7 @@ export function Activity({ history }: { history: HistoryClient }) {
         <h1>Activity</h1>
         <Refreshed at={list.at} loading={list.loading} onReload={list.reload} />
       </div>
-      <ErrorLine text={list.error} />
+      <ErrorLine text={list.error} details={list.details} />
       <Loading loading={list.loading} has={list.data !== undefined} what="the activity">
         <Panel title="Who changed what" id="activity">
           <div className="row wrap">

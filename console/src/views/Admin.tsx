@@ -66,7 +66,7 @@ export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
         <h1>Admin</h1>
         <Refreshed at={list.at} loading={list.loading} onReload={list.reload} />
       </div>
-      <ErrorLine text={list.error} />
+      <ErrorLine text={list.error} details={list.details} />
       <CreateUser admin={admin} onCreated={list.reload} />
       <Loading loading={list.loading} has={list.data !== undefined} what="users">
         <Panel title="Users" id="users">
@@ -104,7 +104,7 @@ export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
             </div>
           )}
           {list.data?.more && <button type="button" className="small" onClick={() => setPages(pages + 1)} disabled={list.loading}>Show more users</button>}
-          <ErrorLine text={act.error} />
+          <ErrorLine text={act.error} details={act.details} />
           <DoneLine text={act.done} />
         </Panel>
       </Loading>
@@ -150,7 +150,7 @@ function CreateUser({ admin, onCreated }: { admin: AdminClient; onCreated: () =>
         </label>
         <button type="submit" disabled={act.busy}>{act.busy ? "Creating…" : "Create user"}</button>
       </form>
-      <ErrorLine text={problem || act.error} />
+      <ErrorLine text={problem || act.error} details={problem ? "" : act.details} />
       <DoneLine text={act.done} secret={generated} />
     </Panel>
   );
@@ -180,7 +180,7 @@ function ResetPassword({ admin, username, onClose }: { admin: AdminClient; usern
         <label>New password (empty: generate)<input name="reset-password" type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} /></label>
         <button type="submit" disabled={act.busy}>{act.busy ? "Resetting…" : "Reset password"}</button>
       </form>
-      <ErrorLine text={problem || act.error} />
+      <ErrorLine text={problem || act.error} details={problem ? "" : act.details} />
       <DoneLine text={act.done} secret={generated} />
     </Panel>
   );

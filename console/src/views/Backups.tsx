@@ -18,7 +18,7 @@ export function Backups({ catalog }: { catalog: Client<typeof CatalogService> })
         <h1>Backups</h1>
         <Refreshed at={list.at} loading={list.loading} onReload={list.reload} />
       </div>
-      <ErrorLine text={list.error} />
+      <ErrorLine text={list.error} details={list.details} />
       <Loading loading={list.loading} has={list.data !== undefined} what="the backup catalog">
         <Panel title="Servers" id="backup-servers">
           {list.data?.length === 0 ? (
@@ -73,7 +73,7 @@ function ServerDetail({ catalog, listed, id }: { catalog: Client<typeof CatalogS
   const gone = got.code === Code.NotFound;
   return (
     <Panel title={`Server ${name} in ${store}`} id="backup-detail">
-      {gone ? <p className="muted">The catalog no longer holds anything of this server.</p> : <ErrorLine text={got.error} />}
+      {gone ? <p className="muted">The catalog no longer holds anything of this server.</p> : <ErrorLine text={got.error} details={got.details} />}
       {s && !gone && (
         <dl className="facts">
           <dt>Archived WAL</dt><dd>{walRange(s.wal)}</dd>

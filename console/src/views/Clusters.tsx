@@ -47,7 +47,7 @@ function ClusterList({ kaas, info, canWrite, go }: { kaas: KaasClient; info: Inf
         <h1>Clusters</h1>
         <Refreshed at={list.at} loading={list.loading} onReload={list.reload} />
       </div>
-      <ErrorLine text={list.error} />
+      <ErrorLine text={list.error} details={list.details} />
       {canWrite ? <CreateCluster kaas={kaas} catalog={catalog.data} catalogError={catalog.error} onCreated={(n) => go(objectPath("/clusters", n))} />
         : <p className="notice" role="status">{readOnlyNotice}</p>}
       <Loading loading={list.loading} has={list.data !== undefined} what="clusters">
@@ -119,7 +119,7 @@ function CreateCluster({ kaas, catalog, catalogError, onCreated }: { kaas: KaasC
         <button type="submit" disabled={act.busy}>{act.busy ? "Creating…" : "Create"}</button>
       </form>
       {catalogError && <p className="muted">kaas's choices could not be read ({catalogError}); the defaults apply.</p>}
-      <ErrorLine text={problem || act.error} />
+      <ErrorLine text={problem || act.error} details={problem ? "" : act.details} />
     </Panel>
   );
 }
@@ -195,7 +195,7 @@ function ClusterPage({ kaas, info, name, canWrite, go }: { kaas: KaasClient; inf
         <h1>Cluster {name}</h1>
         <Refreshed at={detail.at} loading={detail.loading} onReload={detail.reload} />
       </div>
-      {!gone && <ErrorLine text={detail.error} />}
+      {!gone && <ErrorLine text={detail.error} details={detail.details} />}
       {gone && <p role="status">Cluster {name} is gone: every machine was released. {back}</p>}
       <Loading loading={detail.loading} has={c !== undefined} what="the cluster">
         {c && st && allowed && <>
@@ -266,7 +266,7 @@ function ClusterPage({ kaas, info, name, canWrite, go }: { kaas: KaasClient; inf
                   <button type="submit" disabled={scale.busy}>Scale</button>
                 </form>
               )}
-              <ErrorLine text={scaleProb || scale.error} />
+              <ErrorLine text={scaleProb || scale.error} details={scaleProb ? "" : scale.details} />
               <DoneLine text={scale.done} />
               <h3>Upgrade</h3>
               {allowed.upgrade ? <p className="muted">{allowed.upgrade}</p> : detail.data?.versions.length ? (
@@ -280,14 +280,14 @@ function ClusterPage({ kaas, info, name, canWrite, go }: { kaas: KaasClient; inf
                   <button type="submit" disabled={upgrade.busy || !version}>Upgrade</button>
                 </form>
               ) : <p className="muted">No newer version is offered for {c.version}.</p>}
-              <ErrorLine text={upgrade.error} />
+              <ErrorLine text={upgrade.error} details={upgrade.details} />
               <DoneLine text={upgrade.done} />
               <h3>Delete</h3>
               <p>
                 <button type="button" className="danger" disabled={del.busy || allowed.delete !== ""} onClick={doDelete}>Delete cluster</button>
                 {allowed.delete && <span className="muted"> {allowed.delete}</span>}
               </p>
-              <ErrorLine text={del.error} />
+              <ErrorLine text={del.error} details={del.details} />
               <DoneLine text={del.done} />
             </Panel>
           )}

@@ -52,7 +52,7 @@ export function Storage({ stats, history: historyApi }: { stats: Client<typeof S
         <h1>Storage</h1>
         <Refreshed at={overview.at} loading={overview.loading} onReload={overview.reload} />
       </div>
-      <ErrorLine text={overview.error} />
+      <ErrorLine text={overview.error} details={overview.details} />
       <Loading loading={overview.loading} has={overview.data !== undefined} what="the storage cluster">
         <div className="grid">
           <Panel title="Health" id="health">

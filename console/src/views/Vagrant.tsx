@@ -74,7 +74,7 @@ function Jobs({ client, runners }: { client: Client<typeof Vagrant>; runners: Ru
         <h1>Vagrant</h1>
         <Refreshed at={jobs.at} loading={jobs.loading} onReload={jobs.reload} />
       </div>
-      <ErrorLine text={jobs.error} />
+      <ErrorLine text={jobs.error} details={jobs.details} />
       <Panel title="Queue a job" id="queue">
         <form onSubmit={submit} className="row" noValidate>
           <label className="grow">
@@ -91,7 +91,7 @@ function Jobs({ client, runners }: { client: Client<typeof Vagrant>; runners: Ru
           </label>
           <button type="submit" disabled={queue.busy}>{queue.busy ? "Queueing…" : "Queue job"}</button>
         </form>
-        <ErrorLine text={queue.error} />
+        <ErrorLine text={queue.error} details={queue.details} />
         <DoneLine text={queue.done} />
       </Panel>
       {selected && <JobOutput client={client} jobId={selected} onClose={() => setSelected("")} />}
@@ -152,7 +152,7 @@ function Jobs({ client, runners }: { client: Client<typeof Vagrant>; runners: Ru
             </div>
             )}
           </>)}
-          <ErrorLine text={cancel.error} />
+          <ErrorLine text={cancel.error} details={cancel.details} />
           <DoneLine text={cancel.done} />
         </Panel>
         <VagrantRegistry client={client} />

@@ -45,7 +45,7 @@ function JobPage({ client, jobId, back, go }: { client: Client<typeof Vagrant>; 
         <h1>Job <Id value={jobId} /></h1>
         <Refreshed at={job.at} loading={job.loading} onReload={job.reload} />
       </div>
-      <ErrorLine text={job.error} />
+      <ErrorLine text={job.error} details={job.details} />
       <Loading loading={job.loading} has={j !== undefined} what="the job">
         {j && st && (
           <Panel title="Job" id="job-facts">

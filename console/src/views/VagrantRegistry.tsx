@@ -17,7 +17,7 @@ export function VagrantRegistry({ client }: { client: Client<typeof Vagrant> }) 
   }, 15000, [client]);
   return (
     <Panel title="Bases, projects and targets" id="registry">
-      <ErrorLine text={reg.error} />
+      <ErrorLine text={reg.error} details={reg.details} />
       {reg.data === undefined ? (reg.loading && <p className="muted" role="status">Loading the registry…</p>) :
         reg.data.length === 0 ? <p className="muted">No basis registered yet (an init_basis job or the Vagrant CLI registers one).</p> : (
           <ul className="tree">

@@ -13,7 +13,7 @@ export function VagrantRunners({ list }: { list: Loaded<{ runners: Runner[]; mor
   const online = runners.filter((r) => r.online).length;
   return (
     <Panel title="Runners" id="runners">
-      <ErrorLine text={list.error} />
+      <ErrorLine text={list.error} details={list.details} />
       {list.data === undefined ? (list.loading && <p className="muted" role="status">Loading the runners…</p>) :
         runners.length === 0 ? <p className="muted">No runner has registered yet.</p> : (
           <>

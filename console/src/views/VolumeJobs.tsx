@@ -17,7 +17,7 @@ export function VolumeJobs({ jobs }: { jobs: Client<typeof JobService> }) {
   const rows = list.data?.jobs;
   return (
     <Panel title="Backups and restores" id="volume-jobs" actions={<Refreshed at={list.at} loading={list.loading} onReload={list.reload} />}>
-      <ErrorLine text={list.error} />
+      <ErrorLine text={list.error} details={list.details} />
       {rows === undefined ? (list.loading && <p className="muted" role="status">Loading jobs…</p>) : rows.length === 0 ? (
         <p className="muted">No backups or restores on this node yet. TopoLVM starts them (CreateBackup, or CreateLV from a backup).</p>
       ) : (

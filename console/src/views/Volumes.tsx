@@ -4,7 +4,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import type { Client } from "@connectrpc/connect";
 import type { LVService, VGService } from "../gen/lvmd/lvmd_pb";
 import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
-import { describeError } from "../lib/errors";
+import { explainError } from "../lib/errors";
 import { formatBytes } from "../lib/format";
 import { usePoll, useAction } from "../lib/hooks";
 import { className, deviceClasses, volumeProblem, type DeviceClass } from "../lib/volumes";
@@ -12,9 +12,10 @@ import { readOnlyNotice } from "../lib/roles";
 import { DoneLine, ErrorLine, Panel } from "./ui";
 import { VolumeJobs } from "./VolumeJobs";
 
-function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | undefined; error: string; at: number } {
+function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | undefined; error: string; details: string; at: number } {
   const [classes, setClasses] = useState<DeviceClass[]>();
   const [error, setError] = useState("");
+  const [details, setDetails] = useState("");
   const [at, setAt] = useState(0);
   useEffect(() => {
     const ctl = new AbortController();
@@ -24,11 +25,14 @@ function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | u
         for await (const w of vg.watch({}, { signal: ctl.signal })) {
           setClasses(deviceClasses(w));
           setError("");
+          setDetails("");
           setAt(Date.now());
         }
       } catch (err) {
         if (ctl.signal.aborted) return;
-        setError(describeError(err));
+        const x = explainError(err);
+        setError(x.text);
+        setDetails(x.details);
       }
       if (!ctl.signal.aborted) retry = setTimeout(watch, 5000);
     };
@@ -38,7 +42,7 @@ function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | u
       if (retry) clearTimeout(retry);
     };
   }, [vg]);
-  return { classes, error, at };
+  return { classes, error, details, at };
 }
 
 /** canWrite false (a viewer) hides create and remove: lvmd-agent would refuse them. */
@@ -51,7 +55,7 @@ export function Volumes({ lv, vg, jobs, canWrite }: { lv: Client<typeof LVServic
         <h1>Volumes</h1>
         <span className="muted">{cap.at ? `Capacity live, last change ${new Date(cap.at).toLocaleTimeString()}` : ""}</span>
       </div>
-      <ErrorLine text={cap.error} />
+      <ErrorLine text={cap.error} details={cap.details} />
       {!cap.classes ? (!cap.error && <p className="muted" role="status">Loading device classes…</p>) : (
         <>
           {canWrite ? <CreateVolume lv={lv} classes={cap.classes} onCreated={() => setChanged((c) => c + 1)} /> : <p className="notice" role="status">{readOnlyNotice}</p>}
@@ -93,7 +97,7 @@ function CreateVolume({ lv, classes, onCreated }: { lv: Client<typeof LVService>
         </label>
         <button type="submit" disabled={act.busy}>{act.busy ? "Creating…" : "Create"}</button>
       </form>
-      <ErrorLine text={problem || act.error} />
+      <ErrorLine text={problem || act.error} details={problem ? "" : act.details} />
       <DoneLine text={act.done} />
     </Panel>
   );
@@ -107,7 +111,7 @@ function ClassPanel({ lv, vg, dc, changed, canWrite, onChanged }: {
   return (
     <Panel title={`Device class ${className(dc.name)}`} id={`dc-${dc.name || "default"}`}>
       <p><strong>{formatBytes(dc.freeBytes)}</strong> free</p>
-      <ErrorLine text={vols.error} />
+      <ErrorLine text={vols.error} details={vols.details} />
       {vols.data === undefined ? (vols.loading && <p className="muted" role="status">Loading volumes…</p>) : vols.data.length === 0 ? <p className="muted">No volumes in this class.</p> : (
         <div className="table-wrap">
           <table>
@@ -135,7 +139,7 @@ function ClassPanel({ lv, vg, dc, changed, canWrite, onChanged }: {
           </table>
         </div>
       )}
-      <ErrorLine text={rm.error} />
+      <ErrorLine text={rm.error} details={rm.details} />
       <DoneLine text={rm.done} />
     </Panel>
   );

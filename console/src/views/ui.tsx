@@ -1,10 +1,15 @@
 // Small building blocks every view uses: section headers, status lines, empty states.
 import { useState, type ReactNode } from "react";
 
-/** A failure in plain words, announced to screen readers. */
-export function ErrorLine({ text }: { text: string }) {
+/** A failure in plain words, announced to screen readers; the service's raw words folded under Details. */
+export function ErrorLine({ text, details }: { text: string; details?: string }) {
   if (!text) return null;
-  return <p className="error" role="alert">{text}</p>;
+  return (
+    <div className="error-line">
+      <p className="error" role="alert">{text}</p>
+      {details && <details><summary>Details</summary><pre className="raw">{details}</pre></details>}
+    </div>
+  );
 }
 
 /** A state in one sentence, what to do about it, and the whole raw story folded under Details. */
