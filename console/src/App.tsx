@@ -119,7 +119,7 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {current === "/storage" && <Storage stats={clients.stats} history={clients.history} />}
+        {current === "/storage" && <Storage stats={clients.stats} history={clients.history} cluster={clients.cluster} />}
         {current === "/vagrant" && <VagrantView client={clients.vagrant} runners={clients.runners} onToken={setVToken} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} canWrite={canWrite(session.role)} />}
         {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} jobs={clients.lvmdJobs} canWrite={canWrite(session.role)} />}
