@@ -55,13 +55,14 @@ export function Storage({ stats, history: historyApi, cluster }: {
   const radarLabel = radarScores ? radarText(radarScores, cap) : "";
 
   const s = overview.data?.stats;
-  const h = health(s?.status ?? "");
+  // The badge and its reason from the same answer; Koor's summary until the detail arrives.
+  const h = health(detail.data?.health || s?.status || "");
   const now = Date.now();
   return (
     <>
       <div className="page-head">
         <h1>Storage</h1>
-        <Refreshed at={overview.at} loading={overview.loading} onReload={overview.reload} />
+        <Refreshed at={overview.at} loading={overview.loading} onReload={() => void Promise.all([overview.reload(), detail.reload()])} />
       </div>
       <ErrorLine text={overview.error} />
       <Loading loading={overview.loading} has={overview.data !== undefined} what="the storage cluster">
