@@ -56,7 +56,7 @@ describe("stats view logic", () => {
   it("plots used/total over time in percent", () => {
     expect(capacityPoints([])).toEqual([]);
     expect(capacityPoints([{ at: 0, used: 0, total: 4 }, { at: 10, used: 1, total: 3 }, { at: 20, used: 5, total: 4 }, { at: 30, used: 5, total: 0 }]))
-      .toEqual([{ x: 0, y: 0 }, { x: 10, y: 33.33 }, { x: 20, y: 100 }, { x: 30, y: 0 }]);
+      .toEqual([{ x: 0, y: 0 }, { x: 10, y: 33.33 }, { x: 20, y: 100 }]);
   });
   it("extends a shown plot in place when the refresh only adds readings", () => {
     const p = (...xs: number[]) => xs.map((x) => ({ x, y: x * 2 }));

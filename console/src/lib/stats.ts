@@ -120,9 +120,12 @@ export interface PlotPoint {
   y: number;
 }
 
-/** The history as the capacity plot's points: used/total in percent over time (a reading without a total is 0). */
+/**
+ * The history as the capacity plot's points: used/total in percent over time. A reading without
+ * a total (stats had no capacity yet) is left out: it is no reading, not 0% used.
+ */
 export function capacityPoints(history: Sample[]): PlotPoint[] {
-  return history.map((s) => ({ x: s.at, y: s.total > 0 ? Math.min(100, Math.round((s.used / s.total) * 10000) / 100) : 0 }));
+  return history.filter((s) => s.total > 0).map((s) => ({ x: s.at, y: Math.min(100, Math.round((s.used / s.total) * 10000) / 100) }));
 }
 
 /**

@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from "react";
 import type { Client } from "@connectrpc/connect";
 import type { StatsService } from "../gen/stats/stats_pb";
 import type { HistoryService } from "../gen/plinth/stats/v1/history_pb";
-import type { ClusterService } from "../gen/plinth/stats/v1/cluster_pb";
+import { ClusterSource, type ClusterService } from "../gen/plinth/stats/v1/cluster_pb";
 import { usePoll } from "../lib/hooks";
 import { ago, timestampMs } from "../lib/format";
 import {
@@ -58,6 +58,7 @@ export function Storage({ stats, history: historyApi, cluster }: {
   // The badge and its reason from the same answer; Koor's summary until the detail arrives.
   const h = health(detail.data?.health || s?.status || "");
   const now = Date.now();
+  const noCeph = detail.data?.source === ClusterSource.INVENTORY;
   return (
     <>
       <div className="page-head">
@@ -102,12 +103,12 @@ export function Storage({ stats, history: historyApi, cluster }: {
             ) : <p className="muted">The history plot fills in as readings arrive.</p>}
             <p className="muted" id="capacity-history" data-testid="capacity-history">{historySummary(history)}</p>
             {stored.error && <p className="muted">The stored history could not be loaded ({stored.error}); showing this visit's readings.</p>}
-            <dl className="facts">
+            {noCeph ? <p className="muted small-text">Without Ceph there are no pools, objects, OSDs or client I/O to show.</p> : <dl className="facts">
               <dt>Pools</dt><dd>{s?.data?.pools?.pools ?? 0}</dd>
               <dt>Objects</dt><dd>{s?.data?.objects?.objectCount ?? 0} ({s?.data?.objects?.size || "0"})</dd>
               <dt>OSDs up/in</dt><dd>{s?.services?.osd?.osdUp ?? 0} / {s?.services?.osd?.osdIn ?? 0} of {s?.services?.osd?.osdCount ?? 0}</dd>
               <dt>Client read / write</dt><dd>{s?.iops?.clientRead || "0"} / {s?.iops?.clientWrite || "0"}</dd>
-            </dl>
+            </dl>}
           </Panel>
         </div>
         {detail.data && <HealthChecks detail={detail.data} />}

@@ -39,7 +39,9 @@ export function HealthChecks({ detail }: { detail: GetClusterDetailResponse }) {
 export function Crashes({ detail, now }: { detail: GetClusterDetailResponse; now: number }) {
   return (
     <Panel title="Crashes" id="crashes">
-      {detail.crashes.length === 0 ? (
+      {detail.source === ClusterSource.INVENTORY ? (
+        <p className="muted">No Ceph cluster is connected, so no daemon reports crashes.</p>
+      ) : detail.crashes.length === 0 ? (
         <p className="muted">No recent crash reported. (Ceph's crash module lists a daemon's crashes of the last two weeks until they are archived.)</p>
       ) : (
         <div className="table-wrap">
