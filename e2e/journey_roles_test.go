@@ -19,6 +19,7 @@ import (
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
 	adminpb "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
 	catalogpb "github.com/plinth-dev/plinth/libs/api/plinth/cnpgi/v1"
+	kaasv1 "github.com/plinth-dev/plinth/libs/api/plinth/kaas/v1"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	lvmdjobspb "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
 	historypb "github.com/plinth-dev/plinth/libs/api/plinth/stats/v1"
@@ -217,6 +218,10 @@ func (s *journeySuite) pageReads(t *testing.T) []probe {
 		}},
 		{"kaas GetClusterList", "kaas", func(ctx context.Context, c grpc.ClientConnInterface) error {
 			_, err := kaaspb.NewClusterClient(c).GetClusterList(ctx, &kaaspb.GetClusterListMsg{})
+			return err
+		}},
+		{"kaas GetCatalog", "kaas", func(ctx context.Context, c grpc.ClientConnInterface) error {
+			_, err := kaasv1.NewClusterInfoServiceClient(c).GetCatalog(ctx, &kaasv1.GetCatalogRequest{})
 			return err
 		}},
 		{"cnpgi-plugin ListServers", "cnpgi-plugin", func(ctx context.Context, c grpc.ClientConnInterface) error {

@@ -136,6 +136,44 @@ try {
   log("storage:", storageErr.length ? `error shown: ${storageErr.join(" | ")}` : await page.getByTestId("health").textContent());
   await shot("02-storage");
 
+  step = "storage: the health says why, the cluster is named, the radar's scores are numbers beside it";
+  {
+    const badge = await page.getByTestId("health").textContent();
+    const reason = page.getByTestId("health-reason");
+    await reason.waitFor();
+    const why = (await reason.textContent()) ?? "";
+    if (badge === "Healthy") {
+      if (!why.startsWith("HEALTH_OK")) throw new Error(`healthy, but the reason says "${why}"`);
+    } else {
+      // A warning or error names its checks, and each is listed with its code and words.
+      if (!/ because of \d+ health checks?/.test(why)) throw new Error(`"${badge}" without a reason: "${why}"`);
+      const listed = await page.locator("#health-checks li[data-check]").count();
+      if (listed < 1) throw new Error(`"${why}" but no check listed`);
+    }
+    const cluster = (await page.getByTestId("cluster-name").textContent()) ?? "";
+    if (!cluster || cluster.includes("—") || !/^(Ceph cluster \S+|No Ceph cluster is connected: .+|A Ceph cluster .+)/.test(cluster)) {
+      throw new Error(`the cluster is not named or explained: "${cluster}"`);
+    }
+    const values = await page.getByTestId("radar-values").innerText();
+    const score = (axis) => {
+      const m = new RegExp(`${axis}\\s+(\\d+(?:\\.\\d)?)%`).exec(values);
+      if (!m) throw new Error(`the radar's ${axis} has no number beside it: ${values}`);
+      return m[1];
+    };
+    for (const axis of ["Health", "Nodes", "Stability", "Reliability"]) score(axis);
+    const freeOnRadar = score("Free capacity");
+    const cap = (await page.getByTestId("capacity-text").textContent()) ?? "";
+    const freeInPanel = / free \((\d+(?:\.\d)?)%\)/.exec(cap);
+    if (freeInPanel && Number(freeInPanel[1]) !== Number(freeOnRadar)) {
+      throw new Error(`Capacity says "${cap}" but the radar's Free capacity is ${freeOnRadar}%`);
+    }
+    if (!freeInPanel && !cap.startsWith("No reading yet")) throw new Error(`capacity in other words: "${cap}"`);
+    const text = await page.locator("main").innerText();
+    if (/0 B of 0 B/.test(text)) throw new Error("the page still says \"0 B of 0 B\"");
+    await page.locator("#crashes").waitFor();
+    log("storage health:", badge, "|", why, "|", cluster, "| radar:", values.replace(/\s+/g, " "), "| capacity:", cap);
+  }
+
   step = "storage: the capacity plot starts with the history stats recorded";
   {
     // What stats has recorded (plinth.stats.v1.HistoryService, asked as the page asks it).
@@ -372,6 +410,31 @@ try {
     await page.locator("#backup-servers").waitFor();
   }
   await shot("05-backups");
+  step = "backups: how to connect a PostgreSQL cluster, with its YAML for the names typed";
+  {
+    const guide = page.locator("#backup-connect");
+    await guide.waitFor();
+    // Folded under the servers once there are some; in full while there is none.
+    if (walServer) await guide.locator("summary").click();
+    const yaml = page.getByTestId("connect-yaml");
+    await yaml.waitFor();
+    const first = (await yaml.textContent()) ?? "";
+    for (const want of ["plugins:", "- name: cnpgi.plinth.dev", "isWALArchiver: true", "objectStore: main", "method: plugin"]) {
+      if (!first.includes(want)) throw new Error(`the connect YAML lacks "${want}":\n${first}`);
+    }
+    await guide.getByLabel("Cluster name").fill("pg-orders");
+    await page.waitForFunction(() => document.querySelector('[data-testid="connect-yaml"]')?.textContent?.includes("name: pg-orders-nightly"));
+    await guide.getByLabel("Cluster name").fill("PG Orders");
+    const refusal = (await guide.getByRole("alert").textContent()) ?? "";
+    if (!refusal.startsWith("Cluster name:")) throw new Error(`a bad cluster name refused as "${refusal}"`);
+    const docs = await guide.locator("a[href*='services/cnpgi-plugin/README.md']").count();
+    if (docs < 1) throw new Error("no link to cnpgi-plugin's README");
+    log("backups guide:", refusal);
+    await guide.getByLabel("Cluster name").fill("pg-example");
+    await page.getByTestId("connect-yaml").waitFor();
+    await shot("05-backups-connect");
+  }
+
 
   step = "admin: create a viewer, who signs in elsewhere and is offered no writes; disable them, which ends that session; make them an operator";
   await go("Admin");

@@ -215,7 +215,7 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {current === "/storage" && <Storage stats={clients.stats} history={clients.history} />}
+        {current === "/storage" && <Storage stats={clients.stats} history={clients.history} cluster={clients.cluster} />}
         {current === "/vagrant" && !route.id && (
           <VagrantView client={clients.vagrant} runners={clients.runners} problem={vagrantProblem}
             onRetry={() => { setVagrantProblem(""); void issueVagrant(); }} />

@@ -9,6 +9,7 @@ import { AuthService } from "../gen/services/auth/auth_pb";
 import { AdminService } from "../gen/plinth/auth/v1/admin_pb";
 import { StatsService } from "../gen/stats/stats_pb";
 import { HistoryService } from "../gen/plinth/stats/v1/history_pb";
+import { ClusterService } from "../gen/plinth/stats/v1/cluster_pb";
 import { Cluster } from "../gen/cnct/kaas/api/api_pb";
 import { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
 import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
@@ -25,6 +26,8 @@ export interface Clients {
   stats: Client<typeof StatsService>;
   /** stats' usage history (the Storage page's capacity plot) and activity (the Activity page). */
   history: Client<typeof HistoryService>;
+  /** stats' detail of the storage cluster: health checks, pools, OSDs, crashes (the Storage page). */
+  cluster: Client<typeof ClusterService>;
   kaas: Client<typeof Cluster>;
   /** kaas's own read-only view: catalog, causes, timeline (the Clusters pages). */
   kaasInfo: Client<typeof ClusterInfoService>;
@@ -90,6 +93,7 @@ export function makeClients(
     admin: createClient(AdminService, plinth),
     stats: createClient(StatsService, plinth),
     history: createClient(HistoryService, plinth),
+    cluster: createClient(ClusterService, plinth),
     kaas: createClient(Cluster, plinth),
     kaasInfo: createClient(ClusterInfoService, plinth),
     lv: createClient(LVService, plinth),

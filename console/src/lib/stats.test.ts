@@ -3,7 +3,9 @@ import { create } from "@bufbuild/protobuf";
 import { ClusterRadarSchema, ResourceStatus } from "../gen/resources/stats/stats_pb";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { CapacityPointSchema, GetCapacityHistoryResponseSchema } from "../gen/plinth/stats/v1/history_pb";
-import { addSample, axisTime, capacityPoints, health, historySummary, mergeHistory, plotUpdate, radarData, radarFractions, radarText, readiness, storedSamples } from "./stats";
+import {
+  addSample, axisTime, capacity, capacityPoints, capacityText, health, historySummary, mergeHistory, plotUpdate, radarAxes, radarData, radarFractions, radarText, readiness, share, storedSamples,
+} from "./stats";
 
 describe("stats view logic", () => {
   it("reads Ceph health", () => {
@@ -26,8 +28,23 @@ describe("stats view logic", () => {
   });
   it("gives the radar's data to the chart and in words", () => {
     const r = create(ClusterRadarSchema, { clusterHealth: 100, nodesHealth: 50.44, capacityAvailable: 25, stability: -3, reliability: 150 });
-    expect(radarData(r)).toEqual({ labels: ["Health", "Nodes", "Capacity", "Stability", "Reliability"], values: [100, 50.4, 25, 0, 100] });
-    expect(radarText(r)).toBe("Health 100%, Nodes 50%, Capacity 25%, Stability 0%, Reliability 100%");
+    expect(radarData(r)).toEqual({ labels: ["Health", "Nodes", "Free capacity", "Stability", "Reliability"], values: [100, 50.4, 25, 0, 100] });
+    expect(radarText(r)).toBe("Health 100%, Nodes 50.4%, Free capacity 25%, Stability 0%, Reliability 100%");
+    expect(radarAxes.every((a) => a.meaning.length > 0)).toBe(true);
+  });
+  it("says used and free with the same shares in the panel and on the radar", () => {
+    expect(capacity(undefined)).toBeUndefined();
+    expect(capacity({ used: 0n, available: 0n, total: 0n })).toBeUndefined();
+    expect(capacityText(undefined)).toMatch(/^No reading yet/);
+    const c = capacity({ used: 31n * 1024n ** 2n, available: 969n * 1024n ** 2n, total: 1000n * 1024n ** 2n })!;
+    expect(c).toMatchObject({ usedPct: 3.1, freePct: 96.9 });
+    expect(capacityText(c)).toBe("31 MiB used (3.1%), 969 MiB free (96.9%) of 1000 MiB");
+    // The radar's score is from another call, maybe a refresh older: the page shows the panel's share.
+    const r = create(ClusterRadarSchema, { clusterHealth: 100, capacityAvailable: 97.04 });
+    expect(radarData(r, c).values[2]).toBe(96.9);
+    expect(radarText(r, c)).toContain("Free capacity 96.9%");
+    expect(radarData(r).values[2]).toBe(97);
+    expect(share(1, 3)).toBe(33.3);
   });
   it("keeps a bounded capacity history without duplicates", () => {
     let h = addSample([], { at: 1, used: 1, total: 4 }, 3);
@@ -39,7 +56,7 @@ describe("stats view logic", () => {
   it("plots used/total over time in percent", () => {
     expect(capacityPoints([])).toEqual([]);
     expect(capacityPoints([{ at: 0, used: 0, total: 4 }, { at: 10, used: 1, total: 3 }, { at: 20, used: 5, total: 4 }, { at: 30, used: 5, total: 0 }]))
-      .toEqual([{ x: 0, y: 0 }, { x: 10, y: 33.33 }, { x: 20, y: 100 }, { x: 30, y: 0 }]);
+      .toEqual([{ x: 0, y: 0 }, { x: 10, y: 33.33 }, { x: 20, y: 100 }]);
   });
   it("extends a shown plot in place when the refresh only adds readings", () => {
     const p = (...xs: number[]) => xs.map((x) => ({ x, y: x * 2 }));
@@ -84,7 +101,10 @@ describe("stats view logic", () => {
   });
   it("says in words what the plot shows", () => {
     const t = (ms: number) => `t${ms}`;
-    expect(historySummary([], t)).toBe("No capacity readings yet.");
+    expect(historySummary([], t)).toMatch(/^No reading yet/);
+    // readings before stats had any capacity are not "0.0% (0 B of 0 B)"
+    expect(historySummary([{ at: 1, used: 0, total: 0 }], t)).toMatch(/^No reading yet/);
+    expect(historySummary([{ at: 1, used: 0, total: 0 }, { at: 2, used: 1024, total: 4096 }], t)).toBe("One reading, at t2: 25.0% (1.0 KiB of 4.0 KiB) used.");
     expect(historySummary([{ at: 1, used: 1024, total: 4096 }], t)).toBe("One reading, at t1: 25.0% (1.0 KiB of 4.0 KiB) used.");
     const h = [
       { at: 1, used: 1024, total: 4096 },
@@ -93,7 +113,7 @@ describe("stats view logic", () => {
       { at: 4, used: 2048, total: 4096 },
     ];
     expect(historySummary(h, t)).toBe(
-      "4 readings from t1 to t4: 25.0% (1.0 KiB of 4.0 KiB) used at first, 50.0% (2.0 KiB of 4.0 KiB) at last; lowest 12.5%, highest 75.0%.",
+      "4 readings from t1 to t4: 25.0% (1.0 KiB of 4.0 KiB) used at first, 50.0% (2.0 KiB of 4.0 KiB) at last; lowest 12.5%, highest 75.0% used.",
     );
   });
 });

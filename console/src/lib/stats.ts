@@ -35,29 +35,68 @@ export function readiness(s: ResourceStatus): { level: Level; text: string } {
   }
 }
 
-/** The radar's axes, in drawing order. */
-export const radarAxes: { key: keyof Pick<ClusterRadar, "clusterHealth" | "nodesHealth" | "capacityAvailable" | "stability" | "reliability">; label: string }[] = [
-  { key: "clusterHealth", label: "Health" },
-  { key: "nodesHealth", label: "Nodes" },
-  { key: "capacityAvailable", label: "Capacity" },
-  { key: "stability", label: "Stability" },
-  { key: "reliability", label: "Reliability" },
+/** The radar's axes, in drawing order, each with what its score means (stats' formulas). */
+export const radarAxes: { key: keyof Pick<ClusterRadar, "clusterHealth" | "nodesHealth" | "capacityAvailable" | "stability" | "reliability">; label: string; meaning: string }[] = [
+  { key: "clusterHealth", label: "Health", meaning: "100 for HEALTH_OK, 50 for HEALTH_WARN, 0 for HEALTH_ERR" },
+  { key: "nodesHealth", label: "Nodes", meaning: "the share of the storage nodes that are ready" },
+  { key: "capacityAvailable", label: "Free capacity", meaning: "the share of the raw capacity that is free (as under Capacity)" },
+  { key: "stability", label: "Stability", meaning: "100, less 10 per active health check and 5 per change of state in the last hour" },
+  { key: "reliability", label: "Reliability", meaning: "the share of the redundancy rules that hold (3 copies per pool, 3 monitors, …)" },
 ];
+
+/** A share in percent with one decimal, as every capacity figure on the page shows it. */
+export function share(part: number | bigint, total: number | bigint): number {
+  return Math.round(percent(part, total) * 10) / 10;
+}
+
+/** The capacity in figures: what is used and what is free, each as bytes and a share of the total. */
+export interface Capacity {
+  used: number;
+  free: number;
+  total: number;
+  usedPct: number;
+  freePct: number;
+}
+
+/** The usage stats reported as used and free shares of the total; undefined before the first reading (no total). */
+export function capacity(u: { used: bigint | number; available: bigint | number; total: bigint | number } | undefined): Capacity | undefined {
+  if (!u || !(Number(u.total) > 0)) return undefined;
+  const used = Number(u.used), free = Number(u.available), total = Number(u.total);
+  return { used, free, total, usedPct: share(used, total), freePct: share(free, total) };
+}
+
+/**
+ * The capacity in words: "1.2 GiB used (3.1%), 30 GiB free (96.9%) of 31 GiB". Used and free
+ * need not add up to the total: Ceph keeps some raw space for itself.
+ */
+export function capacityText(c: Capacity | undefined): string {
+  if (!c) return "No reading yet: stats has not reported any capacity.";
+  return `${formatBytes(c.used)} used (${c.usedPct.toFixed(1)}%), ${formatBytes(c.free)} free (${c.freePct.toFixed(1)}%) of ${formatBytes(c.total)}`;
+}
 
 /** The radar's scores (percentages, 0–100, as stats and Koor's dashboard give them) as fractions 0–1, clamped. */
 export function radarFractions(r: ClusterRadar): number[] {
   return radarAxes.map((a) => Math.max(0, Math.min(1, (Number(r[a.key]) || 0) / 100)));
 }
 
-/** The radar in words (its accessible name): each axis with its score, e.g. "Health 100%, Nodes 50%". */
-export function radarText(r: ClusterRadar): string {
-  const f = radarFractions(r);
-  return radarAxes.map((a, i) => `${a.label} ${Math.round(f[i] * 100)}%`).join(", ");
+/**
+ * The radar's scores in percent with one decimal (0–100, clamped). With the capacity the page
+ * shows, "Free capacity" is its free share, so the radar and the Capacity panel say the same
+ * number (the two calls may otherwise be a refresh apart).
+ */
+export function radarValues(r: ClusterRadar, c?: Capacity): number[] {
+  return radarFractions(r).map((f, i) => (radarAxes[i].key === "capacityAvailable" && c ? c.freePct : Math.round(f * 1000) / 10));
 }
 
-/** The radar's data for the chart: its axis labels and scores in percent (0–100, clamped). */
-export function radarData(r: ClusterRadar): { labels: string[]; values: number[] } {
-  return { labels: radarAxes.map((a) => a.label), values: radarFractions(r).map((f) => Math.round(f * 1000) / 10) };
+/** The radar in words (its accessible name and the list beside it): each axis with its score, e.g. "Health 100%, Nodes 50%". */
+export function radarText(r: ClusterRadar, c?: Capacity): string {
+  const v = radarValues(r, c);
+  return radarAxes.map((a, i) => `${a.label} ${v[i]}%`).join(", ");
+}
+
+/** The radar's data for the chart: its axis labels and scores in percent. */
+export function radarData(r: ClusterRadar, c?: Capacity): { labels: string[]; values: number[] } {
+  return { labels: radarAxes.map((a) => a.label), values: radarValues(r, c) };
 }
 
 /** One capacity reading. */
@@ -81,9 +120,12 @@ export interface PlotPoint {
   y: number;
 }
 
-/** The history as the capacity plot's points: used/total in percent over time (a reading without a total is 0). */
+/**
+ * The history as the capacity plot's points: used/total in percent over time. A reading without
+ * a total (stats had no capacity yet) is left out: it is no reading, not 0% used.
+ */
 export function capacityPoints(history: Sample[]): PlotPoint[] {
-  return history.map((s) => ({ x: s.at, y: s.total > 0 ? Math.min(100, Math.round((s.used / s.total) * 10000) / 100) : 0 }));
+  return history.filter((s) => s.total > 0).map((s) => ({ x: s.at, y: Math.min(100, Math.round((s.used / s.total) * 10000) / 100) }));
 }
 
 /**
@@ -140,21 +182,23 @@ export function mergeHistory(stored: Sample[], live: Sample[], max: number): Sam
   return next.length > max ? next.slice(next.length - max) : next;
 }
 
-const reading = (s: Sample) => `${percent(s.used, s.total).toFixed(1)}% (${formatBytes(s.used)} of ${formatBytes(s.total)})`;
+const reading = (s: Sample) => `${share(s.used, s.total).toFixed(1)}% (${formatBytes(s.used)} of ${formatBytes(s.total)})`;
 
 /**
  * The plot in words, for screen readers and as its caption: the span, where usage started and
  * ended, and its lowest and highest share. time formats a moment (tests pass a fixed one).
  */
-export function historySummary(history: Sample[], time: (ms: number) => string = (ms) => new Date(ms).toLocaleString()): string {
-  if (history.length === 0) return "No capacity readings yet.";
+export function historySummary(all: Sample[], time: (ms: number) => string = (ms) => new Date(ms).toLocaleString()): string {
+  // Readings without a total (stats had no capacity yet) say nothing about usage.
+  const history = all.filter((s) => s.total > 0);
+  if (history.length === 0) return "No reading yet: the plot starts with stats' first capacity reading.";
   const first = history[0];
   const last = history[history.length - 1];
   if (history.length === 1) return `One reading, at ${time(first.at)}: ${reading(first)} used.`;
-  const shares = history.map((s) => percent(s.used, s.total));
+  const shares = history.map((s) => share(s.used, s.total));
   return (
     `${history.length} readings from ${time(first.at)} to ${time(last.at)}: ` +
     `${reading(first)} used at first, ${reading(last)} at last; ` +
-    `lowest ${Math.min(...shares).toFixed(1)}%, highest ${Math.max(...shares).toFixed(1)}%.`
+    `lowest ${Math.min(...shares).toFixed(1)}%, highest ${Math.max(...shares).toFixed(1)}% used.`
   );
 }

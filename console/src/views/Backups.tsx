@@ -1,5 +1,6 @@
 // Backups (cnpgi-plugin's catalog): per PostgreSQL server, the archived WAL range, the last
-// archive and any failure, the recovery window, and on demand its base backups.
+// archive and any failure, the recovery window, and on demand its base backups; how to connect
+// a cluster (in full while there is none).
 import { useState } from "react";
 import { Code, type Client } from "@connectrpc/connect";
 import type { CatalogService, Server } from "../gen/plinth/cnpgi/v1/catalog_pb";
@@ -7,6 +8,7 @@ import { archiveHealth, backupStatus, backupWAL, lastArchive, newestFirst, recov
 import { formatBytes, timestampMs, when } from "../lib/format";
 import { usePoll } from "../lib/hooks";
 import { ErrorLine, Loading, Panel, Refreshed } from "./ui";
+import { ConnectGuide } from "./BackupsConnect";
 
 export function Backups({ catalog }: { catalog: Client<typeof CatalogService> }) {
   const list = usePoll(async (signal) => (await catalog.listServers({}, { signal })).servers, 10000, [catalog]);
@@ -22,7 +24,7 @@ export function Backups({ catalog }: { catalog: Client<typeof CatalogService> })
       <Loading loading={list.loading} has={list.data !== undefined} what="the backup catalog">
         <Panel title="Servers" id="backup-servers">
           {list.data?.length === 0 ? (
-            <p className="muted">No server has archived WAL or taken a base backup through the plugin yet.</p>
+            <p className="muted">No server has archived WAL or taken a base backup through the plugin yet. Connect a PostgreSQL cluster as below.</p>
           ) : (
             <div className="table-wrap">
               <table>
@@ -57,6 +59,14 @@ export function Backups({ catalog }: { catalog: Client<typeof CatalogService> })
             </div>
           )}
         </Panel>
+        {list.data?.length === 0 ? (
+          <Panel title="Connect a PostgreSQL cluster" id="backup-connect"><ConnectGuide /></Panel>
+        ) : list.data && (
+          <details className="panel" id="backup-connect">
+            <summary>Connect another PostgreSQL cluster</summary>
+            <ConnectGuide />
+          </details>
+        )}
       </Loading>
       {open && <ServerDetail catalog={catalog} listed={list.data?.find((s) => serverKey(s) === open)} id={open} />}
     </>

@@ -59,16 +59,29 @@ function useChart<T extends "line" | "radar">(make: () => ChartConfiguration<T, 
 
 /** The radar of the cluster's five scores (percent). label is its text for screen readers. */
 export function RadarChart({ labels, values, label }: { labels: string[]; values: number[]; label: string }) {
+  // The point labels read the newest values through this ref (the options are made once).
+  const chartValues = useRef(values);
+  chartValues.current = values;
   const { canvas, chart } = useChart<"radar">(
     () => ({
       type: "radar",
-      data: { labels, datasets: [{ label: "Score", data: values, borderWidth: 2, pointRadius: 2, fill: true }] },
+      data: { labels, datasets: [{ label: "Score", data: values, borderWidth: 2, pointRadius: 3, pointHoverRadius: 5, pointHitRadius: 14, fill: true }] },
       options: {
         animation: false,
         responsive: true,
         maintainAspectRatio: false,
+        // A tooltip for the nearest axis wherever the pointer is, not only over a 3-pixel point.
+        interaction: { mode: "nearest", intersect: false },
         plugins: { tooltip: { callbacks: { label: (i) => `${i.label}: ${i.formattedValue}%` } } },
-        scales: { r: { min: 0, max: 100, ticks: { display: false, stepSize: 25 } } },
+        scales: {
+          r: {
+            min: 0,
+            max: 100,
+            ticks: { display: false, stepSize: 25 },
+            // Each axis's name with its score, so the numbers are on the chart, not only in the tooltip.
+            pointLabels: { callback: (label: string, i: number) => [label, `${(chartValues.current[i] ?? 0).toString()}%`] },
+          },
+        },
       },
     }),
     (c, k) => {

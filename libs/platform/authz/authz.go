@@ -83,6 +83,7 @@ var wholeServices = map[string]Kind{
 	"plinth.auth.v1.AdminService":       UserAdmin,
 	"stats.StatsService":                Read,
 	"plinth.stats.v1.HistoryService":    Read,
+	"plinth.stats.v1.ClusterService":    Read,
 	"plinth.vagrant.v1.RunnerService":   Read,
 	"plinth.kaas.v1.ClusterInfoService": Read,
 	// A Vagrant token for the caller's own session, carrying the caller's role.

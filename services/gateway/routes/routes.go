@@ -87,6 +87,8 @@ var Table = []Route{
 	{Service: "stats.StatsService", Backend: Stats, Access: Token},
 	// stats' own read API: the usage history (the console's capacity plot).
 	{Service: "plinth.stats.v1.HistoryService", Backend: Stats, Access: Token},
+	// stats' own read API: the health checks, pools, OSDs and crashes (the console's Storage page).
+	{Service: "plinth.stats.v1.ClusterService", Backend: Stats, Access: Token},
 
 	// kaas: CNCT's KaaS API.
 	{Service: "cnct.kaas.api.Cluster", Backend: Kaas, Access: Token},

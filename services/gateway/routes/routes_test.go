@@ -77,6 +77,7 @@ func TestLookup(t *testing.T) {
 		{"/cnpgi.wal.v1.RestoreJobHooks/Restore", routes.CNPGIPlugin, routes.Token, true},
 		{"/plinth.cnpgi.v1.CatalogService/GetServer", routes.CNPGIPlugin, routes.Token, true},
 		{"/plinth.stats.v1.HistoryService/GetCapacityHistory", routes.Stats, routes.Token, true},
+		{"/plinth.stats.v1.ClusterService/GetClusterDetail", routes.Stats, routes.Token, true},
 		{"/plinth.vagrant.v1.RunnerService/ListRunners", routes.VagrantServer, routes.Token, true},
 		{"/plinth.kaas.v1.ClusterInfoService/GetClusterInfo", routes.Kaas, routes.Token, true},
 		{"/plinth.vagrant.v1.SessionTokenService/IssueSessionToken", routes.VagrantServer, routes.Token, true},

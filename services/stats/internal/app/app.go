@@ -79,6 +79,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	}
 	statspb.RegisterStatsServiceServer(srv.GRPC(), statsgrpc.NewStatsServer(col, log))
 	statsv1.RegisterHistoryServiceServer(srv.GRPC(), statsgrpc.NewHistoryServer(history, st, log))
+	statsv1.RegisterClusterServiceServer(srv.GRPC(), statsgrpc.NewClusterServer(col, log))
 	return s, nil
 }
 

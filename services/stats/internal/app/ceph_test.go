@@ -46,7 +46,8 @@ func radarOf(t *testing.T, c statspb.StatsServiceClient) *rstats.ClusterRadar {
 // TestEveryRPCFromARealCephCluster runs stats against a real single-node Ceph (dashboard,
 // prometheus module, memstore OSD, radosgw) and checks every RPC against the cluster: the fresh
 // cluster's values, usage growing after `rados put`, an RBD image counted as a volume, and a
-// WARN after `ceph osd set noout` in the status, the crashes, the radar and its stability. The
+// WARN after `ceph osd set noout` in the status, the crashes, the radar and its stability; and
+// plinth.stats.v1.ClusterService's detail (pools, OSD, the noout check, a posted crash). The
 // same cluster is then read through the prometheus module.
 func TestEveryRPCFromARealCephCluster(t *testing.T) {
 	t.Parallel()
@@ -86,6 +87,7 @@ func TestEveryRPCFromARealCephCluster(t *testing.T) {
 		data.GetUsage().GetTotal() != want.PGMap.Total || data.GetUsage().GetUsed() <= 0 || data.GetVolumes() != 0 {
 		t.Errorf("data %v; `ceph status` says %+v", data, want.PGMap)
 	}
+	checkDetailOfAHealthyCluster(t, c, in.conn)
 	if !strings.HasSuffix(st.GetIops().GetClientRead(), "/s rd") || !strings.HasSuffix(st.GetIops().GetClientWriteOps(), "ops/s wr") {
 		t.Errorf("iops %v", st.GetIops())
 	}
@@ -143,6 +145,7 @@ func TestEveryRPCFromARealCephCluster(t *testing.T) {
 	stats(t, cl, "HEALTH_WARN with the noout check", func(s *rstats.ClusterStats) bool {
 		return s.GetStatus() == "HEALTH_WARN" && len(s.GetCrashes()) == 1 && s.GetCrashes()[0].GetDescription() == "noout flag(s) set"
 	})
+	checkNooutReason(t, in.conn)
 	eventually(t, 10*time.Second, "the radar to show the warning", func() (bool, string) {
 		r := radarOf(t, cl)
 		return r.GetClusterHealth() == 50 && r.GetStability() <= 85, r.String()
@@ -152,13 +155,17 @@ func TestEveryRPCFromARealCephCluster(t *testing.T) {
 	}
 
 	// The same cluster through the prometheus module.
-	prom := e.start(t, e.config(t, "PLINTH_STATS_CEPH_URL="+c.PrometheusURL, "PLINTH_STATS_INVENTORY=false")).client
+	promInstance := e.start(t, e.config(t, "PLINTH_STATS_CEPH_URL="+c.PrometheusURL, "PLINTH_STATS_INVENTORY=false"))
+	prom := promInstance.client
 	ps := stats(t, prom, "the prometheus module's report", func(s *rstats.ClusterStats) bool { return s.GetStatus() != "" })
 	if ps.GetStatus() != "HEALTH_WARN" || len(ps.GetCrashes()) != 1 || ps.GetCrashes()[0].GetDescription() != "OSDMAP_FLAGS" ||
 		ps.GetServices().GetOsd().GetOsdUp() != 1 || ps.GetServices().GetMon().GetQuorum() != "a" ||
 		ps.GetData().GetPools().GetPools() != grown.GetData().GetPools().GetPools() {
 		t.Errorf("prometheus: %v", ps)
 	}
+
+	checkPrometheusDetail(t, promInstance.conn)
+	checkCrashReported(t, c, in.conn)
 
 	// Recovered: healthy again, but the changes still weigh on stability.
 	c.Ceph(t, "osd", "unset", "noout")

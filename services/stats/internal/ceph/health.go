@@ -56,6 +56,7 @@ type healthFull struct {
 	} `json:"fs_map"`
 	OSDMap osdMap `json:"osd_map"`
 	Pools  []struct {
+		ID       number            `json:"pool"`
 		Name     string            `json:"pool_name"`
 		Size     number            `json:"size"`
 		MinSize  number            `json:"min_size"`
@@ -74,8 +75,10 @@ type healthFull struct {
 			TotalUsedBytes  number `json:"total_used_bytes"`
 		} `json:"stats"`
 		Pools []struct {
+			ID    number `json:"id"`
 			Stats struct {
-				Stored number `json:"stored"`
+				Stored  number `json:"stored"`
+				Objects number `json:"objects"`
 			} `json:"stats"`
 		} `json:"pools"`
 	} `json:"df"`
@@ -93,6 +96,7 @@ type healthFull struct {
 // counts, nested one level deeper as "osdmap" before Octopus).
 type osdMap struct {
 	OSDs []struct {
+		ID number `json:"osd"`
 		Up number `json:"up"`
 		In number `json:"in"`
 	} `json:"osds"`
@@ -119,6 +123,7 @@ func DecodeHealthFull(data []byte) (*cluster.Ceph, error) {
 		return nil, fmt.Errorf("%w: no health status", ErrNotHealthReport)
 	}
 	c := &cluster.Ceph{
+		Origin:      cluster.OriginDashboard,
 		FSID:        text(h.MonStatus.Monmap.FSID, maxName),
 		Health:      text(h.Health.Status, maxName),
 		Checks:      decodeChecks(h.Health.Checks),
@@ -147,18 +152,25 @@ func DecodeHealthFull(data []byte) (*cluster.Ceph, error) {
 			}
 		}
 	}
+	c.Crashes = recentCrashes(c.Checks)
 	h.OSDMap.fill(c)
+	// df's per-pool figures by pool id (the pools' list and df are separate reports).
+	type poolDF struct{ stored, objects int64 }
+	df := map[int]poolDF{}
+	for _, p := range h.DF.Pools {
+		c.StoredBytes += p.Stats.Stored.bytes()
+		df[p.ID.int()] = poolDF{p.Stats.Stored.bytes(), p.Stats.Objects.bytes()}
+	}
 	for _, p := range h.Pools {
-		pool := cluster.Pool{Name: text(p.Name, maxName), Size: p.Size.count(), MinSize: p.MinSize.count(), PGs: p.PGNum.count()}
+		d := df[p.ID.int()]
+		pool := cluster.Pool{Name: text(p.Name, maxName), Size: p.Size.count(), MinSize: p.MinSize.count(), PGs: p.PGNum.count(),
+			StoredBytes: d.stored, Objects: d.objects}
 		for state, n := range p.PGStatus {
 			if activeClean(state) {
 				pool.ActiveClean += n.count()
 			}
 		}
 		c.Pools = append(c.Pools, pool)
-	}
-	for _, p := range h.DF.Pools {
-		c.StoredBytes += p.Stats.Stored.bytes()
 	}
 	return c, nil
 }
@@ -199,7 +211,9 @@ func (m *osdMap) fill(c *cluster.Ceph) {
 			if o.In > 0 {
 				c.OSDsIn++
 			}
+			c.OSDList = append(c.OSDList, cluster.OSD{ID: o.ID.int(), Up: o.Up > 0, In: o.In > 0})
 		}
+		sort.Slice(c.OSDList, func(i, j int) bool { return c.OSDList[i].ID < c.OSDList[j].ID })
 	} else if m.NumOSDs != nil {
 		c.OSDs, c.OSDsUp, c.OSDsIn = m.NumOSDs.count(), m.NumUp.count(), m.NumIn.count()
 	}
@@ -243,8 +257,29 @@ type check struct {
 	Severity string `json:"severity"`
 	Summary  struct {
 		Message string `json:"message"`
+		Count   number `json:"count"`
 	} `json:"summary"`
-	Muted bool `json:"muted"`
+	// Detail is a list of {"message": …} (the mon's health report); plain strings decode too.
+	Detail []detailLine `json:"detail"`
+	Muted  bool         `json:"muted"`
+}
+
+// detailLine is one of a check's details: {"message": "…"} or "…".
+type detailLine string
+
+func (d *detailLine) UnmarshalJSON(b []byte) error {
+	var m struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(b, &m) == nil {
+		*d = detailLine(m.Message)
+		return nil
+	}
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*d = detailLine(s)
+	}
+	return nil
 }
 
 // decodeChecks reads the checks as a list or as a map by name (sorted by name).
@@ -265,8 +300,14 @@ func decodeChecks(raw json.RawMessage) []cluster.Check {
 	}
 	out := make([]cluster.Check, 0, len(list))
 	for _, c := range list {
-		out = append(out, cluster.Check{Name: text(c.Type, maxName), Severity: text(c.Severity, maxName),
-			Message: text(c.Summary.Message, maxMessage), Muted: c.Muted})
+		chk := cluster.Check{Name: text(c.Type, maxName), Severity: text(c.Severity, maxName),
+			Message: text(c.Summary.Message, maxMessage), Muted: c.Muted, Count: c.Summary.Count.bytes()}
+		for _, d := range c.Detail[:min(len(c.Detail), cluster.MaxCheckDetails)] {
+			if d != "" {
+				chk.Details = append(chk.Details, text(string(d), maxMessage))
+			}
+		}
+		out = append(out, chk)
 	}
 	return out
 }

@@ -29,12 +29,13 @@ func TestDecodeHealthFullOfARealCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &cluster.Ceph{
-		FSID: "2ef87484-224a-4e37-b9d2-a2a925636b4e", Health: "HEALTH_OK", Checks: []cluster.Check{},
+		Origin: cluster.OriginDashboard,
+		FSID:   "2ef87484-224a-4e37-b9d2-a2a925636b4e", Health: "HEALTH_OK", Checks: []cluster.Check{}, Crashes: []cluster.Crash{},
 		Mons: []string{"a"}, Quorum: []string{"a"},
 		MonCreated:  time.Date(2026, 11, 24, 2, 17, 2, 899198000, time.UTC),
 		MonModified: time.Date(2026, 11, 24, 2, 17, 2, 899198000, time.UTC),
 		MgrActive:   "x", MgrChanged: time.Date(2026, 11, 24, 2, 17, 41, 968558000, time.UTC),
-		OSDs: 1, OSDsUp: 1, OSDsIn: 1,
+		OSDs: 1, OSDsUp: 1, OSDsIn: 1, OSDList: []cluster.OSD{{ID: 0, Up: true, In: true}},
 		OSDUpChanged: time.Date(2026, 11, 24, 2, 17, 10, 901712000, time.UTC),
 		OSDInChanged: time.Date(2026, 11, 24, 2, 17, 7, 420100000, time.UTC),
 		Pools:        []cluster.Pool{{Name: "device_health_metrics", Size: 1, MinSize: 1, PGs: 1, ActiveClean: 1}},
@@ -48,8 +49,8 @@ func TestDecodeHealthFullOfARealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCheck := cluster.Check{Name: "OSDMAP_FLAGS", Severity: "HEALTH_WARN", Message: "noout flag(s) set"}
-	if warn.Health != "HEALTH_WARN" || len(warn.Checks) != 1 || warn.Checks[0] != wantCheck {
+	wantCheck := cluster.Check{Name: "OSDMAP_FLAGS", Severity: "HEALTH_WARN", Message: "noout flag(s) set", Count: 5}
+	if warn.Health != "HEALTH_WARN" || len(warn.Checks) != 1 || !reflect.DeepEqual(warn.Checks[0], wantCheck) {
 		t.Fatalf("noout: %s %+v", warn.Health, warn.Checks)
 	}
 

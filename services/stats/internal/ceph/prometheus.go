@@ -90,7 +90,7 @@ func FromMetrics(ms []Metric) (*cluster.Ceph, Counters, error) {
 	if !ok {
 		return nil, Counters{}, ErrNotCephMetrics
 	}
-	c := &cluster.Ceph{Health: [...]string{cluster.HealthOK, cluster.HealthWarn, cluster.HealthErr}[clampIndex(status[0].Value, 2)]}
+	c := &cluster.Ceph{Origin: cluster.OriginPrometheus, Health: [...]string{cluster.HealthOK, cluster.HealthWarn, cluster.HealthErr}[clampIndex(status[0].Value, 2)]}
 	for _, m := range by["ceph_health_detail"] {
 		if m.Value == 1 {
 			name := text(m.Labels["name"], maxName)
@@ -118,6 +118,7 @@ func FromMetrics(ms []Metric) (*cluster.Ceph, Counters, error) {
 	}
 	c.OSDs = len(by["ceph_osd_up"])
 	c.OSDsUp, c.OSDsIn = countOnes(by["ceph_osd_up"]), countOnes(by["ceph_osd_in"])
+	c.OSDList = osdsFromMetrics(by)
 	c.Pools = poolsFromMetrics(by)
 	c.Objects = int64(clampIndex(sum(by["ceph_pool_objects"]), 1<<62))
 	c.StoredBytes = int64(clampIndex(sum(by["ceph_pool_stored"]), 1<<62))
@@ -172,11 +173,13 @@ func poolsFromMetrics(by map[string][]Metric) []cluster.Pool {
 		return out
 	}
 	total, active, clean := perPool("ceph_pg_total"), perPool("ceph_pg_active"), perPool("ceph_pg_clean")
+	stored, objects := perPool("ceph_pool_stored"), perPool("ceph_pool_objects")
 	var pools []cluster.Pool
 	for _, m := range by["ceph_pool_metadata"] {
 		id := m.Labels["pool_id"]
 		p := cluster.Pool{Name: text(m.Labels["name"], maxName), Size: poolSize(m.Labels["description"]),
-			PGs: clampIndex(total[id], 1<<30), ActiveClean: clampIndex(min(active[id], clean[id]), 1<<30)}
+			PGs: clampIndex(total[id], 1<<30), ActiveClean: clampIndex(min(active[id], clean[id]), 1<<30),
+			StoredBytes: int64(clampIndex(stored[id], 1<<62)), Objects: int64(clampIndex(objects[id], 1<<62))}
 		pools = append(pools, p)
 	}
 	sort.Slice(pools, func(i, j int) bool { return pools[i].Name < pools[j].Name })
@@ -247,4 +250,23 @@ func clampIndex(v float64, hi int) int {
 		return hi
 	}
 	return int(v)
+}
+
+// osdsFromMetrics lists the OSDs by id from ceph_osd_up and ceph_osd_in (labelled
+// ceph_daemon="osd.<id>").
+func osdsFromMetrics(by map[string][]Metric) []cluster.OSD {
+	in := map[string]bool{}
+	for _, m := range by["ceph_osd_in"] {
+		in[m.Labels["ceph_daemon"]] = m.Value == 1
+	}
+	var out []cluster.OSD
+	for _, m := range by["ceph_osd_up"] {
+		id, err := strconv.Atoi(strings.TrimPrefix(m.Labels["ceph_daemon"], "osd."))
+		if err != nil || id < 0 {
+			continue
+		}
+		out = append(out, cluster.OSD{ID: id, Up: m.Value == 1, In: in[m.Labels["ceph_daemon"]]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }

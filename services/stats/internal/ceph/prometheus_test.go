@@ -3,6 +3,8 @@ package ceph
 import (
 	"reflect"
 	"testing"
+
+	"github.com/plinth-dev/plinth/services/stats/internal/cluster"
 )
 
 func TestParseMetrics(t *testing.T) {
@@ -48,6 +50,13 @@ func TestFromMetricsOfARealCluster(t *testing.T) {
 	}
 	if c.Pools[0].Size != 1 || c.Usage.Total != 1073741824 || c.Usage.Used == 0 || c.Objects != 236 {
 		t.Errorf("pool %+v usage %+v objects %d", c.Pools[0], c.Usage, c.Objects)
+	}
+	var objects int64
+	for _, p := range c.Pools {
+		objects += p.Objects
+	}
+	if objects != c.Objects || c.Origin != cluster.OriginPrometheus || !reflect.DeepEqual(c.OSDList, []cluster.OSD{{ID: 0, Up: true, In: true}}) {
+		t.Errorf("pools' objects %d (report %d), origin %v, osds %+v", objects, c.Objects, c.Origin, c.OSDList)
 	}
 	if c.RGWDaemons != 1 || c.RGWHosts != 1 || c.RGWZones != 1 {
 		t.Errorf("rgw %d hosts %d zones %d", c.RGWDaemons, c.RGWHosts, c.RGWZones)

@@ -28,6 +28,39 @@ type Check struct {
 	Message string
 	// Muted checks are acknowledged by an operator: listed, but not held against stability.
 	Muted bool
+	// Details are the check's detail lines (`ceph health detail`), at most MaxCheckDetails.
+	Details []string
+	// Count is how many things the check counts (OSDs down, daemons crashed); 0 when unknown.
+	Count int64
+}
+
+// MaxCheckDetails bounds a check's detail lines (Ceph itself stops RECENT_CRASH's at 31).
+const MaxCheckDetails = 32
+
+// Origin says which source a Ceph report comes from.
+type Origin int
+
+// The origins, numbered as plinth.stats.v1.ClusterSource.
+const (
+	OriginUnknown Origin = iota
+	OriginDashboard
+	OriginPrometheus
+	OriginRook
+	OriginInventory
+)
+
+// OSD is one object storage daemon.
+type OSD struct {
+	ID     int
+	Up, In bool
+}
+
+// Crash is one daemon's recent crashes, as Ceph's RECENT_CRASH check lists them.
+type Crash struct {
+	Daemon, Host string
+	Count        int
+	// Last is the latest crash's time; zero when it could not be read.
+	Last time.Time
 }
 
 // Usage is raw capacity in bytes.
@@ -53,14 +86,20 @@ type Pool struct {
 	Size, MinSize int
 	// PGs is the pool's placement group count; ActiveClean how many are active and clean.
 	PGs, ActiveClean int
+	// StoredBytes are the bytes stored (before replication); Objects the objects.
+	StoredBytes, Objects int64
 }
 
 // Ceph is what the Ceph source read: the mgr dashboard's health report, the mgr Prometheus
 // module's metrics, or — without either — what Rook recorded in its CephCluster's status.
 type Ceph struct {
+	// Origin is the source that read it.
+	Origin Origin
 	FSID   string
 	Health string
 	Checks []Check
+	// Crashes are the daemons that crashed recently, the latest first.
+	Crashes []Crash
 
 	// Mons are the monitors' names in rank order; Quorum those in quorum.
 	Mons, Quorum            []string
@@ -76,6 +115,8 @@ type Ceph struct {
 
 	OSDs, OSDsUp, OSDsIn       int
 	OSDUpChanged, OSDInChanged time.Time
+	// OSDList are the OSDs by id, when the source lists them.
+	OSDList []OSD
 
 	Pools []Pool
 	// Objects is the number of objects; StoredBytes the bytes stored in them (before

@@ -86,6 +86,7 @@ func summarize(base *Ceph, inv *Inventory) Ceph {
 	if base != nil {
 		return s
 	}
+	s.Origin = OriginInventory
 	s.Checks = inv.Problems
 	ready := 0
 	for _, n := range inv.Nodes {

@@ -51,7 +51,7 @@ func TestComposeFallsBackToRookAndThenTheInventory(t *testing.T) {
 	}
 	for _, c := range cases {
 		v := compose(t0, nil, nil, c.inv, nil, nil)
-		if v.Summary.Health != c.health || v.Summary.FSID != "" {
+		if v.Summary.Health != c.health || v.Summary.FSID != "" || v.Summary.Origin != OriginInventory {
 			t.Errorf("%s: %s, want %s", c.name, v.Summary.Health, c.health)
 		}
 		if c.health != HealthOK && len(v.Summary.Checks) == 0 {

@@ -159,7 +159,7 @@ func decodeCephCluster(data []byte, d *Decoded) error {
 		(st.State == "" && (st.Phase == "Progressing" || st.Phase == "Connecting" || st.Phase == "Failure")):
 		d.Resource.Status = cluster.StatusNotReady
 	}
-	c := &cluster.Ceph{FSID: cluster.SafeText(st.Ceph.FSID, input.MaxName), Health: cluster.SafeText(st.Ceph.Health, input.MaxName),
+	c := &cluster.Ceph{Origin: cluster.OriginRook, FSID: cluster.SafeText(st.Ceph.FSID, input.MaxName), Health: cluster.SafeText(st.Ceph.Health, input.MaxName),
 		Usage: cluster.Usage{Used: max(st.Ceph.Capacity.Used, 0), Available: max(st.Ceph.Capacity.Available, 0), Total: max(st.Ceph.Capacity.Total, 0)}}
 	for name, m := range st.Ceph.Details {
 		c.Checks = append(c.Checks, cluster.Check{Name: cluster.SafeText(name, input.MaxName),

@@ -87,7 +87,7 @@ func TestSourceReadsAStorageClusterAndFollowsIt(t *testing.T) {
 		t.Errorf("node-2 %+v node-3 %+v", n2, n3)
 	}
 	rook := k.RookCeph
-	if rook == nil || rook.FSID != "8f5cf6a2-1c3d-4f5e-9a0b-2c4d6e8f0a1b" || rook.Health != "HEALTH_WARN" || len(rook.Checks) != 1 ||
+	if rook == nil || rook.Origin != cluster.OriginRook || rook.FSID != "8f5cf6a2-1c3d-4f5e-9a0b-2c4d6e8f0a1b" || rook.Health != "HEALTH_WARN" || len(rook.Checks) != 1 ||
 		rook.Checks[0].Message != "mon b is low on available space" || rook.Usage.Total != 3221225472000 ||
 		!reflect.DeepEqual(rook.Mons, []string{"a", "b", "c"}) || len(rook.Pools) != 6 {
 		t.Errorf("what Rook recorded: %+v", rook)
