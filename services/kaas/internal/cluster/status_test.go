@@ -82,13 +82,20 @@ func TestExplainGivesCauseAndNextStep(t *testing.T) {
 		{"two workers failed", func(v *View) {
 			v.Machines[1].State, v.Machines[2].State = MachineFailed, MachineFailed
 		}, CauseWorkerFailed, "failed at the maas provider (1 more failed).", "delete the pool", "c-w-1"},
-		{"control plane failed", func(v *View) { v.Machines[0].State = MachineFailed; v.Machines[0].Message = "F1126 instance.go:226] boom" },
+		{"control plane failed", func(v *View) {
+			v.Machines[0].State = MachineFailed
+			v.Machines[0].Message = "F1126 instance.go:226] boom"
+		},
 			CauseControlPlaneFailed, "Control-plane machine c-control-plane-1 failed at the maas provider.", "delete the cluster and create it again", "c-control-plane-1"},
 		{"upgrade failed", func(v *View) {
 			v.TargetVersion = "v1.33.13"
 			v.Machines[2].State = MachineFailed
 		}, CauseUpgradeFailed, "The upgrade from v1.32.13 to v1.33.13 stopped: machine c-w-2 failed", "Scale pool w down", "c-w-2"},
-		{"provider down", func(v *View) { v.Provider = "vagrant"; v.Pools[1].Count = 3; v.Attempts, v.LastError = 5, "connection refused" },
+		{"provider down", func(v *View) {
+			v.Provider = "vagrant"
+			v.Pools[1].Count = 3
+			v.Attempts, v.LastError = 5, "connection refused"
+		},
 			CauseProviderUnreachable, "kaas cannot reach the vagrant provider (5 attempts in a row)", "a runner is online", ""},
 		{"provider flapping", func(v *View) { v.Pools[1].Count = 3; v.Attempts, v.LastError = 1, "timeout" },
 			CauseRetrying, "failed 1 time(s) in a row while scaling", "PLINTH_KAAS_MAAS_URL", ""},
