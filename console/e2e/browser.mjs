@@ -11,7 +11,8 @@
 //
 // e2e/console_test.go runs it against a suite of its own. Exit status 0 only if every step passed.
 import { chromium } from "playwright-core";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 
 const env = (k, d) => {
@@ -67,7 +68,23 @@ const watchVagrantTokens = (p) => p.on("request", (r) => {
 watchVagrantTokens(page);
 
 let step = "start";
-const shot = async (name) => page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
+// The accessibility pass: axe-core (npm, pinned in package.json) run on every page the test
+// photographs; a serious or critical violation anywhere fails the test at the end, listed.
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const a11yProblems = [];
+const audit = async (name, p = page) => {
+  // Evaluated through the DevTools protocol, not as a <script>: the console's CSP stays whole.
+  if (!(await p.evaluate(() => "axe" in window))) await p.evaluate(axeSource);
+  const violations = await p.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) })));
+  const bad = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  log(`axe ${name}: ${violations.length} violation(s), ${bad.length} serious or critical`, violations.map((v) => `${v.impact} ${v.id}`).join(", "));
+  for (const v of bad) a11yProblems.push(`${name}: ${v.impact} ${v.id} (${v.help}) at ${v.nodes.join(" | ")}`);
+};
+const shot = async (name) => {
+  await page.screenshot({ path: join(outDir, `${name}.png`), fullPage: true });
+  if (name !== "failure") await audit(name);
+};
 const go = async (title) => {
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: title }).click();
   await page.getByRole("heading", { level: 1, name: title }).waitFor();
@@ -283,6 +300,7 @@ try {
   await go("Clusters");
   const cluster = `console-${suffix}`;
   // The versions and instance types are kaas's (plinth.kaas.v1 GetCatalog), not free text.
+  await page.locator(`select[name="version"] option`).nth(1).waitFor({ state: "attached" }); // the catalog has answered
   const versions = await page.locator(`select[name="version"] option`).allTextContents();
   if (versions.length < 2 || !/^Default \(v\d+\.\d+\.\d+\)$/.test(versions[0]) || !versions.slice(1).every((v) => /^v\d+\.\d+\.\d+$/.test(v)))
     throw new Error(`version choices: ${versions}`);
@@ -307,6 +325,7 @@ try {
   const row = page.locator(`tr[data-cluster="${cluster}"]`);
   await row.waitFor();
   log("cluster listed:", await row.textContent());
+  await audit("clusters-list");
   await row.getByRole("link", { name: cluster }).click();
   await page.getByRole("heading", { level: 1, name: `Cluster ${cluster}` }).waitFor();
   await page.goto(`${base}/clusters/no-such-cluster`);
@@ -316,6 +335,7 @@ try {
 
   step = "clusters: the pools to scale are the cluster's; scaling a pool adds a machine";
   await page.getByRole("heading", { name: "Machines" }).waitFor();
+  await page.locator(`select[name="scale-pool"] option`).first().waitFor({ state: "attached" });
   const scalable = await page.locator(`select[name="scale-pool"] option`).allTextContents();
   if (scalable.join() !== "workers") throw new Error(`pools offered for scaling: ${scalable}`);
   // Over kaas's largest pool (its catalog): refused in the console's words, before any call.
@@ -337,6 +357,7 @@ try {
   await page.locator("#job-facts").getByText("Operation").waitFor();
   await page.getByTestId("job-output").waitFor();
   log("machine's job:", await page.locator("#job-facts").textContent());
+  await audit("vagrant-job-page");
   await page.goBack();
   await page.getByRole("heading", { level: 1, name: `Cluster ${cluster}` }).waitFor();
 
@@ -601,6 +622,8 @@ try {
   await page.getByText("You signed out.").waitFor();
 
   if (pageErrors.length) throw new Error(`errors in the page: ${pageErrors.join("; ")}`);
+  step = "accessibility: no serious or critical axe-core violation on any page";
+  if (a11yProblems.length) throw new Error(`axe-core found:\n  ${a11yProblems.join("\n  ")}`);
   log("PASS: every step");
 } catch (err) {
   console.error(`FAIL at "${step}": ${err?.stack ?? err}`);

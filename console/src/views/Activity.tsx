@@ -7,7 +7,7 @@ import type { Activity as Entry, HistoryService } from "../gen/plinth/stats/v1/h
 import { activityEntity, activityPageSize, actorText, appendActivity, filterActivity } from "../lib/activity";
 import { timestampMs, when } from "../lib/format";
 import { usePoll } from "../lib/hooks";
-import { ErrorLine, Loading, Panel, Refreshed } from "./ui";
+import { ErrorLine, Loading, Panel, Refreshed, TableWrap } from "./ui";
 
 type HistoryClient = Client<typeof HistoryService>;
 
@@ -42,7 +42,7 @@ export function Activity({ history }: { history: HistoryClient }) {
             <label className="check"><input name="user-only" type="checkbox" checked={userOnly} onChange={(e) => setUserOnly(e.target.checked)} />Only changes made by people</label>
           </div>
           {shown.length === 0 ? <p className="muted">No changes recorded yet.</p> : (
-            <div className="table-wrap">
+            <TableWrap>
               <table>
                 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Change</th></tr></thead>
                 <tbody>
@@ -59,7 +59,7 @@ export function Activity({ history }: { history: HistoryClient }) {
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
           {list.data?.more && <button type="button" className="small" onClick={() => setPages(pages + 1)} disabled={list.loading}>Show older changes</button>}
         </Panel>

@@ -8,7 +8,7 @@ import { appendPage, confirmQuestion, isMe, needAdminRights, outcome, pageSize, 
 import { roleDescription, roles, type Role } from "../lib/roles";
 import { timestampMs, when } from "../lib/format";
 import { usePoll, useAction } from "../lib/hooks";
-import { DoneLine, ErrorLine, Loading, Panel, Refreshed } from "./ui";
+import { DoneLine, ErrorLine, Loading, Panel, Refreshed, TableWrap } from "./ui";
 
 type AdminClient = Client<typeof AdminService>;
 
@@ -71,7 +71,7 @@ export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
       <Loading loading={list.loading} has={list.data !== undefined} what="users">
         <Panel title="Users" id="users">
           {list.data?.users.length === 0 ? <p className="muted">No users.</p> : (
-            <div className="table-wrap">
+            <TableWrap>
               <table>
                 <thead><tr><th scope="col">Username</th><th scope="col">State</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
                 <tbody>
@@ -101,7 +101,7 @@ export function Admin({ admin, me }: { admin: AdminClient; me: string }) {
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
           {list.data?.more && <button type="button" className="small" onClick={() => setPages(pages + 1)} disabled={list.loading}>Show more users</button>}
           <ErrorLine text={act.error} details={act.details} />

@@ -7,7 +7,7 @@ import type { CatalogService, Server } from "../gen/plinth/cnpgi/v1/catalog_pb";
 import { archiveHealth, backupStatus, backupWAL, lastArchive, newestFirst, recoveryWindow, serverKey, walRange } from "../lib/backups";
 import { formatBytes, timestampMs, when } from "../lib/format";
 import { usePoll } from "../lib/hooks";
-import { ErrorLine, Loading, Panel, Refreshed } from "./ui";
+import { ErrorLine, Loading, Panel, Refreshed, TableWrap } from "./ui";
 import { ConnectGuide } from "./BackupsConnect";
 
 export function Backups({ catalog }: { catalog: Client<typeof CatalogService> }) {
@@ -26,7 +26,7 @@ export function Backups({ catalog }: { catalog: Client<typeof CatalogService> })
           {list.data?.length === 0 ? (
             <p className="muted">No server has archived WAL or taken a base backup through the plugin yet. Connect a PostgreSQL cluster as below.</p>
           ) : (
-            <div className="table-wrap">
+            <TableWrap>
               <table>
                 <thead>
                   <tr>
@@ -56,7 +56,7 @@ export function Backups({ catalog }: { catalog: Client<typeof CatalogService> })
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         </Panel>
         {list.data?.length === 0 ? (
@@ -97,7 +97,7 @@ function ServerDetail({ catalog, listed, id }: { catalog: Client<typeof CatalogS
       <h3>Base backups</h3>
       <Loading loading={got.loading} has={got.data !== undefined} what="base backups">
         {got.data?.baseBackups.length === 0 ? <p className="muted">No base backup yet. Back up the cluster (a CloudNativePG Backup with this plugin) to open a recovery window.</p> : (
-          <div className="table-wrap">
+          <TableWrap>
             <table>
               <thead>
                 <tr><th scope="col">Backup</th><th scope="col">Status</th><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">WAL</th><th scope="col">Size</th><th scope="col">Instance</th></tr>
@@ -119,7 +119,7 @@ function ServerDetail({ catalog, listed, id }: { catalog: Client<typeof CatalogS
                 })}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </Loading>
     </Panel>

@@ -11,7 +11,7 @@ import { allowedActions, clusterStatus, clusterSummary, createProblem, createReq
 import { readOnlyNotice } from "../lib/roles";
 import { objectPath } from "../lib/routes";
 import { timestampMs, when } from "../lib/format";
-import { DoneLine, ErrorLine, Explained, Id, Loading, Panel, Refreshed } from "./ui";
+import { DoneLine, ErrorLine, Explained, Id, Loading, Panel, Refreshed, TableWrap } from "./ui";
 
 type KaasClient = Client<typeof Cluster>;
 type InfoClient = Client<typeof ClusterInfoService>;
@@ -53,7 +53,7 @@ function ClusterList({ kaas, info, canWrite, go }: { kaas: KaasClient; info: Inf
       <Loading loading={list.loading} has={list.data !== undefined} what="clusters">
         <Panel title="Clusters" id="clusters">
           {list.data?.length === 0 ? <p className="muted">{canWrite ? "No clusters yet. Create one above." : "No clusters yet."}</p> : (
-            <div className="table-wrap">
+            <TableWrap>
               <table>
                 <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">State</th></tr></thead>
                 <tbody>
@@ -69,7 +69,7 @@ function ClusterList({ kaas, info, canWrite, go }: { kaas: KaasClient; info: Inf
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         </Panel>
       </Loading>
@@ -211,7 +211,7 @@ function ClusterPage({ kaas, info, name, canWrite, go }: { kaas: KaasClient; inf
 
           <Panel title="Machines" id="cluster-machines">
             {rows.length === 0 ? <p className="muted">No machines yet.</p> : (
-              <div className="table-wrap">
+              <TableWrap>
                 <table>
                   <thead><tr><th scope="col">Machine</th><th scope="col">Pool</th><th scope="col">State</th><th scope="col">Node</th><th scope="col">Version</th><th scope="col">Address</th><th scope="col">Provisioning</th></tr></thead>
                   <tbody>
@@ -232,12 +232,12 @@ function ClusterPage({ kaas, info, name, canWrite, go }: { kaas: KaasClient; inf
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
             )}
           </Panel>
 
           <Panel title="Pools" id="cluster-pools">
-            <div className="table-wrap">
+            <TableWrap>
               <table>
                 <thead><tr><th scope="col">Pool</th><th scope="col">Role</th><th scope="col">Instance type</th><th scope="col">Machines wanted</th><th scope="col">Labels</th></tr></thead>
                 <tbody>
@@ -249,7 +249,7 @@ function ClusterPage({ kaas, info, name, canWrite, go }: { kaas: KaasClient; inf
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           </Panel>
 
           {canWrite && (

@@ -14,7 +14,7 @@ import {
 import { clusterLine, healthReason } from "../lib/cluster";
 import { CapacityChart, RadarChart } from "./charts";
 import { Crashes, HealthChecks, PoolsAndOSDs } from "./StorageDetail";
-import { ErrorLine, Loading, Panel, Refreshed } from "./ui";
+import { ErrorLine, Loading, Panel, Refreshed, TableWrap } from "./ui";
 
 const refreshMs = 5000;
 /** Points asked of the stored history: one per unit of the plot's width. */
@@ -114,7 +114,7 @@ export function Storage({ stats, history: historyApi, cluster }: {
         {detail.data && <HealthChecks detail={detail.data} />}
         <Panel title="Nodes" id="nodes">
           {overview.data && overview.data.nodes.length === 0 ? <p className="muted">No nodes reported.</p> : (
-            <div className="table-wrap">
+            <TableWrap>
               <table>
                 <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Roles</th><th scope="col">Address</th><th scope="col">Age</th></tr></thead>
                 <tbody>
@@ -132,7 +132,7 @@ export function Storage({ stats, history: historyApi, cluster }: {
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         </Panel>
         {detail.data && <Crashes detail={detail.data} now={now} />}

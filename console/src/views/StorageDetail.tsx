@@ -3,7 +3,7 @@
 import type { GetClusterDetailResponse } from "../gen/plinth/stats/v1/cluster_pb";
 import { ClusterSource } from "../gen/plinth/stats/v1/cluster_pb";
 import { checkText, crashText, orderChecks, osdState, poolCopies, poolData, poolPGs, severity } from "../lib/cluster";
-import { Panel } from "./ui";
+import { Panel, TableWrap } from "./ui";
 
 /** The active health checks, worst first, each with its severity, code, summary and details. */
 export function HealthChecks({ detail }: { detail: GetClusterDetailResponse }) {
@@ -44,7 +44,7 @@ export function Crashes({ detail, now }: { detail: GetClusterDetailResponse; now
       ) : detail.crashes.length === 0 ? (
         <p className="muted">No recent crash reported. (Ceph's crash module lists a daemon's crashes of the last two weeks until they are archived.)</p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap>
           <table>
             <thead><tr><th scope="col">Daemon</th><th scope="col">Host</th><th scope="col">Crashes</th></tr></thead>
             <tbody>
@@ -57,7 +57,7 @@ export function Crashes({ detail, now }: { detail: GetClusterDetailResponse; now
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </Panel>
   );
@@ -70,7 +70,7 @@ export function PoolsAndOSDs({ detail }: { detail: GetClusterDetailResponse }) {
     <div className="grid">
       <Panel title="Pools" id="pools">
         {detail.pools.length === 0 ? <p className="muted">No pool reported.</p> : (
-          <div className="table-wrap">
+          <TableWrap>
             <table>
               <thead><tr><th scope="col">Pool</th><th scope="col">Copies</th><th scope="col">Placement groups</th><th scope="col">Data</th></tr></thead>
               <tbody>
@@ -84,7 +84,7 @@ export function PoolsAndOSDs({ detail }: { detail: GetClusterDetailResponse }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </Panel>
       <Panel title="OSDs" id="osds">

@@ -12,7 +12,7 @@ import { ago, timestampMs } from "../lib/format";
 import { allRunners, runnersShown } from "../lib/runners";
 import { keptChoice, runnerChoices } from "../lib/vagrantSession";
 import { cancelJobQuestion, filterJobs, isCanceled, isFinished, jobError, jobFilters, jobState, newJob, operationOf, queueableOps, sortJobs, type JobFilter, type QueueableOp } from "../lib/vagrant";
-import { DoneLine, ErrorLine, Id, Loading, Panel, Refreshed } from "./ui";
+import { DoneLine, ErrorLine, Id, Loading, Panel, Refreshed, TableWrap } from "./ui";
 import { JobOutput } from "./JobOutput";
 import { VagrantRegistry } from "./VagrantRegistry";
 import { VagrantRunners } from "./VagrantRunners";
@@ -117,7 +117,7 @@ function Jobs({ client, runners }: { client: Client<typeof Vagrant>; runners: Ru
             {shown.length === 0 ? (
               <p className="muted">No job is {jobFilters.find((f) => f.value === filter)?.label.toLowerCase()}. <button type="button" className="small" onClick={() => setFilter("all")}>Show all jobs</button></p>
             ) : (
-            <div className="table-wrap">
+            <TableWrap>
               <table>
                 <thead><tr><th scope="col">Job</th><th scope="col">Operation</th><th scope="col">State</th><th scope="col">Queued</th><th scope="col">Runner</th><th scope="col">Actions</th></tr></thead>
                 <tbody>
@@ -149,7 +149,7 @@ function Jobs({ client, runners }: { client: Client<typeof Vagrant>; runners: Ru
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
             )}
           </>)}
           <ErrorLine text={cancel.error} details={cancel.details} />

@@ -5,7 +5,7 @@ import type { Runner } from "../gen/plinth/vagrant/v1/runners_pb";
 import type { Loaded } from "../lib/hooks";
 import { ago, timestampMs } from "../lib/format";
 import { runnerComponents, runnerJob, runnerState, runnersShown, sortRunners } from "../lib/runners";
-import { ErrorLine, Panel, Id } from "./ui";
+import { ErrorLine, Panel, Id, TableWrap } from "./ui";
 
 export function VagrantRunners({ list }: { list: Loaded<{ runners: Runner[]; more: boolean }> }) {
   const now = Date.now();
@@ -18,7 +18,7 @@ export function VagrantRunners({ list }: { list: Loaded<{ runners: Runner[]; mor
         runners.length === 0 ? <p className="muted">No runner has registered yet.</p> : (
           <>
             <p className="muted">{online} of {runners.length} online{list.data.more ? ` (the first ${runnersShown} by id)` : ""}.</p>
-            <div className="table-wrap">
+            <TableWrap>
               <table>
                 <thead><tr><th scope="col">Runner</th><th scope="col">State</th><th scope="col">Takes</th><th scope="col">Current job</th><th scope="col">Registered</th></tr></thead>
                 <tbody>
@@ -36,7 +36,7 @@ export function VagrantRunners({ list }: { list: Loaded<{ runners: Runner[]; mor
                   })}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           </>
         )}
     </Panel>

@@ -6,7 +6,7 @@ import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 import { usePoll } from "../lib/hooks";
 import { timestampMs, when } from "../lib/format";
 import { anyRunning, idleRefreshMs, jobDuration, jobKind, jobPageStep, jobProgress, jobState, maxJobPage, runningRefreshMs } from "../lib/jobs";
-import { ErrorLine, Panel, Refreshed } from "./ui";
+import { ErrorLine, Panel, Refreshed, TableWrap } from "./ui";
 
 export function VolumeJobs({ jobs }: { jobs: Client<typeof JobService> }) {
   const [limit, setLimit] = useState(jobPageStep);
@@ -21,7 +21,7 @@ export function VolumeJobs({ jobs }: { jobs: Client<typeof JobService> }) {
       {rows === undefined ? (list.loading && <p className="muted" role="status">Loading jobs…</p>) : rows.length === 0 ? (
         <p className="muted">No backups or restores on this node yet. TopoLVM starts them (CreateBackup, or CreateLV from a backup).</p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap>
           <table>
             <thead><tr>
               <th scope="col">Kind</th><th scope="col">Name</th><th scope="col">Volume</th><th scope="col">State</th>
@@ -53,7 +53,7 @@ export function VolumeJobs({ jobs }: { jobs: Client<typeof JobService> }) {
               })}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {list.data?.nextPageToken && limit < maxJobPage && (
         <button type="button" className="small" onClick={() => setLimit((l) => Math.min(maxJobPage, l + jobPageStep))}>Show older jobs</button>

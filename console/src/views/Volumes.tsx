@@ -9,7 +9,7 @@ import { formatBytes } from "../lib/format";
 import { usePoll, useAction } from "../lib/hooks";
 import { className, deviceClasses, volumeProblem, type DeviceClass } from "../lib/volumes";
 import { readOnlyNotice } from "../lib/roles";
-import { DoneLine, ErrorLine, Panel } from "./ui";
+import { DoneLine, ErrorLine, Panel, TableWrap } from "./ui";
 import { VolumeJobs } from "./VolumeJobs";
 
 function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | undefined; error: string; details: string; at: number } {
@@ -113,7 +113,7 @@ function ClassPanel({ lv, vg, dc, changed, canWrite, onChanged }: {
       <p><strong>{formatBytes(dc.freeBytes)}</strong> free</p>
       <ErrorLine text={vols.error} details={vols.details} />
       {vols.data === undefined ? (vols.loading && <p className="muted" role="status">Loading volumes…</p>) : vols.data.length === 0 ? <p className="muted">No volumes in this class.</p> : (
-        <div className="table-wrap">
+        <TableWrap>
           <table>
             <thead><tr><th scope="col">Volume</th><th scope="col">Size</th><th scope="col">Device</th><th scope="col">Tags</th>{canWrite && <th scope="col">Actions</th>}</tr></thead>
             <tbody>
@@ -137,7 +137,7 @@ function ClassPanel({ lv, vg, dc, changed, canWrite, onChanged }: {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       <ErrorLine text={rm.error} details={rm.details} />
       <DoneLine text={rm.done} />

@@ -74,6 +74,14 @@ export function Id({ value }: { value: string }) {
   );
 }
 
+/**
+ * A table's box, scrolling sideways on a narrow screen; focusable, so a keyboard can scroll it
+ * (axe-core's scrollable-region-focusable).
+ */
+export function TableWrap({ children }: { children: ReactNode }) {
+  return <div className="table-wrap" tabIndex={0} role="group" aria-label="Table (scrolls sideways on a narrow screen)">{children}</div>;
+}
+
 /** Loading before the first data arrives; the children once it has. */
 export function Loading({ loading, has, what, children }: { loading: boolean; has: boolean; what: string; children: ReactNode }) {
   if (!has) return loading ? <p className="muted" role="status">Loading {what}…</p> : null;
