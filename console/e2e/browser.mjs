@@ -390,13 +390,17 @@ try {
     log("backup job:", await bar.getAttribute("aria-valuetext"));
   }
   await shot("05-volumes");
-  // The same name again with another size: lvmd-agent refuses, and the refusal shows until the
-  // next action, whose outcome replaces it.
+  // The same name and size again: lvmd-agent would answer it as created; the console says
+  // nothing was created.
   await page.getByLabel("Name", { exact: true }).fill(volume);
-  await page.getByLabel("Size (GiB)").fill("2");
   await page.getByRole("button", { name: "Create", exact: true }).click();
   const createRefusal = page.locator("#create-volume").getByRole("alert");
-  await createRefusal.waitFor();
+  await createRefusal.getByText(/already exists in class .* \(1 GiB\): nothing was created\.$/).waitFor();
+  // With another size it is refused in GiB, and the refusal shows until the next action, whose
+  // outcome replaces it.
+  await page.getByLabel("Size (GiB)").fill("2");
+  await page.getByRole("button", { name: "Create", exact: true }).click();
+  await createRefusal.getByText(/with 1 GiB \(2 GiB asked\): choose another name/).waitFor();
   log("second create refused:", await createRefusal.textContent());
   await vrow.getByRole("button", { name: "Remove" }).click();
   await page.getByText(new RegExp(`^Removed ${volume}`)).waitFor();

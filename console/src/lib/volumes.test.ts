@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { WatchResponseSchema } from "../gen/lvmd/lvmd_pb";
-import { className, deviceClasses, volumeProblem } from "./volumes";
+import { className, deviceClasses, duplicateProblem, volumeProblem } from "./volumes";
 
 describe("volumes view logic", () => {
   it("lists device classes from a watch message", () => {
@@ -16,6 +16,12 @@ describe("volumes view logic", () => {
     expect(volumeProblem("", 1, undefined)).toMatch(/required/);
     expect(volumeProblem("-x", 1, undefined)).toMatch(/not first/);
     expect(volumeProblem("pv", 0, undefined)).toMatch(/at least 1/);
-    expect(volumeProblem("pv", 3, 2n * gib)).toMatch(/free space/);
+    expect(volumeProblem("pv", 3, 2n * gib)).toBe("Only 2.0 GiB is free in this device class; 3 GiB was asked. Choose a smaller size or another class.");
+  });
+  it("says plainly that a volume of that name exists", () => {
+    const vols = [{ name: "pv-1", sizeGb: 1n }];
+    expect(duplicateProblem("pv-2", 1, "", vols)).toBe("");
+    expect(duplicateProblem("pv-1", 1, "", vols)).toBe("A volume named pv-1 already exists in class default (1 GiB): nothing was created.");
+    expect(duplicateProblem("pv-1", 3, "ssd", vols)).toBe("A volume named pv-1 already exists in class ssd with 1 GiB (3 GiB asked): choose another name, or remove it first.");
   });
 });

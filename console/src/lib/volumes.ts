@@ -1,6 +1,7 @@
 // View logic of the Volumes page: device classes from lvmd's capacity watch, and the
 // create-volume form checked before the round trip.
 import type { WatchResponse } from "../gen/lvmd/lvmd_pb";
+import { formatBytes } from "./format";
 
 /** A device class and its free space. */
 export interface DeviceClass {
@@ -31,6 +32,20 @@ export function volumeProblem(name: string, sizeGb: number, free: bigint | undef
     return "The volume name may hold letters, digits, '+', '_', '.' and '-' (not first), at most 127 characters.";
   }
   if (!Number.isInteger(sizeGb) || sizeGb < 1) return "The size is a whole number of GiB, at least 1.";
-  if (free !== undefined && BigInt(sizeGb) * 1024n ** 3n > free) return "The device class has not that much free space.";
+  if (free !== undefined && BigInt(sizeGb) * 1024n ** 3n > free) {
+    return `Only ${formatBytes(free)} is free in this device class; ${sizeGb} GiB was asked. Choose a smaller size or another class.`;
+  }
   return "";
+}
+
+/**
+ * The problem with creating volume name when the class already holds volumes: lvmd-agent's
+ * CreateLV answers an existing volume of the same size as if it had made it (TopoLVM's
+ * idempotence), and refuses another size in bytes; the console says either plainly.
+ */
+export function duplicateProblem(name: string, sizeGb: number, dc: string, existing: { name: string; sizeGb: bigint }[]): string {
+  const v = existing.find((e) => e.name === name);
+  if (!v) return "";
+  if (v.sizeGb === BigInt(sizeGb)) return `A volume named ${name} already exists in class ${className(dc)} (${v.sizeGb} GiB): nothing was created.`;
+  return `A volume named ${name} already exists in class ${className(dc)} with ${v.sizeGb} GiB (${sizeGb} GiB asked): choose another name, or remove it first.`;
 }

@@ -1,13 +1,13 @@
 // Volumes (lvmd-agent): device classes with their free space (live, from the agent's capacity
 // watch), the volumes of each, create and remove a volume; backups and restores with progress.
 import { useEffect, useState, type FormEvent } from "react";
-import type { Client } from "@connectrpc/connect";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { LVService, VGService } from "../gen/lvmd/lvmd_pb";
 import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 import { explainError } from "../lib/errors";
 import { formatBytes } from "../lib/format";
 import { usePoll, useAction } from "../lib/hooks";
-import { className, deviceClasses, volumeProblem, type DeviceClass } from "../lib/volumes";
+import { className, deviceClasses, duplicateProblem, volumeProblem, type DeviceClass } from "../lib/volumes";
 import { readOnlyNotice } from "../lib/roles";
 import { DoneLine, ErrorLine, Panel, TableWrap } from "./ui";
 import { VolumeJobs } from "./VolumeJobs";
@@ -58,7 +58,7 @@ export function Volumes({ lv, vg, jobs, canWrite }: { lv: Client<typeof LVServic
       <ErrorLine text={cap.error} details={cap.details} />
       {!cap.classes ? (!cap.error && <p className="muted" role="status">Loading device classes…</p>) : (
         <>
-          {canWrite ? <CreateVolume lv={lv} classes={cap.classes} onCreated={() => setChanged((c) => c + 1)} /> : <p className="notice" role="status">{readOnlyNotice}</p>}
+          {canWrite ? <CreateVolume lv={lv} vg={vg} classes={cap.classes} onCreated={() => setChanged((c) => c + 1)} /> : <p className="notice" role="status">{readOnlyNotice}</p>}
           {cap.classes.map((c) => <ClassPanel key={c.name} lv={lv} vg={vg} dc={c} changed={changed} canWrite={canWrite} onChanged={() => setChanged((n) => n + 1)} />)}
         </>
       )}
@@ -67,7 +67,7 @@ export function Volumes({ lv, vg, jobs, canWrite }: { lv: Client<typeof LVServic
   );
 }
 
-function CreateVolume({ lv, classes, onCreated }: { lv: Client<typeof LVService>; classes: DeviceClass[]; onCreated: () => void }) {
+function CreateVolume({ lv, vg, classes, onCreated }: { lv: Client<typeof LVService>; vg: Client<typeof VGService>; classes: DeviceClass[]; onCreated: () => void }) {
   const [name, setName] = useState("");
   const [size, setSize] = useState(1);
   const [dc, setDc] = useState(classes[0]?.name ?? "");
@@ -79,6 +79,10 @@ function CreateVolume({ lv, classes, onCreated }: { lv: Client<typeof LVService>
     setProblem(p);
     if (p) return;
     const ok = await act.run(async () => {
+      // lvmd-agent would answer an existing volume of this size as created: ask first (a
+      // refusal like the service's, so the next action clears it as it clears every outcome).
+      const dup = duplicateProblem(name, size, dc, (await vg.getLVList({ deviceClass: dc })).volumes);
+      if (dup) throw new ConnectError(dup, Code.AlreadyExists);
       const r = await lv.createLV({ name, sizeGb: BigInt(size), deviceClass: dc });
       onCreated();
       return `Created ${r.volume?.name ?? name} (${r.volume?.sizeGb ?? size} GiB) in ${className(dc)}.`;
