@@ -107,7 +107,7 @@ func TestChecksCatchMistakes(t *testing.T) {
 			replaceEnvoy(t, objs, "matcher: {exact: cnpgi-plugin}", "matcher: {exact: cnpgi}")
 		}, CheckGateway, []string{"envoy cluster cnpgi-plugin", `server name "cnpgi"`}},
 		{"gateway config Envoy would refuse", func(t *testing.T, objs []Object) {
-			replaceEnvoy(t, objs, "route: {cluster: kaas, timeout: 60s}", "route: {cluster: kaaz, timeout: 60s}")
+			replaceEnvoy(t, objs, "\"/cnct.kaas.api.Cluster/\"}\n                          route: {cluster: kaas,", "\"/cnct.kaas.api.Cluster/\"}\n                          route: {cluster: kaaz,")
 		}, CheckGateway, []string{"envoy.yaml in ConfigMap", "envoy-config", "kaaz"}},
 		{"gateway without the lvmd client pair", func(t *testing.T, objs []Object) {
 			o := find(t, objs, "Deployment", "gateway")
