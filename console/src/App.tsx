@@ -11,6 +11,7 @@ import { endSession, loadSession, msUntilExpiry, refusedMessage, saveSession, si
 import { askOtherTabs, channelName, onTabMessage, parseTabMessage, type Channel } from "./lib/tabs";
 import { renewDelay, type VagrantSession } from "./lib/vagrantSession";
 import { SignIn } from "./views/SignIn";
+import { Link } from "./views/ui";
 import { Storage } from "./views/Storage";
 import { VagrantView } from "./views/Vagrant";
 import { Clusters } from "./views/Clusters";
@@ -194,7 +195,7 @@ export function App() {
   return (
     <div className="shell">
       <header className="top">
-        <a className="brand" href="/storage" onClick={(e) => { e.preventDefault(); go("/storage"); }}>Plinth</a>
+        <Link className="brand" to="/storage" go={go}>Plinth</Link>
         <nav aria-label="Main">
           <ul>
             {pages.filter((p) => p.path !== "/admin" || canAdminister(session.role)).map((p) => (
@@ -231,7 +232,7 @@ export function App() {
             <div className="page-head"><h1>Page not found</h1></div>
             <p role="status">
               The console has no page at <code>{path}</code>.{" "}
-              <a href="/storage" onClick={(e) => { e.preventDefault(); go("/storage"); }}>Go to Storage</a>, or pick a page from the menu.
+              <Link to="/storage" go={go}>Go to Storage</Link>, or pick a page from the menu.
             </p>
           </>
         )}

@@ -2,7 +2,7 @@
 // with kaas's own choices (plinth.kaas.v1 GetCatalog), and a page per cluster
 // (/clusters/<name>): cause and next step, timeline, pools, machines with their node and
 // provisioning job, the actions its state allows, and its kubeconfig.
-import { useState, type FormEvent, type ReactNode } from "react";
+import { useState, type FormEvent } from "react";
 import { Code, type Client } from "@connectrpc/connect";
 import { ClusterStatus, type Cluster, type ClusterItem } from "../gen/cnct/kaas/api/api_pb";
 import type { ClusterInfoService, GetCatalogResponse } from "../gen/plinth/kaas/v1/clusters_pb";
@@ -11,15 +11,10 @@ import { allowedActions, clusterStatus, clusterSummary, createProblem, createReq
 import { readOnlyNotice } from "../lib/roles";
 import { objectPath } from "../lib/routes";
 import { timestampMs, when } from "../lib/format";
-import { DoneLine, ErrorLine, Explained, Id, Loading, Panel, Refreshed, TableWrap } from "./ui";
+import { DoneLine, ErrorLine, Explained, Id, Link, Loading, Panel, Refreshed, TableWrap } from "./ui";
 
 type KaasClient = Client<typeof Cluster>;
 type InfoClient = Client<typeof ClusterInfoService>;
-
-/** A link within the console (pushState through go). */
-function Link({ to, go, children }: { to: string; go: (p: string) => void; children: ReactNode }) {
-  return <a href={to} onClick={(e) => { e.preventDefault(); go(to); }}>{children}</a>;
-}
 
 /** Failures (and retries) have a cause from kaas; the list asks for it only for those. */
 function needsCause(c: ClusterItem): boolean {

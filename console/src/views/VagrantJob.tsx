@@ -7,11 +7,11 @@ import { timestampMs, when } from "../lib/format";
 import { usePoll } from "../lib/hooks";
 import { isCanceled, jobError, jobState, operationOf } from "../lib/vagrant";
 import { JobOutput } from "./JobOutput";
-import { ErrorLine, Id, Loading, Panel, Refreshed } from "./ui";
+import { ErrorLine, Id, Link, Loading, Panel, Refreshed } from "./ui";
 
 /** client is null until vagrant-server issued the session's token; problem says why it did not. */
 export function VagrantJob({ client, jobId, go, problem }: { client: Client<typeof Vagrant> | null; jobId: string; go: (p: string) => void; problem: string }) {
-  const back: ReactNode = <a href="/vagrant" onClick={(e) => { e.preventDefault(); go("/vagrant"); }}>All jobs</a>;
+  const back: ReactNode = <Link to="/vagrant" go={go}>All jobs</Link>;
   if (!client) {
     return (
       <>

@@ -88,6 +88,11 @@ export function Loading({ loading, has, what, children }: { loading: boolean; ha
   return <>{children}</>;
 }
 
+/** A link within the console: the browser's address changes through go (pushState), no reload. */
+export function Link({ to, go, className, children }: { to: string; go: (p: string) => void; className?: string; children: ReactNode }) {
+  return <a className={className} href={to} onClick={(e) => { e.preventDefault(); go(to); }}>{children}</a>;
+}
+
 /** A titled panel of a page. */
 export function Panel({ title, actions, children, id }: { title: string; actions?: ReactNode; children: ReactNode; id?: string }) {
   const hid = id ? `${id}-h` : undefined;
