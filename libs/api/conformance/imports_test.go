@@ -19,6 +19,7 @@ import (
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/cnpgi/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/plinth/kaas/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/stats/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/plinth/vagrant/v1"
