@@ -90,6 +90,7 @@ var wholeServices = map[string]Kind{
 	"plinth.vagrant.v1.SessionTokenService": Session,
 	"proto.VGService":                       Read,
 	"plinth.lvmd.v1.JobService":             Read,
+	"plinth.lvmd.v1.VolumeService":          Read,
 	"plinth.cnpgi.v1.CatalogService":        Read,
 	"cnpgi.identity.v1.Identity":            Read,
 	"cnpgi.metrics.v1.Metrics":              Read,

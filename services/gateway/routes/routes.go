@@ -110,6 +110,7 @@ var Table = []Route{
 	{Service: "proto.VGService", Backend: LvmdAgent, Access: Token},
 	// lvmd-agent's own read-only jobs view (the console's Volumes page: backups and restores).
 	{Service: "plinth.lvmd.v1.JobService", Backend: LvmdAgent, Access: Token},
+	{Service: "plinth.lvmd.v1.VolumeService", Backend: LvmdAgent, Access: Token},
 
 	// cnpgi-plugin: CloudNativePG's plugin API (the operator talks to the plugin directly
 	// over mTLS; through the gateway it is an operator's view).

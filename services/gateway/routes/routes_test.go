@@ -74,6 +74,7 @@ func TestLookup(t *testing.T) {
 		{"/hashicorp.vagrant.Vagrant/RunnerJobStream", routes.VagrantServer, routes.Own, true},
 		{"/proto.LVService/CreateLV", routes.LvmdAgent, routes.Token, true},
 		{"/plinth.lvmd.v1.JobService/ListJobs", routes.LvmdAgent, routes.Token, true},
+		{"/plinth.lvmd.v1.VolumeService/GetVolume", routes.LvmdAgent, routes.Token, true},
 		{"/cnpgi.wal.v1.RestoreJobHooks/Restore", routes.CNPGIPlugin, routes.Token, true},
 		{"/plinth.cnpgi.v1.CatalogService/GetServer", routes.CNPGIPlugin, routes.Token, true},
 		{"/plinth.stats.v1.HistoryService/GetCapacityHistory", routes.Stats, routes.Token, true},

@@ -98,6 +98,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	lvmdpb.RegisterLVServiceServer(srv.GRPC(), lvmdgrpc.NewLVServer(volumes, jobs, s3Default, log))
 	lvmdpb.RegisterVGServiceServer(srv.GRPC(), lvmdgrpc.NewVGServer(volumes, cfg.WatchInterval, s.Lifetime(), log))
 	jobspb.RegisterJobServiceServer(srv.GRPC(), lvmdgrpc.NewJobServer(st, cfg.NodeName, log))
+	jobspb.RegisterVolumeServiceServer(srv.GRPC(), lvmdgrpc.NewVolumeServer(volumes, s3Default, log))
 	if tlsLis != nil {
 		s.Go("mutual TLS listener", serveTLS(srv, tlsLis, log))
 	}

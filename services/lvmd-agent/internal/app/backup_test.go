@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
+	volumespb "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/storage/s3test"
@@ -306,6 +307,11 @@ func TestDefaultS3Store(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fill(t, e.vgs[0], "src", 1<<30)
+	// The console learns of the default store from VolumeService (the endpoint, never the keys).
+	if got, err := volumespb.NewVolumeServiceClient(a.conn).GetVolume(ctx, &volumespb.GetVolumeRequest{Name: "src"}); err != nil ||
+		got.GetDefaultBackupEndpoint() != b.srv.Endpoint {
+		t.Fatalf("GetVolume with a default store: %v %v", got, err)
+	}
 	pathOnly := &lvmdpb.DataSource_S3{Path: b.name + "/default/src"}
 	req := &lvmdpb.CreateBackupRequest{Backup: &lvmdpb.Backup{Name: "bk-default", VolumeHandle: "src",
 		DataSource: &lvmdpb.DataSource{Type: &lvmdpb.DataSource_S3_{S3: pathOnly}}}}

@@ -14,7 +14,7 @@ func TestHostileClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{size: 2 << 30})
 	a := e.start(t, e.config(t))
-	hostiletest.Run(t, hostiletest.Target{Conn: a.conn, Services: []string{"proto.LVService", "proto.VGService", "plinth.lvmd.v1.JobService"}})
+	hostiletest.Run(t, hostiletest.Target{Conn: a.conn, Services: []string{"proto.LVService", "proto.VGService", "plinth.lvmd.v1.JobService", "plinth.lvmd.v1.VolumeService"}})
 	l, err := a.vg.GetLVList(ctxT(t), &lvmdpb.GetLVListRequest{})
 	if err != nil || len(l.GetVolumes()) != 0 {
 		t.Fatalf("probes created volumes: %v %v", l, err)

@@ -183,28 +183,34 @@ func (s *Service) Get(ctx context.Context, class, name string) (*deviceclass.Dev
 	if err != nil {
 		return nil, Volume{}, err
 	}
-	lv, ok, err := s.find(ctx, dc, name)
+	_, lv, err := s.locate(ctx, []*deviceclass.DeviceClass{dc}, name)
 	if err != nil {
 		return nil, Volume{}, err
-	}
-	if !ok {
-		return nil, Volume{}, fmt.Errorf("%w: %s", ErrVolumeNotFound, name)
 	}
 	return dc, toVolume(dc, lv), nil
 }
 
 // Find looks a volume up by name in every class (a backup names only the volume).
 func (s *Service) Find(ctx context.Context, name string) (*deviceclass.DeviceClass, Volume, error) {
-	for _, dc := range s.classes.All() {
+	dc, lv, err := s.locate(ctx, s.classes.All(), name)
+	if err != nil {
+		return nil, Volume{}, err
+	}
+	return dc, toVolume(dc, lv), nil
+}
+
+// locate finds a volume by name in the first of classes that holds it.
+func (s *Service) locate(ctx context.Context, classes []*deviceclass.DeviceClass, name string) (*deviceclass.DeviceClass, lvm.LV, error) {
+	for _, dc := range classes {
 		lv, ok, err := s.find(ctx, dc, name)
 		if err != nil {
-			return nil, Volume{}, err
+			return nil, lvm.LV{}, err
 		}
 		if ok {
-			return dc, toVolume(dc, lv), nil
+			return dc, lv, nil
 		}
 	}
-	return nil, Volume{}, fmt.Errorf("%w: %s", ErrVolumeNotFound, name)
+	return nil, lvm.LV{}, fmt.Errorf("%w: %s", ErrVolumeNotFound, name)
 }
 
 // List returns a class's volumes (thin pools excluded, as lvmd does).
@@ -292,4 +298,60 @@ func (s *Service) CheckVolumeGroups(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Detail is a volume with what lvmd's messages leave out: its group, device and holder.
+type Detail struct {
+	Volume
+	VolumeGroup string
+	// Path is the block device, /dev/<group>/<name>.
+	Path string
+	// InUseBy names the backup or restore holding the volume; empty when none does.
+	InUseBy string
+}
+
+// Describe returns one volume in detail; class "" looks in every class (as Find does).
+func (s *Service) Describe(ctx context.Context, class, name string) (Detail, error) {
+	classes := s.classes.All()
+	if class != "" {
+		dc, err := s.class(class)
+		if err != nil {
+			return Detail{}, err
+		}
+		classes = []*deviceclass.DeviceClass{dc}
+	}
+	dc, lv, err := s.locate(ctx, classes, name)
+	if err != nil {
+		return Detail{}, err
+	}
+	return s.detail(dc, lv), nil
+}
+
+// DescribeAll returns a class's volumes in detail, by name (thin pools and the agent's
+// snapshots excluded, as List does).
+func (s *Service) DescribeAll(ctx context.Context, class string) ([]Detail, error) {
+	dc, err := s.class(class)
+	if err != nil {
+		return nil, err
+	}
+	lvs, err := s.lvm.LVs(ctx, dc.VolumeGroup)
+	if err != nil {
+		return nil, lvError(err, "list volumes")
+	}
+	out := make([]Detail, 0, len(lvs))
+	for _, lv := range lvs {
+		if !lv.IsThinPool() && !IsSnapshotName(lv.Name) {
+			out = append(out, s.detail(dc, lv))
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) detail(dc *deviceclass.DeviceClass, lv lvm.LV) Detail {
+	by, _ := s.holder(dc, lv.Name)
+	path := lv.Path
+	if path == "" {
+		path = "/dev/" + dc.VolumeGroup + "/" + lv.Name
+	}
+	return Detail{Volume: toVolume(dc, lv), VolumeGroup: dc.VolumeGroup, Path: path, InUseBy: by}
 }

@@ -120,3 +120,39 @@ func TestChangesAreRecordedAndWakeWatchers(t *testing.T) {
 		t.Fatalf("Reconcile of an unknown class: %v", err)
 	}
 }
+
+func TestDescribeGivesGroupDeviceAndHolder(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	r.create(t, "vg1", "v", gib)
+	r.create(t, "vg1", volume.SnapshotPrefix+"7", gib/8)
+	r.create(t, "vg2", "s", 2*gib)
+
+	d, err := r.svc.Describe(ctx, "", "s")
+	if err != nil || d.DeviceClass != "striped" || d.VolumeGroup != "vg2" || d.Path != "/dev/vg2/s" || d.Size != 2*gib || d.InUseBy != "" {
+		t.Fatalf("Describe without a class looks in every class: %+v, %v", d, err)
+	}
+	if _, err := r.svc.Describe(ctx, "ssd", "s"); !errors.Is(err, volume.ErrVolumeNotFound) {
+		t.Fatalf("Describe in a class that does not hold it: %v", err)
+	}
+	var classErr *volume.ClassNotFoundError
+	if _, err := r.svc.Describe(ctx, "nosuch", "s"); !errors.As(err, &classErr) {
+		t.Fatalf("Describe in an unknown class: %v", err)
+	}
+	ssd, _ := r.svc.Classes().Get("ssd")
+	release, err := r.svc.Hold(ctx, ssd, "v", "backup b1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := r.svc.Describe(ctx, "ssd", "v"); err != nil || d.InUseBy != "backup b1" {
+		t.Fatalf("a held volume names its holder: %+v, %v", d, err)
+	}
+	all, err := r.svc.DescribeAll(ctx, "")
+	if err != nil || len(all) != 1 || all[0].Name != "v" || all[0].InUseBy != "backup b1" || all[0].Path != "/dev/vg1/v" {
+		t.Fatalf("DescribeAll of the default class (the snapshot is the agent's own): %+v, %v", all, err)
+	}
+	release()
+	if d, _ := r.svc.Describe(ctx, "", "v"); d.InUseBy != "" {
+		t.Fatalf("released, still held by %q", d.InUseBy)
+	}
+}
