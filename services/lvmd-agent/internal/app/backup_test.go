@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
-	volumespb "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	volumespb "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/storage/s3test"
 
