@@ -17,8 +17,8 @@ import (
 // S3 server; the launcher configures none) with a bucket, creates a 1 GiB volume and backs it
 // up through the gateway as an operator would, and waits through plinth.lvmd.v1.JobService
 // (also through the gateway) until the job is complete with every byte copied. It returns the
-// backup's name.
-func backupForConsole(t *testing.T, gateway, password string) string {
+// backup's name and the S3 server, for the console's own backup from a volume's page.
+func backupForConsole(t *testing.T, gateway, password string) (string, consoleStore) {
 	t.Helper()
 	srv := s3test.Start(t)
 	bucket := srv.Bucket(t)
@@ -59,7 +59,7 @@ func backupForConsole(t *testing.T, gateway, password string) string {
 				if j.GetBytesDone() != 1<<30 || j.GetSizeBytes() != 1<<30 {
 					t.Fatalf("a complete backup copied %d of %d bytes", j.GetBytesDone(), j.GetSizeBytes())
 				}
-				return name
+				return name, consoleStore{srv: srv, bucket: bucket}
 			case jobspb.JobState_JOB_STATE_ERROR:
 				t.Fatalf("the backup failed: %s", j.GetMessage())
 			}
@@ -69,4 +69,17 @@ func backupForConsole(t *testing.T, gateway, password string) string {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// consoleStore is the S3 server and bucket of backupForConsole.
+type consoleStore struct {
+	srv    *s3test.Server
+	bucket string
+}
+
+// env is the store for browser.mjs: a volume's page backs up there, naming the endpoint and
+// keys (the launcher's lvmd-agent has no default store).
+func (c consoleStore) env() []string {
+	return []string{"LVMD_S3_ENDPOINT=" + c.srv.Endpoint, "LVMD_S3_BUCKET=" + c.bucket,
+		"LVMD_S3_ACCESS_KEY_ID=" + c.srv.AccessKeyID, "LVMD_S3_SECRET_ACCESS_KEY=" + c.srv.SecretAccessKey}
 }

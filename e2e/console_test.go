@@ -93,7 +93,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	walServer, segment := archiveForConsole(t, gateway, password, pgdata)
 	offlineRunner := offlineRunnerForConsole(t, gateway, strings.TrimSpace(string(vagrantToken)))
-	volumeBackup := backupForConsole(t, gateway, password)
+	volumeBackup, store := backupForConsole(t, gateway, password)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -112,12 +112,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		"CNPGI_WAL="+segment,
 		"LVMD_BACKUP="+volumeBackup,
 	)
+	cmd.Env = append(cmd.Env, store.env()...)
 	result, err := cmd.CombinedOutput()
 	t.Logf("browser test:\n%s", result)
 	if err != nil {
 		t.Fatalf("browser test failed (%v); screenshots in %s", err, out)
 	}
-	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "05-backups", "07-signed-out", "09-admin", "09-admin-refused", "11-second-tab"} {
+	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "05-volume-page", "05-backups", "05-backup-server", "07-signed-out", "09-admin", "09-admin-refused", "11-second-tab"} {
 		if st, err := os.Stat(filepath.Join(out, shot+".png")); err != nil || st.Size() == 0 {
 			t.Errorf("no screenshot %s.png in %s (%v)", shot, out, err)
 		}

@@ -17,8 +17,9 @@ import { VagrantView } from "./views/Vagrant";
 import { Clusters } from "./views/Clusters";
 import { VagrantJob } from "./views/VagrantJob";
 import { Volumes } from "./views/Volumes";
+import { VolumePage } from "./views/VolumePage";
 import { Admin } from "./views/Admin";
-import { Backups } from "./views/Backups";
+import { Backups, BackupServer } from "./views/Backups";
 import { Activity } from "./views/Activity";
 
 function usePath(): [string, (p: string) => void] {
@@ -223,9 +224,15 @@ export function App() {
         )}
         {current === "/vagrant" && route.id && <VagrantJob client={clients.vagrant} jobId={route.id} go={go} problem={vagrantProblem} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} info={clients.kaasInfo} canWrite={canWrite(session.role)} name={route.id} go={go} />}
-        {current === "/volumes" && <Volumes lv={clients.lv} vg={clients.vg} jobs={clients.lvmdJobs} canWrite={canWrite(session.role)} />}
+        {current === "/volumes" && !route.id && (
+          <Volumes lv={clients.lv} vg={clients.vg} volumes={clients.volumes} jobs={clients.lvmdJobs} canWrite={canWrite(session.role)} go={go} />
+        )}
+        {current === "/volumes" && route.id && (
+          <VolumePage volumes={clients.volumes} lv={clients.lv} vg={clients.vg} jobs={clients.lvmdJobs} name={route.id} canWrite={canWrite(session.role)} go={go} />
+        )}
         {current === "/admin" && <Admin admin={clients.admin} me={session.username} />}
-        {current === "/backups" && <Backups catalog={clients.catalog} />}
+        {current === "/backups" && !route.id && <Backups catalog={clients.catalog} go={go} />}
+        {current === "/backups" && route.id && <BackupServer catalog={clients.catalog} name={route.id} go={go} />}
         {current === "/activity" && <Activity history={clients.history} />}
         {current === notFound && (
           <>

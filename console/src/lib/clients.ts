@@ -15,6 +15,7 @@ import { Vagrant } from "../gen/hashicorp/vagrant/server_pb";
 import { LVService, VGService } from "../gen/lvmd/lvmd_pb";
 import { CatalogService } from "../gen/plinth/cnpgi/v1/catalog_pb";
 import { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
+import { VolumeService } from "../gen/plinth/lvmd/v1/volumes_pb";
 import { RunnerService } from "../gen/plinth/vagrant/v1/runners_pb";
 import { ClusterInfoService } from "../gen/plinth/kaas/v1/clusters_pb";
 import { SessionTokenService } from "../gen/plinth/vagrant/v1/session_tokens_pb";
@@ -35,6 +36,8 @@ export interface Clients {
   vg: Client<typeof VGService>;
   /** lvmd-agent's backup and restore jobs (the Volumes page). */
   lvmdJobs: Client<typeof JobService>;
+  /** lvmd-agent's volumes in detail: group, device path, holder (the Volumes pages). */
+  volumes: Client<typeof VolumeService>;
   /** cnpgi-plugin's catalog (the Backups page). */
   catalog: Client<typeof CatalogService>;
   /** vagrant-server's runner list, with the Plinth token (not a vagrant one). */
@@ -99,6 +102,7 @@ export function makeClients(
     lv: createClient(LVService, plinth),
     vg: createClient(VGService, plinth),
     lvmdJobs: createClient(JobService, plinth),
+    volumes: createClient(VolumeService, plinth),
     catalog: createClient(CatalogService, plinth),
     runners: createClient(RunnerService, plinth),
     sessionTokens: createClient(SessionTokenService, plinth),

@@ -41,6 +41,12 @@ describe("routeFor", () => {
     expect(routeFor("/clusters/a%2Fb", true).page).toBe(notFound);
     expect(routeFor("/admin/x", true).page).toBe(notFound);
   });
+  it("names a volume and a backup server by their own paths", () => {
+    expect(routeFor("/volumes/pvc-1", true)).toEqual({ page: "/volumes", id: "pvc-1", prefix: "/volumes" });
+    expect(routeFor("/backups/pg-main/", true)).toEqual({ page: "/backups", id: "pg-main", prefix: "/backups" });
+    expect(routeFor("/volumes/a/b", true).page).toBe(notFound);
+    expect(routePath(routeFor("/backups/pg%2Dmain", true))).toBe("/backups/pg-main");
+  });
   it("spells each route one way", () => {
     expect(routePath({ page: "/clusters", id: "a b", prefix: "/clusters" })).toBe("/clusters/a%20b");
     expect(routePath(routeFor("/vagrant/jobs/j1/", true))).toBe("/vagrant/jobs/j1");

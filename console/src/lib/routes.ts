@@ -33,7 +33,12 @@ export interface Route {
 }
 
 /** The paths whose last segment names an object, and the page each belongs to. */
-export const objectPaths: Record<string, string> = { "/clusters": "/clusters", "/vagrant/jobs": "/vagrant" };
+export const objectPaths: Record<string, string> = {
+  "/clusters": "/clusters",
+  "/vagrant/jobs": "/vagrant",
+  "/volumes": "/volumes",
+  "/backups": "/backups",
+};
 
 /** The path of object id on page (its id encoded as one path segment). */
 export function objectPath(page: string, id: string): string {

@@ -49,3 +49,68 @@ export function duplicateProblem(name: string, sizeGb: number, dc: string, exist
   if (v.sizeGb === BigInt(sizeGb)) return `A volume named ${name} already exists in class ${className(dc)} (${v.sizeGb} GiB): nothing was created.`;
   return `A volume named ${name} already exists in class ${className(dc)} with ${v.sizeGb} GiB (${sizeGb} GiB asked): choose another name, or remove it first.`;
 }
+
+const gib = 1024n ** 3n;
+
+/** The size a volume of sizeBytes is shown as, in whole GiB (lvm's extents may round up). */
+export function sizeGiB(sizeBytes: bigint): bigint {
+  return (sizeBytes + gib - 1n) / gib;
+}
+
+/**
+ * The problem with growing a volume of currentBytes to newGb GiB ("" when lvmd-agent may be
+ * asked): volumes only grow (lvmd-agent refuses less), in whole GiB, within the class's free
+ * space (free undefined: not known yet, lvmd-agent checks).
+ */
+export function resizeProblem(newGb: number, currentBytes: bigint, free: bigint | undefined): string {
+  if (!Number.isInteger(newGb) || newGb < 1) return "The new size is a whole number of GiB, at least 1.";
+  const want = BigInt(newGb) * gib;
+  if (want <= currentBytes) {
+    return `The volume already has ${formatBytes(currentBytes)}; a volume only grows: choose more than ${sizeGiB(currentBytes)} GiB.`;
+  }
+  if (free !== undefined && want - currentBytes > free) {
+    return `Growing to ${newGb} GiB needs ${formatBytes(want - currentBytes)} more; only ${formatBytes(free)} is free in this device class.`;
+  }
+  return "";
+}
+
+/** What the backup form holds. */
+export interface BackupForm {
+  name: string;
+  /** bucket/prefix in the store. */
+  path: string;
+  /** Empty: the agent's default store (when it has one). */
+  endpoint: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  encryptionKey: string;
+}
+
+/** A backup name and path for volume at time now: backup-<volume>-<UTC yyyymmddhhmmss>. */
+export function suggestedBackup(volume: string, now: Date): { name: string; path: string } {
+  const stamp = now.toISOString().replace(/[-:T]/g, "").slice(0, 14);
+  const name = `backup-${volume}-${stamp}`.slice(0, 253);
+  return { name, path: `backups/${volume}/${stamp}` };
+}
+
+/**
+ * The problem with a backup form ("" when lvmd-agent may be asked), on the field it concerns.
+ * hasDefault: the agent has a default store, so endpoint and keys may all be left empty.
+ */
+export function backupProblem(f: BackupForm, hasDefault: boolean): { field: keyof BackupForm | ""; text: string } {
+  if (!f.name.trim()) return { field: "name", text: "The backup needs a name." };
+  const slash = f.path.replace(/^s3:\/\//, "").indexOf("/");
+  if (slash <= 0 || slash === f.path.replace(/^s3:\/\//, "").length - 1) {
+    return { field: "path", text: "The location is a bucket and a path in it: bucket/path/to/backup." };
+  }
+  const anyStore = f.endpoint || f.accessKeyId || f.secretAccessKey;
+  if (!anyStore && hasDefault) return { field: "", text: "" };
+  if (!/^https?:\/\/[^/@?#]+/.test(f.endpoint)) {
+    return { field: "endpoint", text: hasDefault
+      ? "Name the S3 endpoint (http:// or https://) with its keys, or leave all three empty for the agent's store."
+      : "This agent has no default store: name the S3 endpoint (http:// or https://)." };
+  }
+  if (!f.accessKeyId) return { field: "accessKeyId", text: "The access key id of that endpoint is required." };
+  if (!f.secretAccessKey) return { field: "secretAccessKey", text: "The secret access key of that endpoint is required." };
+  return { field: "", text: "" };
+}

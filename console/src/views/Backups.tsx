@@ -1,18 +1,19 @@
 // Backups (cnpgi-plugin's catalog): per PostgreSQL server, the archived WAL range, the last
-// archive and any failure, the recovery window, and on demand its base backups; how to connect
-// a cluster (in full while there is none).
-import { useState } from "react";
+// archive and any failure, the recovery window; a page per server (/backups/<server>) with
+// its base backups in each store that holds it; how to connect a cluster (in full while there
+// is none).
+import type { ReactNode } from "react";
 import { Code, type Client } from "@connectrpc/connect";
 import type { CatalogService, Server } from "../gen/plinth/cnpgi/v1/catalog_pb";
 import { archiveHealth, backupStatus, backupWAL, lastArchive, newestFirst, recoveryWindow, serverKey, walRange } from "../lib/backups";
 import { formatBytes, timestampMs, when } from "../lib/format";
 import { usePoll } from "../lib/hooks";
-import { ErrorLine, Loading, Panel, Refreshed, TableWrap } from "./ui";
+import { objectPath } from "../lib/routes";
+import { ErrorLine, Link, Loading, Panel, Refreshed, TableWrap } from "./ui";
 import { ConnectGuide } from "./BackupsConnect";
 
-export function Backups({ catalog }: { catalog: Client<typeof CatalogService> }) {
+export function Backups({ catalog, go }: { catalog: Client<typeof CatalogService>; go: (p: string) => void }) {
   const list = usePoll(async (signal) => (await catalog.listServers({}, { signal })).servers, 10000, [catalog]);
-  const [open, setOpen] = useState("");
   const now = list.at || Date.now();
   return (
     <>
@@ -40,7 +41,7 @@ export function Backups({ catalog }: { catalog: Client<typeof CatalogService> })
                     const h = archiveHealth(s.wal, now);
                     return (
                       <tr key={key} data-server={key}>
-                        <td>{s.serverName}</td>
+                        <td><Link to={objectPath("/backups", s.serverName)} go={go}>{s.serverName}</Link></td>
                         <td>{s.objectStore}</td>
                         <td className="small-text" data-testid="wal-range">{walRange(s.wal)}</td>
                         <td className="small-text">{lastArchive(s.wal, now)}</td>
@@ -48,8 +49,7 @@ export function Backups({ catalog }: { catalog: Client<typeof CatalogService> })
                         <td className="small-text">{recoveryWindow(s)}</td>
                         <td>{s.completedBackups.toString()}</td>
                         <td className="actions">
-                          <button type="button" className="small" aria-expanded={open === key} aria-controls={open === key ? "backup-detail" : undefined}
-                            onClick={() => setOpen(open === key ? "" : key)}>{open === key ? "Hide backups" : "Base backups"}</button>
+                          <Link to={objectPath("/backups", s.serverName)} go={go} className="button small">Base backups</Link>
                         </td>
                       </tr>
                     );
@@ -68,21 +68,48 @@ export function Backups({ catalog }: { catalog: Client<typeof CatalogService> })
           </details>
         )}
       </Loading>
-      {open && <ServerDetail catalog={catalog} listed={list.data?.find((s) => serverKey(s) === open)} id={open} />}
     </>
   );
 }
 
-function ServerDetail({ catalog, listed, id }: { catalog: Client<typeof CatalogService>; listed: Server | undefined; id: string }) {
-  const slash = id.indexOf("/");
-  const store = id.slice(0, slash);
-  const name = id.slice(slash + 1);
+/**
+ * One PostgreSQL server's page (/backups/<server>): the server in every object store that
+ * holds something of it (a server name is unique within a store), each with its base backups.
+ */
+export function BackupServer({ catalog, name, go }: { catalog: Client<typeof CatalogService>; name: string; go: (p: string) => void }) {
+  const list = usePoll(async (signal) => (await catalog.listServers({}, { signal })).servers.filter((s) => s.serverName === name), 10000, [catalog, name]);
+  const back: ReactNode = <Link to="/backups" go={go}>All servers</Link>;
+  if (list.data?.length === 0) {
+    return (
+      <>
+        <p className="crumbs">{back}</p>
+        <div className="page-head"><h1>Server not found</h1></div>
+        <p role="status">The backup catalog holds nothing of a server <code>{name}</code>: it has archived no WAL and taken no base backup through the plugin. {back}</p>
+      </>
+    );
+  }
+  return (
+    <>
+      <p className="crumbs">{back}</p>
+      <div className="page-head">
+        <h1>Server {name}</h1>
+        <Refreshed at={list.at} loading={list.loading} onReload={list.reload} />
+      </div>
+      <ErrorLine text={list.error} details={list.details} />
+      <Loading loading={list.loading} has={list.data !== undefined} what="the server">
+        {list.data?.map((s) => <ServerDetail key={serverKey(s)} catalog={catalog} listed={s} store={s.objectStore} name={name} />)}
+      </Loading>
+    </>
+  );
+}
+
+function ServerDetail({ catalog, listed, store, name }: { catalog: Client<typeof CatalogService>; listed: Server; store: string; name: string }) {
   const got = usePoll(async (signal) => (await catalog.getServer({ objectStore: store, serverName: name }, { signal })).server, 10000, [catalog, store, name]);
   const s = got.data ?? listed;
   const now = got.at || Date.now();
   const gone = got.code === Code.NotFound;
   return (
-    <Panel title={`Server ${name} in ${store}`} id="backup-detail">
+    <Panel title={`In object store ${store}`} id={`backup-detail-${store}`}>
       {gone ? <p className="muted">The catalog no longer holds anything of this server.</p> : <ErrorLine text={got.error} details={got.details} />}
       {s && !gone && (
         <dl className="facts">

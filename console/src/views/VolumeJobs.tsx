@@ -1,5 +1,6 @@
 // The Volumes page's backups and restores (lvmd-agent's plinth.lvmd.v1.JobService): newest
-// first, each with its progress; refreshed every 2 s while one runs, else every 15 s.
+// first, each with its progress; refreshed every 2 s while one runs, else every 15 s. On a
+// volume's page, only that volume's (read from the newest maxJobPage jobs).
 import { useEffect, useState } from "react";
 import type { Client } from "@connectrpc/connect";
 import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
@@ -8,18 +9,18 @@ import { timestampMs, when } from "../lib/format";
 import { anyRunning, idleRefreshMs, jobDuration, jobKind, jobPageStep, jobProgress, jobState, maxJobPage, runningRefreshMs } from "../lib/jobs";
 import { ErrorLine, Panel, Refreshed, TableWrap } from "./ui";
 
-export function VolumeJobs({ jobs }: { jobs: Client<typeof JobService> }) {
-  const [limit, setLimit] = useState(jobPageStep);
+export function VolumeJobs({ jobs, volume }: { jobs: Client<typeof JobService>; volume?: string }) {
+  const [limit, setLimit] = useState(volume ? maxJobPage : jobPageStep);
   const [fast, setFast] = useState(false);
   const list = usePoll(async (signal) => jobs.listJobs({ pageSize: limit }, { signal }), fast ? runningRefreshMs : idleRefreshMs, [jobs, limit]);
   useEffect(() => setFast(anyRunning(list.data?.jobs)), [list.data]);
   const now = Date.now();
-  const rows = list.data?.jobs;
+  const rows = volume ? list.data?.jobs.filter((j) => j.volumeHandle === volume) : list.data?.jobs;
   return (
-    <Panel title="Backups and restores" id="volume-jobs" actions={<Refreshed at={list.at} loading={list.loading} onReload={list.reload} />}>
+    <Panel title={volume ? `Backups and restores of ${volume}` : "Backups and restores"} id="volume-jobs" actions={<Refreshed at={list.at} loading={list.loading} onReload={list.reload} />}>
       <ErrorLine text={list.error} details={list.details} />
       {rows === undefined ? (list.loading && <p className="muted" role="status">Loading jobs…</p>) : rows.length === 0 ? (
-        <p className="muted">No backups or restores on this node yet. TopoLVM starts them (CreateBackup, or CreateLV from a backup).</p>
+        <p className="muted">{volume ? "No backup or restore of this volume yet." : "No backups or restores on this node yet."} TopoLVM starts them (CreateBackup, or CreateLV from a backup){volume ? ", and so does Back up above" : ""}.</p>
       ) : (
         <TableWrap>
           <table>
@@ -55,7 +56,7 @@ export function VolumeJobs({ jobs }: { jobs: Client<typeof JobService> }) {
           </table>
         </TableWrap>
       )}
-      {list.data?.nextPageToken && limit < maxJobPage && (
+      {!volume && list.data?.nextPageToken && limit < maxJobPage && (
         <button type="button" className="small" onClick={() => setLimit((l) => Math.min(maxJobPage, l + jobPageStep))}>Show older jobs</button>
       )}
     </Panel>

@@ -4,12 +4,14 @@ import { useEffect, useState, type FormEvent } from "react";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { LVService, VGService } from "../gen/lvmd/lvmd_pb";
 import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
+import type { VolumeService } from "../gen/plinth/lvmd/v1/volumes_pb";
 import { explainError } from "../lib/errors";
 import { formatBytes } from "../lib/format";
 import { usePoll, useAction } from "../lib/hooks";
-import { className, deviceClasses, duplicateProblem, volumeProblem, type DeviceClass } from "../lib/volumes";
+import { className, deviceClasses, duplicateProblem, sizeGiB, volumeProblem, type DeviceClass } from "../lib/volumes";
 import { readOnlyNotice } from "../lib/roles";
-import { DoneLine, ErrorLine, Panel, TableWrap } from "./ui";
+import { objectPath } from "../lib/routes";
+import { DoneLine, ErrorLine, Link, Panel, TableWrap } from "./ui";
 import { VolumeJobs } from "./VolumeJobs";
 
 function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | undefined; error: string; details: string; at: number } {
@@ -46,7 +48,9 @@ function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | u
 }
 
 /** canWrite false (a viewer) hides create and remove: lvmd-agent would refuse them. */
-export function Volumes({ lv, vg, jobs, canWrite }: { lv: Client<typeof LVService>; vg: Client<typeof VGService>; jobs: Client<typeof JobService>; canWrite: boolean }) {
+export function Volumes({ lv, vg, volumes, jobs, canWrite, go }: {
+  lv: Client<typeof LVService>; vg: Client<typeof VGService>; volumes: Client<typeof VolumeService>; jobs: Client<typeof JobService>; canWrite: boolean; go: (p: string) => void;
+}) {
   const cap = useCapacity(vg);
   const [changed, setChanged] = useState(0);
   return (
@@ -59,7 +63,7 @@ export function Volumes({ lv, vg, jobs, canWrite }: { lv: Client<typeof LVServic
       {!cap.classes ? (!cap.error && <p className="muted" role="status">Loading device classes…</p>) : (
         <>
           {canWrite ? <CreateVolume lv={lv} vg={vg} classes={cap.classes} onCreated={() => setChanged((c) => c + 1)} /> : <p className="notice" role="status">{readOnlyNotice}</p>}
-          {cap.classes.map((c) => <ClassPanel key={c.name} lv={lv} vg={vg} dc={c} changed={changed} canWrite={canWrite} onChanged={() => setChanged((n) => n + 1)} />)}
+          {cap.classes.map((c) => <ClassPanel key={c.name} lv={lv} volumes={volumes} dc={c} changed={changed} canWrite={canWrite} go={go} onChanged={() => setChanged((n) => n + 1)} />)}
         </>
       )}
       <VolumeJobs jobs={jobs} />
@@ -107,10 +111,10 @@ function CreateVolume({ lv, vg, classes, onCreated }: { lv: Client<typeof LVServ
   );
 }
 
-function ClassPanel({ lv, vg, dc, changed, canWrite, onChanged }: {
-  lv: Client<typeof LVService>; vg: Client<typeof VGService>; dc: DeviceClass; changed: number; canWrite: boolean; onChanged: () => void;
+function ClassPanel({ lv, volumes, dc, changed, canWrite, go, onChanged }: {
+  lv: Client<typeof LVService>; volumes: Client<typeof VolumeService>; dc: DeviceClass; changed: number; canWrite: boolean; go: (p: string) => void; onChanged: () => void;
 }) {
-  const vols = usePoll(async (signal) => (await vg.getLVList({ deviceClass: dc.name }, { signal })).volumes, 15000, [vg, dc.name, changed, dc.freeBytes]);
+  const vols = usePoll(async (signal) => (await volumes.listVolumes({ deviceClass: dc.name }, { signal })).volumes, 15000, [volumes, dc.name, changed, dc.freeBytes]);
   const rm = useAction();
   return (
     <Panel title={`Device class ${className(dc.name)}`} id={`dc-${dc.name || "default"}`}>
@@ -123,12 +127,13 @@ function ClassPanel({ lv, vg, dc, changed, canWrite, onChanged }: {
             <tbody>
               {vols.data.map((v) => (
                 <tr key={v.name} data-volume={v.name}>
-                  <td>{v.name}</td>
-                  <td>{v.sizeGb.toString()} GiB</td>
-                  <td>{v.devMajor || v.devMinor ? `${v.devMajor}:${v.devMinor}` : "—"}</td>
+                  <td><Link to={objectPath("/volumes", v.name)} go={go}>{v.name}</Link>{v.inUseBy && <div className="muted small-text">in use by {v.inUseBy}</div>}</td>
+                  <td>{sizeGiB(v.sizeBytes).toString()} GiB</td>
+                  <td><code className="small-text">{v.devicePath}</code>{!v.active && <div className="muted small-text">inactive</div>}</td>
                   <td>{v.tags.join(", ") || "—"}</td>
                   {canWrite && <td className="actions">
-                    <button type="button" className="small danger" disabled={rm.busy} onClick={() => {
+                    <Link to={objectPath("/volumes", v.name)} go={go} className="button small">Grow or back up</Link>
+                    <button type="button" className="small danger" disabled={rm.busy || v.inUseBy !== ""} title={v.inUseBy ? `in use by ${v.inUseBy}` : undefined} onClick={() => {
                       if (!window.confirm(`Remove volume ${v.name}? Its data is lost.`)) return;
                       void rm.run(async () => {
                         await lv.removeLV({ name: v.name, deviceClass: dc.name });

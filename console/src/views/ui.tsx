@@ -90,7 +90,14 @@ export function Loading({ loading, has, what, children }: { loading: boolean; ha
 
 /** A link within the console: the browser's address changes through go (pushState), no reload. */
 export function Link({ to, go, className, children }: { to: string; go: (p: string) => void; className?: string; children: ReactNode }) {
-  return <a className={className} href={to} onClick={(e) => { e.preventDefault(); go(to); }}>{children}</a>;
+  return (
+    <a className={className} href={to} onClick={(e) => {
+      // A modified or middle click opens a new tab or window, as on any link.
+      if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      e.preventDefault();
+      go(to);
+    }}>{children}</a>
+  );
 }
 
 /** A titled panel of a page. */

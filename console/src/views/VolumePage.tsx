@@ -1,0 +1,190 @@
+// One volume's own page (/volumes/<name>): what it is on the node (class, volume group, device
+// path, exact size, tags, the job holding it), grow it, back it up to S3, its backups and
+// restores, remove it. Linked from the Volumes page's rows.
+import { useState, type FormEvent, type ReactNode } from "react";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import type { LVService, VGService } from "../gen/lvmd/lvmd_pb";
+import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
+import type { Volume, VolumeService } from "../gen/plinth/lvmd/v1/volumes_pb";
+import { useAction, usePoll } from "../lib/hooks";
+import { readOnlyNotice } from "../lib/roles";
+import { backupProblem, className, resizeProblem, sizeGiB, suggestedBackup, type BackupForm } from "../lib/volumes";
+import { CopyButton, DoneLine, ErrorLine, Link, Loading, Panel, Refreshed } from "./ui";
+import { VolumeJobs } from "./VolumeJobs";
+
+interface Props {
+  volumes: Client<typeof VolumeService>;
+  lv: Client<typeof LVService>;
+  vg: Client<typeof VGService>;
+  jobs: Client<typeof JobService>;
+  name: string;
+  canWrite: boolean;
+  go: (p: string) => void;
+}
+
+export function VolumePage({ volumes, lv, vg, jobs, name, canWrite, go }: Props) {
+  const got = usePoll((signal) => volumes.getVolume({ name }, { signal }), 5000, [volumes, name]);
+  const back: ReactNode = <Link to="/volumes" go={go}>All volumes</Link>;
+  if (got.code === Code.NotFound) {
+    return (
+      <>
+        <p className="crumbs">{back}</p>
+        <div className="page-head"><h1>Volume not found</h1></div>
+        <p role="status">No device class of this node holds a volume <code>{name}</code>. {back}</p>
+      </>
+    );
+  }
+  const v = got.data?.volume;
+  return (
+    <>
+      <p className="crumbs">{back}</p>
+      <div className="page-head">
+        <h1>Volume {name}</h1>
+        <Refreshed at={got.at} loading={got.loading} onReload={got.reload} />
+      </div>
+      <ErrorLine text={got.error} details={got.details} />
+      <Loading loading={got.loading} has={v !== undefined} what="the volume">
+        {v && (
+          <>
+            <Facts v={v} />
+            {canWrite ? (
+              <>
+                <Resize v={v} lv={lv} vg={vg} onDone={got.reload} />
+                <Backup v={v} lv={lv} defaultEndpoint={got.data?.defaultBackupEndpoint ?? ""} />
+                <Remove v={v} lv={lv} onRemoved={() => go("/volumes")} />
+              </>
+            ) : <p className="notice" role="status">{readOnlyNotice}</p>}
+          </>
+        )}
+      </Loading>
+      <VolumeJobs jobs={jobs} volume={name} />
+    </>
+  );
+}
+
+function Facts({ v }: { v: Volume }) {
+  return (
+    <Panel title="Volume" id="volume-facts">
+      <dl className="facts">
+        <dt>Size</dt><dd>{sizeGiB(v.sizeBytes).toString()} GiB <span className="muted">({v.sizeBytes.toString()} bytes)</span></dd>
+        <dt>Device</dt>
+        <dd>
+          <code>{v.devicePath}</code> <CopyButton value={v.devicePath} text="Copy" label={`Copy the device path of ${v.name}`} />
+          <div className="muted small-text">{v.active ? `active, device ${v.devMajor}:${v.devMinor}` : "inactive: no device node until the volume is activated"}</div>
+        </dd>
+        <dt>Device class</dt><dd>{className(v.deviceClass)}</dd>
+        <dt>Volume group</dt><dd>{v.volumeGroup}</dd>
+        <dt>Tags</dt><dd>{v.tags.join(", ") || "none"}</dd>
+        <dt>In use</dt><dd>{v.inUseBy ? `by ${v.inUseBy}: it cannot be removed until that ends` : "no backup or restore holds it"}</dd>
+      </dl>
+    </Panel>
+  );
+}
+
+function Resize({ v, lv, vg, onDone }: { v: Volume; lv: Client<typeof LVService>; vg: Client<typeof VGService>; onDone: () => Promise<void> }) {
+  const [size, setSize] = useState(() => Number(sizeGiB(v.sizeBytes)) + 1);
+  const [problem, setProblem] = useState("");
+  const act = useAction();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const p = resizeProblem(size, v.sizeBytes, undefined);
+    setProblem(p);
+    if (p) return;
+    await act.run(async () => {
+      // The free space now, so a grow beyond it is said in numbers before lvmd-agent is asked.
+      const free = (await vg.getFreeBytes({ deviceClass: v.deviceClass })).freeBytes;
+      const over = resizeProblem(size, v.sizeBytes, free);
+      if (over) throw new ConnectError(over, Code.FailedPrecondition);
+      await lv.resizeLV({ name: v.name, sizeGb: BigInt(size), deviceClass: v.deviceClass });
+      await onDone();
+      return `Grew ${v.name} to ${size} GiB.`;
+    });
+  };
+  return (
+    <Panel title="Grow" id="volume-resize">
+      <form onSubmit={submit} className="row wrap" noValidate>
+        <label>New size (GiB)<input name="resize-size" type="number" value={size} onChange={(e) => setSize(Number(e.target.value))} /></label>
+        <button type="submit" disabled={act.busy}>{act.busy ? "Growing…" : "Grow"}</button>
+      </form>
+      <p className="muted small-text">A volume only grows; the file system on it is grown by whoever mounts it (TopoLVM does on its next mount).</p>
+      <ErrorLine text={problem || act.error} details={problem ? "" : act.details} />
+      <DoneLine text={act.done} />
+    </Panel>
+  );
+}
+
+function Backup({ v, lv, defaultEndpoint }: { v: Volume; lv: Client<typeof LVService>; defaultEndpoint: string }) {
+  const [form, setForm] = useState<BackupForm>(() => ({ ...suggestedBackup(v.name, new Date()), endpoint: "", accessKeyId: "", secretAccessKey: "", encryptionKey: "" }));
+  const [problem, setProblem] = useState<{ field: keyof BackupForm | ""; text: string }>({ field: "", text: "" });
+  const act = useAction();
+  const set = (k: keyof BackupForm) => (e: { target: { value: string } }) => setForm((f) => ({ ...f, [k]: e.target.value }));
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const p = backupProblem(form, defaultEndpoint !== "");
+    setProblem(p);
+    if (p.text) return;
+    const ok = await act.run(async () => {
+      const r = await lv.createBackup({
+        backup: {
+          name: form.name.trim(), volumeHandle: v.name,
+          dataSource: { type: { case: "s3", value: {
+            path: form.path, endpoint: form.endpoint, accessKeyId: form.accessKeyId, secretAccessKey: form.secretAccessKey,
+            encryptionKey: form.encryptionKey, verifyTls: form.endpoint.startsWith("https://"),
+          } } },
+        },
+      });
+      return `Backup ${r.backupState?.name ?? form.name} started: its progress is below.`;
+    });
+    // The next backup gets a new name; the secrets are not kept once sent.
+    if (ok) setForm((f) => ({ ...f, ...suggestedBackup(v.name, new Date()), secretAccessKey: "", encryptionKey: "" }));
+  };
+  const field = (k: keyof BackupForm, label: string, extra: { type?: string; autoComplete?: string; placeholder?: string } = {}) => (
+    <label>{label}
+      <input name={`backup-${k}`} value={form[k]} onChange={set(k)} aria-invalid={problem.field === k || undefined}
+        aria-describedby={problem.field === k ? "backup-problem" : undefined} {...extra} />
+    </label>
+  );
+  return (
+    <Panel title="Back up to S3" id="volume-backup">
+      <p className="muted small-text">
+        {defaultEndpoint
+          ? <>Leave the endpoint and keys empty to write to this agent's store, <code>{defaultEndpoint}</code>.</>
+          : "This agent has no default store: name the S3 endpoint and its keys."}
+        {" "}The volume is read from a snapshot, so it stays in use meanwhile.
+      </p>
+      <form onSubmit={submit} className="stack" noValidate>
+        <div className="row wrap">
+          {field("name", "Backup name")}
+          {field("path", "Bucket and path", { placeholder: "bucket/path/to/backup" })}
+        </div>
+        <div className="row wrap">
+          {field("endpoint", "S3 endpoint", { placeholder: defaultEndpoint || "https://s3.example.com" })}
+          {field("accessKeyId", "Access key id", { autoComplete: "off" })}
+          {field("secretAccessKey", "Secret access key", { type: "password", autoComplete: "off" })}
+          {field("encryptionKey", "Encryption key (optional)", { type: "password", autoComplete: "off" })}
+        </div>
+        <div><button type="submit" disabled={act.busy}>{act.busy ? "Starting…" : "Back up"}</button></div>
+      </form>
+      <div id="backup-problem"><ErrorLine text={problem.text || act.error} details={problem.text ? "" : act.details} /></div>
+      <DoneLine text={act.done} />
+    </Panel>
+  );
+}
+
+function Remove({ v, lv, onRemoved }: { v: Volume; lv: Client<typeof LVService>; onRemoved: () => void }) {
+  const act = useAction();
+  return (
+    <Panel title="Remove" id="volume-remove">
+      <p className="muted small-text">{v.inUseBy ? `Held by ${v.inUseBy}: lvmd-agent refuses to remove it until that ends.` : "Removing a volume destroys its data; its backups stay in S3."}</p>
+      <button type="button" className="danger" disabled={act.busy || v.inUseBy !== ""} onClick={() => {
+        if (!window.confirm(`Remove volume ${v.name}? Its data is lost.`)) return;
+        void act.run(async () => {
+          await lv.removeLV({ name: v.name, deviceClass: v.deviceClass });
+          onRemoved();
+          return `Removed ${v.name}.`;
+        });
+      }}>Remove volume</button>
+      <ErrorLine text={act.error} details={act.details} />
+    </Panel>
+  );
+}
