@@ -29,21 +29,7 @@ const chromiumPath = "/usr/bin/chromium"
 func TestConsoleInBrowser(t *testing.T) {
 	t.Parallel()
 	root := repoRoot(t)
-	if _, err := os.Stat(chromiumPath); err != nil {
-		skipOrFail(t, "no %s (apt-get install chromium): %v", chromiumPath, err)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skipOrFail(t, "no node on PATH: %v", err)
-	}
-	consoleDir := filepath.Join(root, "console")
-	if _, err := os.Stat(filepath.Join(consoleDir, "node_modules", "playwright-core")); err != nil {
-		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		npm.Dir = consoleDir
-		if out, err := npm.CombinedOutput(); err != nil {
-			skipOrFail(t, "console: npm ci failed (needs the npm registry): %v\n%s", err, out)
-		}
-	}
+	node, consoleDir := browserTools(t, root)
 	out := os.Getenv("PLINTH_CONSOLE_OUTPUT")
 	if out == "" {
 		out = filepath.Join(consoleDir, "test-output", "browser")
@@ -149,4 +135,26 @@ func archiveForConsole(t *testing.T, gateway, password, pgdata string) (server, 
 		t.Fatalf("WAL Archive of %s through the gateway: %v", segment, err)
 	}
 	return server, segment
+}
+
+// browserTools skips (fails, strict) without chromium or node, runs npm ci in console/ when
+// its modules are missing, and returns node's path and the console directory.
+func browserTools(t *testing.T, root string) (node, consoleDir string) {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		skipOrFail(t, "no %s (apt-get install chromium): %v", chromiumPath, err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skipOrFail(t, "no node on PATH: %v", err)
+	}
+	consoleDir = filepath.Join(root, "console")
+	if _, err := os.Stat(filepath.Join(consoleDir, "node_modules", "playwright-core")); err != nil {
+		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		npm.Dir = consoleDir
+		if out, err := npm.CombinedOutput(); err != nil {
+			skipOrFail(t, "console: npm ci failed (needs the npm registry): %v\n%s", err, out)
+		}
+	}
+	return node, consoleDir
 }

@@ -3,10 +3,12 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,6 +68,7 @@ func TestDevCephUnderMakeUp(t *testing.T) {
 	s.gw = conn
 	t.Run("CNPGIArchiveToDevS3", s.journeyCNPGIArchive)
 	t.Run("ConsolePages", s.journeyConsolePages)
+	t.Run("StorageInBrowser", func(t *testing.T) { storageInBrowser(t, root, e.Gateway, password, dev.FSID) })
 	_ = conn.Close()
 
 	store := devS3(t, dev.S3.Endpoint, dev.S3.EnvFile, "plinth-lvmd")
@@ -173,4 +176,27 @@ func devS3(t *testing.T, endpoint, envFile, bucket string) *objectstore.S3 {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// storageInBrowser runs console/e2e/storage-ceph.mjs against the suite: the Storage page with
+// the dev Ceph (its fsid, HEALTH_OK, pools, OSD, radar numbers) and a volume backed up to
+// lvmd-agent's default store from the volume's page. Screenshots go to
+// console/test-output/storage-ceph (PLINTH_CONSOLE_CEPH_OUTPUT overrides).
+func storageInBrowser(t *testing.T, root, gateway, password, fsid string) {
+	node, consoleDir := browserTools(t, root)
+	out := os.Getenv("PLINTH_CONSOLE_CEPH_OUTPUT")
+	if out == "" {
+		out = filepath.Join(consoleDir, "test-output", "storage-ceph")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(consoleDir, "e2e", "storage-ceph.mjs"))
+	cmd.Dir = consoleDir
+	cmd.Env = append(os.Environ(), "CONSOLE_URL=http://"+gateway, "PLINTH_PASSWORD="+password, "CEPH_FSID="+fsid,
+		"OUT_DIR="+out, "CHROMIUM="+chromiumPath)
+	result, err := cmd.CombinedOutput()
+	t.Logf("storage with Ceph in the browser:\n%s", result)
+	if err != nil {
+		t.Fatalf("storage-ceph.mjs failed (%v); screenshots in %s", err, out)
+	}
 }
