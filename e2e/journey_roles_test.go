@@ -238,6 +238,10 @@ func (s *journeySuite) pageReads(t *testing.T) []probe {
 			probe{"lvmd-agent ListJobs", "lvmd-agent", func(ctx context.Context, c grpc.ClientConnInterface) error {
 				_, err := lvmdjobspb.NewJobServiceClient(c).ListJobs(ctx, &lvmdjobspb.ListJobsRequest{})
 				return err
+			}},
+			probe{"lvmd-agent ListVolumes", "lvmd-agent", func(ctx context.Context, c grpc.ClientConnInterface) error {
+				_, err := lvmdjobspb.NewVolumeServiceClient(c).ListVolumes(ctx, &lvmdjobspb.ListVolumesRequest{})
+				return err
 			}})
 	}
 	var ps []probe
