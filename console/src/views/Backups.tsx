@@ -9,7 +9,7 @@ import { archiveHealth, backupStatus, backupWAL, lastArchive, newestFirst, recov
 import { formatBytes, timestampMs, when } from "../lib/format";
 import { usePoll } from "../lib/hooks";
 import { objectPath } from "../lib/routes";
-import { ErrorLine, Link, Loading, Panel, Refreshed, TableWrap } from "./ui";
+import { ErrorLine, Link, Loading, NotFound, Panel, Refreshed, TableWrap } from "./ui";
 import { ConnectGuide } from "./BackupsConnect";
 
 export function Backups({ catalog, go }: { catalog: Client<typeof CatalogService>; go: (p: string) => void }) {
@@ -81,11 +81,9 @@ export function BackupServer({ catalog, name, go }: { catalog: Client<typeof Cat
   const back: ReactNode = <Link to="/backups" go={go}>All servers</Link>;
   if (list.data?.length === 0) {
     return (
-      <>
-        <p className="crumbs">{back}</p>
-        <div className="page-head"><h1>Server not found</h1></div>
-        <p role="status">The backup catalog holds nothing of a server <code>{name}</code>: it has archived no WAL and taken no base backup through the plugin. {back}</p>
-      </>
+      <NotFound title="Server not found" back={back}>
+        The backup catalog holds nothing of a server <code>{name}</code>: it has archived no WAL and taken no base backup through the plugin.
+      </NotFound>
     );
   }
   return (

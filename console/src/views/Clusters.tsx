@@ -11,7 +11,7 @@ import { allowedActions, clusterStatus, clusterSummary, createProblem, createReq
 import { readOnlyNotice } from "../lib/roles";
 import { objectPath } from "../lib/routes";
 import { timestampMs, when } from "../lib/format";
-import { DoneLine, ErrorLine, Explained, Id, Link, Loading, Panel, Refreshed, TableWrap } from "./ui";
+import { DoneLine, ErrorLine, Explained, Id, Link, Loading, NotFound, Panel, Refreshed, TableWrap } from "./ui";
 
 type KaasClient = Client<typeof Cluster>;
 type InfoClient = Client<typeof ClusterInfoService>;
@@ -140,12 +140,7 @@ function ClusterPage({ kaas, info, name, canWrite, go }: { kaas: KaasClient; inf
   const back = <Link to="/clusters" go={go}>All clusters</Link>;
 
   if (detail.code === Code.NotFound && !del.done) {
-    return (
-      <>
-        <div className="page-head"><h1>Cluster not found</h1></div>
-        <p role="status">There is no cluster named <code>{name}</code> (it may have been deleted). {back}</p>
-      </>
-    );
+    return <NotFound title="Cluster not found" back={back}>There is no cluster named <code>{name}</code> (it may have been deleted).</NotFound>;
   }
   const c = detail.data?.info;
   const gone = detail.code === Code.NotFound;

@@ -7,7 +7,7 @@ import { timestampMs, when } from "../lib/format";
 import { usePoll } from "../lib/hooks";
 import { isCanceled, jobError, jobState, operationOf } from "../lib/vagrant";
 import { JobOutput } from "./JobOutput";
-import { ErrorLine, Id, Link, Loading, Panel, Refreshed } from "./ui";
+import { ErrorLine, Id, Link, Loading, NotFound, Panel, Refreshed } from "./ui";
 
 /** client is null until vagrant-server issued the session's token; problem says why it did not. */
 export function VagrantJob({ client, jobId, go, problem }: { client: Client<typeof Vagrant> | null; jobId: string; go: (p: string) => void; problem: string }) {
@@ -27,13 +27,7 @@ export function VagrantJob({ client, jobId, go, problem }: { client: Client<type
 function JobPage({ client, jobId, back, go }: { client: Client<typeof Vagrant>; jobId: string; back: ReactNode; go: (p: string) => void }) {
   const job = usePoll((signal) => client.getJob({ jobId }, { signal }), 3000, [client, jobId]);
   if (job.code === Code.NotFound) {
-    return (
-      <>
-        <p className="crumbs">{back}</p>
-        <div className="page-head"><h1>Job not found</h1></div>
-        <p role="status">vagrant-server has no job <code>{jobId}</code> (jobs are kept for a while after they end). {back}</p>
-      </>
-    );
+    return <NotFound title="Job not found" back={back}>vagrant-server has no job <code>{jobId}</code> (jobs are kept for a while after they end).</NotFound>;
   }
   const j = job.data;
   const st = j ? jobState(j.state, isCanceled(j)) : undefined;

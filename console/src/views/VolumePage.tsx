@@ -9,7 +9,7 @@ import type { Volume, VolumeService } from "../gen/plinth/lvmd/v1/volumes_pb";
 import { useAction, usePoll } from "../lib/hooks";
 import { readOnlyNotice } from "../lib/roles";
 import { backupProblem, className, resizeProblem, sizeGiB, suggestedBackup, type BackupForm } from "../lib/volumes";
-import { CopyButton, DoneLine, ErrorLine, Link, Loading, Panel, Refreshed } from "./ui";
+import { CopyButton, DoneLine, ErrorLine, Link, Loading, NotFound, Panel, Refreshed } from "./ui";
 import { VolumeJobs } from "./VolumeJobs";
 
 interface Props {
@@ -26,13 +26,7 @@ export function VolumePage({ volumes, lv, vg, jobs, name, canWrite, go }: Props)
   const got = usePoll((signal) => volumes.getVolume({ name }, { signal }), 5000, [volumes, name]);
   const back: ReactNode = <Link to="/volumes" go={go}>All volumes</Link>;
   if (got.code === Code.NotFound) {
-    return (
-      <>
-        <p className="crumbs">{back}</p>
-        <div className="page-head"><h1>Volume not found</h1></div>
-        <p role="status">No device class of this node holds a volume <code>{name}</code>. {back}</p>
-      </>
-    );
+    return <NotFound title="Volume not found" back={back}>No device class of this node holds a volume <code>{name}</code>.</NotFound>;
   }
   const v = got.data?.volume;
   return (

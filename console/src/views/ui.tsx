@@ -100,6 +100,17 @@ export function Link({ to, go, className, children }: { to: string; go: (p: stri
   );
 }
 
+/** An object's page when its service does not know the object: the way back, a heading, why. */
+export function NotFound({ title, back, children }: { title: string; back: ReactNode; children: ReactNode }) {
+  return (
+    <>
+      <p className="crumbs">{back}</p>
+      <div className="page-head"><h1>{title}</h1></div>
+      <p role="status">{children} {back}</p>
+    </>
+  );
+}
+
 /** A titled panel of a page. */
 export function Panel({ title, actions, children, id }: { title: string; actions?: ReactNode; children: ReactNode; id?: string }) {
   const hid = id ? `${id}-h` : undefined;
