@@ -181,13 +181,10 @@ func devS3(t *testing.T, endpoint, envFile, bucket string) *objectstore.S3 {
 // storageInBrowser runs console/e2e/storage-ceph.mjs against the suite: the Storage page with
 // the dev Ceph (its fsid, HEALTH_OK, pools, OSD, radar numbers) and a volume backed up to
 // lvmd-agent's default store from the volume's page. Screenshots go to
-// console/test-output/storage-ceph (PLINTH_CONSOLE_CEPH_OUTPUT overrides).
+// console/test-output/storage-ceph.
 func storageInBrowser(t *testing.T, root, gateway, password, fsid string) {
 	node, consoleDir := browserTools(t, root)
-	out := os.Getenv("PLINTH_CONSOLE_CEPH_OUTPUT")
-	if out == "" {
-		out = filepath.Join(consoleDir, "test-output", "storage-ceph")
-	}
+	out := filepath.Join(consoleDir, "test-output", "storage-ceph")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(consoleDir, "e2e", "storage-ceph.mjs"))
