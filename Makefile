@@ -78,11 +78,13 @@ tools-kaas: $(K8S_KAAS_TOOLS) ## build what kaas's local clusters run: kube-apis
 
 tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS, cert-manager's controller and CA injector and TopoLVM's node plugin into bin/; slow once, then cached outside the checkout
 
-# Each rule reruns only when its pins change.
+# Each rule reruns only when its pins change. Rules of one tools module run one after the other
+# (order-only prerequisites) so that under `make -j` they share the Go build cache instead of
+# compiling the same packages twice at once.
 $(BIN)/kube-apiserver-$(K8S_V133) $(BIN)/kube-controller-manager-$(K8S_V133) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
 	tools/k8s/build.sh tools/k8s/v1.33 $(BIN) kube-apiserver kube-controller-manager
 
-$(K8S_NODE_TOOLS) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh
+$(K8S_NODE_TOOLS) &: tools/k8s/v1.33/go.mod tools/k8s/v1.33/go.sum tools/k8s/build.sh | $(BIN)/kube-apiserver-$(K8S_V133)
 	tools/k8s/build.sh tools/k8s/v1.33 $(BIN) kube-scheduler kubelet kube-proxy kubectl
 
 $(BIN)/kube-apiserver-$(K8S_V132) $(BIN)/kube-controller-manager-$(K8S_V132) &: tools/k8s/v1.32/go.mod tools/k8s/v1.32/go.sum tools/k8s/build.sh
@@ -106,7 +108,7 @@ $(BIN)/cert-manager-controller: tools/k8s/cert-manager/go.mod tools/k8s/cert-man
 
 # cert-manager's CA injector, the module's pkg/controller/cainjector run as upstream's main does
 # (tools/k8s/cert-manager/cainjector/main.go).
-$(BIN)/cert-manager-cainjector: tools/k8s/cert-manager/go.mod tools/k8s/cert-manager/go.sum tools/k8s/cert-manager/cainjector/main.go
+$(BIN)/cert-manager-cainjector: tools/k8s/cert-manager/go.mod tools/k8s/cert-manager/go.sum tools/k8s/cert-manager/cainjector/main.go | $(BIN)/cert-manager-controller
 	cd tools/k8s/cert-manager && v="$$(GOWORK=off $(GO) list -m -f '{{.Version}}' github.com/cert-manager/cert-manager)" && \
 		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$$v" -o $(BIN)/cert-manager-cainjector.tmp ./cainjector
 	mv -f $(BIN)/cert-manager-cainjector.tmp $(BIN)/cert-manager-cainjector

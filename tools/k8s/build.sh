@@ -50,21 +50,29 @@ if [ ${#only[@]} -gt 0 ]; then
 	cmds=("${only[@]}")
 fi
 
+# What the cache holds is copied; what it lacks is built in one `go build` (several commands:
+# each shared package compiled once, the links run side by side), next to the targets and
+# renamed, so an interrupted build never leaves a half binary make would take for up to date.
+key() { printf '%s\n' "$1" "$version" "${ldflags[*]}" "$goversion" | sha256sum | cut -c1-16; }
+missing=()
 for cmd in "${cmds[@]}"; do
-	out="$bin_dir/$cmd-$version"
-	key="$(printf '%s\n' "$cmd" "$version" "${ldflags[*]}" "$goversion" | sha256sum | cut -c1-16)"
-	cached="$cache/$cmd-$version-$key"
+	cached="$cache/$cmd-$version-$(key "$cmd")"
 	if [ -x "$cached" ]; then
-		install -m 0755 "$cached" "$out.tmp" && mv -f "$out.tmp" "$out"
+		install -m 0755 "$cached" "$bin_dir/$cmd-$version.tmp" && mv -f "$bin_dir/$cmd-$version.tmp" "$bin_dir/$cmd-$version"
 		echo "$cmd $version: from $cached"
-		continue
+	else
+		missing+=("$cmd")
 	fi
-	start=$SECONDS
-	# Build next to the target and rename: an interrupted build never leaves a half binary
-	# that make would take for up to date.
-	go build -trimpath -ldflags "${ldflags[*]}" -o "$out.tmp" "k8s.io/kubernetes/cmd/$cmd"
-	mv -f "$out.tmp" "$out"
-	mkdir -p "$cache"
-	cp -f "$out" "$cached.tmp" && mv -f "$cached.tmp" "$cached"
-	echo "$cmd $version: built in $((SECONDS - start))s (cached as $cached)"
 done
+[ ${#missing[@]} -gt 0 ] || exit 0
+start=$SECONDS
+tmp="$(mktemp -d "$bin_dir/.k8s-build.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+go build -trimpath -ldflags "${ldflags[*]}" -o "$tmp/" "${missing[@]/#/k8s.io/kubernetes/cmd/}"
+mkdir -p "$cache"
+for cmd in "${missing[@]}"; do
+	mv -f "$tmp/$cmd" "$bin_dir/$cmd-$version"
+	cached="$cache/$cmd-$version-$(key "$cmd")"
+	cp -f "$bin_dir/$cmd-$version" "$cached.tmp" && mv -f "$cached.tmp" "$cached"
+done
+echo "${missing[*]} $version: built in $((SECONDS - start))s (cached in $cache)"
