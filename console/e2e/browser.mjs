@@ -454,6 +454,8 @@ try {
     const bbar = bjob.getByRole("progressbar");
     if ((await bbar.getAttribute("aria-valuenow")) !== "100") throw new Error(`the page's backup's bar says ${await bbar.getAttribute("aria-valuenow")}`);
     log("backup from the volume page:", await bbar.getAttribute("aria-valuetext"), await bjob.locator("td").last().textContent());
+    // The finished backup's hold is gone from the facts with it, not a poll later.
+    await page.getByText("no backup or restore holds it").waitFor({ timeout: 3_000 });
     // Only this volume's jobs are listed here: not the backup console_test.go made of another.
     if (volumeBackup && await page.locator(`#volume-jobs tr[data-job="${volumeBackup}"]`).count()) throw new Error("the volume page lists another volume's backup");
   }

@@ -1,7 +1,7 @@
 // The Volumes page's backups and restores (lvmd-agent's plinth.lvmd.v1.JobService): newest
 // first, each with its progress; refreshed every 2 s while one runs, else every 15 s. On a
 // volume's page, only that volume's (read from the newest maxJobPage jobs).
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import type { Client } from "@connectrpc/connect";
 import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 import { usePoll } from "../lib/hooks";
@@ -9,11 +9,19 @@ import { timestampMs, when } from "../lib/format";
 import { anyRunning, idleRefreshMs, jobDuration, jobKind, jobPageStep, jobProgress, jobState, maxJobPage, runningRefreshMs } from "../lib/jobs";
 import { ErrorLine, Panel, Refreshed, TableWrap } from "./ui";
 
-export function VolumeJobs({ jobs, volume }: { jobs: Client<typeof JobService>; volume?: string }) {
+// onFinished is called when the running jobs have all ended: a volume's page reads the volume
+// again then, so the hold of a finished backup is not still shown beside its Complete row.
+export function VolumeJobs({ jobs, volume, onFinished }: { jobs: Client<typeof JobService>; volume?: string; onFinished?: () => void }) {
   const [limit, setLimit] = useState(volume ? maxJobPage : jobPageStep);
   const [fast, setFast] = useState(false);
   const list = usePoll(async (signal) => jobs.listJobs({ pageSize: limit }, { signal }), fast ? runningRefreshMs : idleRefreshMs, [jobs, limit]);
-  useEffect(() => setFast(anyRunning(list.data?.jobs)), [list.data]);
+  const wasRunning = useRef(false);
+  useEffect(() => {
+    const running = anyRunning(list.data?.jobs);
+    if (wasRunning.current && !running) onFinished?.();
+    wasRunning.current = running;
+    setFast(running);
+  }, [list.data]);
   const now = Date.now();
   const rows = volume ? list.data?.jobs.filter((j) => j.volumeHandle === volume) : list.data?.jobs;
   return (

@@ -51,7 +51,7 @@ export function VolumePage({ volumes, lv, vg, jobs, name, canWrite, go }: Props)
           </>
         )}
       </Loading>
-      <VolumeJobs jobs={jobs} volume={name} />
+      <VolumeJobs jobs={jobs} volume={name} onFinished={got.reload} />
     </>
   );
 }
