@@ -30,7 +30,11 @@ K8S_V132 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.
 # kube-proxy and kubectl, CoreDNS and cert-manager's controller and CA injector besides.
 K8S_KAAS_TOOLS := $(foreach v,$(K8S_V133) $(K8S_V132),$(BIN)/kube-apiserver-$(v) $(BIN)/kube-controller-manager-$(v)) $(BIN)/kwok
 K8S_NODE_TOOLS := $(foreach c,kube-scheduler kubelet kube-proxy kubectl,$(BIN)/$(c)-$(K8S_V133))
-K8S_TOOLS := $(K8S_KAAS_TOOLS) $(K8S_NODE_TOOLS) $(BIN)/coredns $(BIN)/cert-manager-controller $(BIN)/cert-manager-cainjector $(BIN)/topolvm-node
+K8S_TOOLS := $(K8S_KAAS_TOOLS) $(K8S_NODE_TOOLS) $(BIN)/coredns $(BIN)/cert-manager-controller $(BIN)/cert-manager-cainjector $(BIN)/topolvm-node $(BIN)/local-path-provisioner
+# CloudNativePG's operator (its manager, also the instance manager of every PostgreSQL pod),
+# its kubectl plugin and its config/ (CRDs, RBAC, the operator's Deployment), which
+# tools/k8s/cnpg pins.
+CNPG_TOOLS := $(BIN)/cnpg-manager $(BIN)/kubectl-cnpg $(BIN)/cnpg-config/default/kustomization.yaml
 # Tilt, built from its module source (tools/tilt/go.mod pins it).
 TILT := $(BIN)/tilt
 # Container tools (tools/docker/go.mod pins them): Compose v2 and buildx as CLI plugins of the
@@ -44,7 +48,7 @@ UP_FLAGS ?=
 # Flags for go test, e.g. `make test TEST_FLAGS='-run TestMakeUp -v'`.
 TEST_FLAGS ?=
 
-.PHONY: console-test console-dist help up images kube-up kube-down tools tools-ghz tools-s3 tools-kaas tools-k8s tools-tilt tools-docker base-images compose-up compose-down generate generate-deploy generate-envoy generate-nats lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
+.PHONY: console-test console-dist help up images kube-up kube-demo kube-down tools tools-ghz tools-s3 tools-kaas tools-k8s tools-cnpg tools-tilt tools-docker base-images compose-up compose-down generate generate-deploy generate-envoy generate-nats lint lint-proto lint-generated lint-breaking lint-go vet test fuzz bench
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18
@@ -76,7 +80,7 @@ $(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
 
 tools-kaas: $(K8S_KAAS_TOOLS) ## build what kaas's local clusters run: kube-apiserver/-controller-manager (two versions) and kwok; what make up builds in the background
 
-tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS, cert-manager's controller and CA injector and TopoLVM's node plugin into bin/; slow once, then cached outside the checkout
+tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS, cert-manager's controller and CA injector, TopoLVM's node plugin and local-path-provisioner into bin/; slow once, then cached outside the checkout
 
 # Each rule reruns only when its pins change. Rules of one tools module run one after the other
 # (order-only prerequisites) so that under `make -j` they share the Go build cache instead of
@@ -119,6 +123,32 @@ $(BIN)/topolvm-node: tools/k8s/topolvm/go.mod tools/k8s/topolvm/go.sum
 	cd tools/k8s/topolvm && v="$$(GOWORK=off $(GO) list -m -f '{{.Version}}' github.com/topolvm/topolvm)" && \
 		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/topolvm/topolvm.Version=$$v" -o $(BIN)/topolvm-node.tmp github.com/topolvm/topolvm/pkg/topolvm-node
 	mv -f $(BIN)/topolvm-node.tmp $(BIN)/topolvm-node
+
+tools-cnpg: $(CNPG_TOOLS) ## build CloudNativePG's operator and kubectl plugin and copy its config/ (CRDs, RBAC, Deployment) to bin/cnpg-config
+
+# Stamped as upstream's Makefile stamps them (version without the v, the release's commit time).
+$(BIN)/cnpg-manager $(BIN)/kubectl-cnpg &: tools/k8s/cnpg/go.mod tools/k8s/cnpg/go.sum
+	cd tools/k8s/cnpg && v="$$(GOWORK=off $(GO) list -m -f '{{.Version}}' github.com/cloudnative-pg/cloudnative-pg)" && \
+		d="$$(GOWORK=off $(GO) list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' github.com/cloudnative-pg/cloudnative-pg)" && \
+		rm -rf $(BIN)/.cnpg-build && mkdir -p $(BIN)/.cnpg-build && \
+		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/cloudnative-pg/cloudnative-pg/pkg/versions.buildVersion=$${v#v} -X github.com/cloudnative-pg/cloudnative-pg/pkg/versions.buildCommit=$$v -X github.com/cloudnative-pg/cloudnative-pg/pkg/versions.buildDate=$$d" \
+			-o $(BIN)/.cnpg-build/ github.com/cloudnative-pg/cloudnative-pg/cmd/manager github.com/cloudnative-pg/cloudnative-pg/cmd/kubectl-cnpg
+	mv -f $(BIN)/.cnpg-build/manager $(BIN)/cnpg-manager
+	mv -f $(BIN)/.cnpg-build/kubectl-cnpg $(BIN)/kubectl-cnpg
+	rm -rf $(BIN)/.cnpg-build
+
+# The module's config/ as released (read-only in the module cache: copied writable), which
+# deploy/k8s/cnpg builds on with kustomize.
+$(BIN)/cnpg-config/default/kustomization.yaml: tools/k8s/cnpg/go.mod tools/k8s/cnpg/go.sum
+	cd tools/k8s/cnpg && src="$$(GOWORK=off $(GO) mod download -json github.com/cloudnative-pg/cloudnative-pg | awk -F'"' '$$2 == "Dir" { print $$4 }')" && \
+		test -d "$$src/config" && \
+		mkdir -p $(BIN) && rm -rf $(BIN)/cnpg-config.tmp && cp -R "$$src/config" $(BIN)/cnpg-config.tmp && chmod -R u+w $(BIN)/cnpg-config.tmp
+	rm -rf $(BIN)/cnpg-config && mv $(BIN)/cnpg-config.tmp $(BIN)/cnpg-config
+
+# local-path-provisioner, the default StorageClass of kube-up's cluster (tools/k8s/local-path).
+$(BIN)/local-path-provisioner: tools/k8s/local-path/go.mod tools/k8s/local-path/go.sum
+	cd tools/k8s/local-path && GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(BIN)/local-path-provisioner.tmp github.com/rancher/local-path-provisioner
+	mv -f $(BIN)/local-path-provisioner.tmp $(BIN)/local-path-provisioner
 
 tools-tilt: $(TILT) ## build the pinned tilt from its Go module source into bin/; slow
 
@@ -172,6 +202,10 @@ kube-up: tools-k8s tools-s3 images ## run a real single-node Kubernetes here in 
 	$(BIN)/plinth-kube up -dir $(KUBE_DIR) -bin $(BIN) -root $(CURDIR) -image $(KUBE_IMAGES) -program $(KUBE_S3_IMAGE)=$(S3_SERVER) \
 		-program $(KUBE_BIN_IMAGE)=$(subst $(space),$(comma),$(K8S_KAAS_TOOLS)) $(KUBE_FLAGS)
 
+kube-demo: tools-cnpg ## on a running kube-up cluster: CloudNativePG's operator and the example Cluster whose WAL and backups go through cnpgi-plugin (deploy/k8s/README.md)
+	$(GO) build -o $(BIN)/plinth-kube ./deploy/cmd/plinth-kube
+	$(BIN)/plinth-kube demo -dir $(KUBE_DIR) -bin $(BIN) -root $(CURDIR)
+
 kube-down: ## stop kube-up's cluster and undo what it changed on this machine (mounts, cgroups, iptables, sysctls, bridge)
 	$(GO) build -o $(BIN)/plinth-kube ./deploy/cmd/plinth-kube
 	$(BIN)/plinth-kube down -dir $(KUBE_DIR)
@@ -212,7 +246,7 @@ TEST_FUZZTIME ?= 3s
 
 # The test servers and tools the tests run (S3, kube-apiserver, tilt) are prerequisites, so a
 # newcomer's `make test` runs everything; each builds once and only again when its pins change.
-test: vet lint console-test tools-s3 tools-k8s tools-tilt ## vet, lint, every module's tests with the race detector, then each fuzz target briefly
+test: vet lint console-test tools-s3 tools-k8s tools-cnpg tools-tilt ## vet, lint, every module's tests with the race detector, then each fuzz target briefly
 	$(GO) test -race -timeout 40m $(TEST_FLAGS) $(PACKAGES)
 	FUZZTIME=$(TEST_FUZZTIME) .ci/fuzz
 

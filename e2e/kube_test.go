@@ -30,7 +30,9 @@ type kubeStack struct {
 	root    string
 	cluster *kubelocal.Cluster
 	kubectl string
-	s       *journeySuite
+	// plinthKube is the plinth-kube binary the stack was started with (make kube-demo runs it).
+	plinthKube string
+	s          *journeySuite
 }
 
 // run runs kubectl against the cluster.
@@ -106,7 +108,7 @@ func startKube(t *testing.T) *kubeStack {
 	}
 	dir := filepath.Join(t.TempDir(), "kube")
 	// What plinth-kube up runs, checked before minutes of image builds.
-	opts := kubelocal.Options{Dir: dir, BinDir: filepath.Dir(kubectl), CertManager: true, VolumeGroup: "plinth_kube"}
+	opts := kubelocal.Options{Dir: dir, BinDir: filepath.Dir(kubectl), CertManager: true, Storage: true, VolumeGroup: "plinth_kube"}
 	if err := kubelocal.Check(opts); err != nil {
 		skipOrFail(t, "%v", err)
 	}
@@ -161,7 +163,7 @@ func startKube(t *testing.T) *kubeStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &kubeStack{t: t, ctx: ctx, root: root, cluster: c, kubectl: kubectl}
+	k := &kubeStack{t: t, ctx: ctx, root: root, cluster: c, kubectl: kubectl, plinthKube: plinthKube}
 	start = time.Now()
 	for _, w := range []string{"deploy/postgres", "deploy/nats", "deploy/s3", "deploy/auth", "deploy/stats", "deploy/kaas", "deploy/vagrant-server",
 		"deploy/vagrant-runner", "deploy/cnpgi-plugin", "deploy/gateway", "daemonset/lvmd-agent"} {
@@ -301,6 +303,9 @@ func TestKubeSuite(t *testing.T) {
 	// before), then the kubelet is killed once; every pod comes back Ready, no job or event is
 	// lost and the token still opens every service.
 	t.Run("PodsDeletedAndKubeletKilled", func(t *testing.T) { k.checkFaultsLoseNothing(t, token, probes) })
+	// CloudNativePG's operator (make kube-demo): the example Cluster with cnpgi-plugin's
+	// sidecar archiving its WAL to the in-cluster S3, a plugin Backup and a ScheduledBackup.
+	t.Run("CNPGOperator", k.checkCNPGOperator)
 
 	auth := authpb.NewAuthServiceClient(s.gw)
 	if resp, err := auth.Logout(withToken(callCtx(t), token), &authpb.LogoutRequest{}); err != nil || !resp.GetSuccess() {

@@ -29,7 +29,7 @@ const crdModulesDir = "tools/crds"
 // skipped, or fails under PLINTH_TEST_STRICT=1.
 func CRDsFromModule(t testing.TB, module string, globs ...string) []*apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	dir, err := moduleDir(module)
+	dir, err := ModuleDir(module)
 	if err != nil {
 		testenv.SkipOrFail(t, err.Error())
 	}
@@ -42,7 +42,7 @@ func CRDsFromModule(t testing.TB, module string, globs ...string) []*apiextensio
 
 // ModuleCRDs is CRDsFromModule outside a test (make kube-up installs cert-manager's CRDs).
 func ModuleCRDs(module string, globs ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	dir, err := moduleDir(module)
+	dir, err := ModuleDir(module)
 	if err != nil {
 		return nil, err
 	}
@@ -87,10 +87,11 @@ func crdsInDir(dir string, globs []string) ([]*apiextensionsv1.CustomResourceDef
 	return crds, nil
 }
 
-// moduleDir runs `go mod download -json module` in tools/crds and returns where the module's
-// files are. GOWORK=off keeps the workspace out; -mod=readonly keeps the test from editing
-// go.sum, which must already vouch for the module.
-func moduleDir(module string) (string, error) {
+// ModuleDir runs `go mod download -json module` in tools/crds and returns where the module's
+// files are (for CRDs, and for an upstream manifest kubelocal applies as its project ships
+// it). GOWORK=off keeps the workspace out; -mod=readonly keeps the test from editing go.sum,
+// which must already vouch for the module.
+func ModuleDir(module string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err

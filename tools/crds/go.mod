@@ -17,4 +17,7 @@ require (
 	github.com/rook/rook v1.18.0
 	// LogicalVolume (topolvm.cybozu.com/v1): config/crd/bases/*.yaml.
 	github.com/topolvm/topolvm v0.11.1
+	// local-path-provisioner's own manifest (deploy/local-path-storage.yaml), which kubelocal
+	// applies; the same version as tools/k8s/local-path builds.
+	github.com/rancher/local-path-provisioner v0.0.30
 )

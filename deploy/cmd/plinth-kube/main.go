@@ -4,13 +4,17 @@
 //	plinth-kube up   [-dir /var/lib/plinth-kube] [-bin bin] [-image FILE]... [-program IMAGE=PROGRAM[,PROGRAM...]]...
 //	                 [-cert-manager=true] [-vg plinth_kube]
 //	                 [-overlay deploy/k8s/overlays/local] [-root .] [-no-install]
+//	plinth-kube demo [-dir /var/lib/plinth-kube] [-bin bin] [-root .]
 //	plinth-kube down [-dir /var/lib/plinth-kube]
 //
 // up installs the Debian packages it needs when they are missing (as root, unless
 // -no-install), starts etcd, the control plane, containerd, the kubelet and kube-proxy in
 // the background (libs/kubetest/kubelocal), imports the images, installs cert-manager,
 // applies the overlay with its Secrets (deploy/internal/kubeup) and prints KUBECONFIG=<path>
-// once every workload is rolled out. down stops all of it and undoes what it changed on the machine.
+// once every workload is rolled out. demo runs CloudNativePG's operator (make tools-cnpg) on
+// that cluster and the example Cluster whose WAL and backups go through cnpgi-plugin
+// (deploy/internal/kubeup.Demo), returning once it is Ready. down stops all of it and undoes
+// what it changed on the machine.
 package main
 
 import (
@@ -57,8 +61,8 @@ func (i *images) String() string     { return strings.Join(*i, ",") }
 func (i *images) Set(v string) error { *i = append(*i, v); return nil }
 
 func run(args []string) error {
-	if len(args) == 0 || (args[0] != "up" && args[0] != "down") {
-		return errors.New("usage: plinth-kube up|down [flags] (-h for the flags)")
+	if len(args) == 0 || (args[0] != "up" && args[0] != "down" && args[0] != "demo") {
+		return errors.New("usage: plinth-kube up|demo|down [flags] (-h for the flags)")
 	}
 	var o kubelocal.Options
 	var imgs images
@@ -66,8 +70,11 @@ func run(args []string) error {
 	var overlay, root string
 	fs := flag.NewFlagSet("plinth-kube "+args[0], flag.ContinueOnError)
 	fs.StringVar(&o.Dir, "dir", "/var/lib/plinth-kube", "the cluster's directory: state, logs, images, pods")
+	if args[0] == "up" || args[0] == "demo" {
+		fs.StringVar(&o.BinDir, "bin", "bin", "where `make tools-k8s` put kube-apiserver-"+kubelocal.Version+" and the rest (and make tools-cnpg cnpg-manager)")
+		fs.StringVar(&root, "root", ".", "the repository (the overlay and base/namespace.yaml are in it)")
+	}
 	if args[0] == "up" {
-		fs.StringVar(&o.BinDir, "bin", "bin", "where `make tools-k8s` put kube-apiserver-"+kubelocal.Version+" and the rest")
 		fs.Var(&imgs, "image", "a `docker save` archive to import (repeat the flag for more)")
 		fs.Func("program", "`IMAGE=PROGRAM[,PROGRAM...]`: import static programs as an image of their own named IMAGE (make kube-up passes overlays/local's S3 server, bin/versitygw, and the Kubernetes binaries of kaas's machines); repeat for more images", func(v string) error {
 			image, list, ok := strings.Cut(v, "=")
@@ -89,9 +96,9 @@ func run(args []string) error {
 		fs.BoolVar(&noInstall, "no-install", false, "never install Debian packages")
 		fs.StringVar(&overlay, "overlay", "deploy/k8s/overlays/local", "the kustomization to apply once the node is Ready, with the Secrets deploy/k8s/README.md lists (empty: a bare cluster)")
 		fs.DurationVar(&o.WaitForMachine, "wait-machine", 0, "how long to wait for another cluster on this machine to stop (one runs per machine)")
-		fs.StringVar(&root, "root", ".", "the repository (the overlay and base/namespace.yaml are in it)")
 		fs.StringVar(&o.VolumeGroup, "vg", "plinth_kube", "a loop-backed volume group to make for lvmd-agent (overlays/local names plinth_kube); empty: none")
 		fs.BoolVar(&o.CertManager, "cert-manager", true, "also run cert-manager's controller (deploy/k8s needs it for its mTLS pairs)")
+		fs.BoolVar(&o.Storage, "storage", true, "also run local-path-provisioner as the default StorageClass (local-path; CloudNativePG's instances need volumes)")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -109,6 +116,9 @@ func run(args []string) error {
 			return nil
 		}
 		return err
+	}
+	if args[0] == "demo" {
+		return demo(ctx, o, root, say)
 	}
 	if overlay != "" && len(imgs) == 0 {
 		return errors.New("-overlay runs the suite, whose images no registry here serves: build them (make images) and give -image bin/images/kube.tar, or -overlay= for a bare cluster")
@@ -144,6 +154,31 @@ func run(args []string) error {
 		}
 	}
 	fmt.Printf("KUBECONFIG=%s\n", c.KubeconfigPath)
+	return nil
+}
+
+// demo runs kubeup.Demo on the cluster in o.Dir.
+func demo(ctx context.Context, o kubelocal.Options, root string, say func(string, ...any)) error {
+	c, err := kubelocal.Open(o.Dir)
+	if err != nil {
+		return fmt.Errorf("%w (make kube-up first)", err)
+	}
+	bin, err := filepath.Abs(o.BinDir)
+	if err != nil {
+		return err
+	}
+	manager := filepath.Join(bin, "cnpg-manager")
+	if _, err := os.Stat(manager); err != nil {
+		return fmt.Errorf("no %s: make tools-cnpg", manager)
+	}
+	began := time.Now()
+	err = kubeup.Demo(ctx, kubeup.Options{Root: root, Kubectl: filepath.Join(bin, "kubectl-"+kubelocal.Version),
+		Kubeconfig: c.KubeconfigPath, Out: os.Stderr}, c, manager)
+	if err != nil {
+		return fmt.Errorf("%w (the cluster runs: make kube-down stops it)", err)
+	}
+	say("plinth-kube: CloudNativePG runs %s in %s with cnpgi-plugin archiving its WAL, after %s; try: kubectl -n %s get cluster,backup,pods",
+		kubeup.ExampleCluster, kubeup.Namespace, time.Since(began).Round(time.Second), kubeup.Namespace)
 	return nil
 }
 

@@ -28,8 +28,14 @@ var KubeImages = map[string]string{
 // them: make base-images).
 var KubeDependencyImages = []string{"postgres:15", "nats:2.11-alpine"}
 
+// OperandImage is CloudNativePG's PostgreSQL image for deploy/k8s/cnpg, built from
+// deploy/docker/postgresql on the compose file's postgres:15; its tag is the major version,
+// which the operator reads from it.
+const OperandImage = "plinth.local/postgresql:15"
+
 // Images builds the images of KubeImages with compose (the same build as Up's), tags them as
-// the Kubernetes manifests name them and writes them, with KubeDependencyImages, to out as
+// the Kubernetes manifests name them and writes them, with KubeDependencyImages and
+// OperandImage (built here), to out as
 // one `docker save` archive, which `make kube-up` imports into the cluster's containerd.
 // Only o.Root, o.File, o.Docker and o.Out count.
 func Images(ctx context.Context, o Options, out string) error {
@@ -58,7 +64,10 @@ func Images(ctx context.Context, o Options, out string) error {
 	if err := o.compose(ctx, o.Out, append([]string{"build"}, services...)...); err != nil {
 		return err
 	}
-	tags := slices.Clone(KubeDependencyImages)
+	if _, err := o.docker(ctx, "build", "-q", "-t", OperandImage, filepath.Join(o.Root, "deploy", "docker", "postgresql")); err != nil {
+		return err
+	}
+	tags := append(slices.Clone(KubeDependencyImages), OperandImage)
 	for _, s := range services {
 		if _, err := o.docker(ctx, "tag", ImageName(s), KubeImages[s]); err != nil {
 			return err

@@ -56,13 +56,16 @@ func preflight(l layout) error {
 			missing = append(missing, b+" (make tools-k8s)")
 		}
 	}
+	if l.Storage && !executable(l.localPathBinary()) {
+		missing = append(missing, l.localPathBinary()+" (make tools-k8s)")
+	}
 	for _, image := range slices.Sorted(maps.Keys(l.Programs)) {
 		if len(l.Programs[image]) == 0 {
 			missing = append(missing, "a program for image "+image)
 		}
 		for _, p := range l.Programs[image] {
-			if !executable(p) || static(p) != nil {
-				missing = append(missing, p+" as a static executable (image "+image+")")
+			if host := hostPath(p); !executable(host) || static(host) != nil {
+				missing = append(missing, host+" as a static executable (image "+image+")")
 			}
 		}
 	}

@@ -56,16 +56,19 @@ func standIns(l layout) []standIn {
 			})
 		}
 	}
+	if l.Storage {
+		out = append(out, programStandIn(LocalPathImage, l.localPathBinary()))
+	}
 	for _, image := range slices.Sorted(maps.Keys(l.Programs)) {
 		out = append(out, programStandIn(image, l.Programs[image]...))
 	}
 	return out
 }
 
-// programStandIn is an image holding static programs at /usr/local/bin/<base name> beside
-// busybox's /bin (a shell and cp for an init container that copies the programs into a
-// volume), the first program its entrypoint. It names no user: the pod's securityContext
-// decides.
+// programStandIn is an image holding static programs (each at /usr/local/bin/<base name>, or
+// where ProgramPath puts it) beside busybox's /bin (a shell and cp for an init container that
+// copies the programs into a volume), the first program its entrypoint. It names no user: the
+// pod's securityContext decides.
 func programStandIn(image string, programs ...string) standIn {
 	return standIn{
 		name: image,
@@ -76,8 +79,29 @@ func programStandIn(image string, programs ...string) standIn {
 			}
 			return programLayer(files, programs...)
 		},
-		entrypoint: []string{"/usr/local/bin/" + filepath.Base(programs[0])},
+		entrypoint: []string{"/" + inImage(programs[0])},
 	}
+}
+
+// ProgramPath names a program for Options.Programs or ImportProgram that goes to an exact
+// path of the image instead of /usr/local/bin: upstream images whose manifests run it there
+// (CloudNativePG's operator runs /manager, and copies it into every PostgreSQL pod from there).
+func ProgramPath(host, inImage string) string { return host + ":" + inImage }
+
+// hostPath and inImage split a program of Options.Programs: the file on this machine, and its
+// path in the image (no leading slash).
+func hostPath(program string) string {
+	if host, _, ok := strings.Cut(program, ":/"); ok {
+		return host
+	}
+	return program
+}
+
+func inImage(program string) string {
+	if _, in, ok := strings.Cut(program, ":/"); ok {
+		return in
+	}
+	return "usr/local/bin/" + filepath.Base(program)
 }
 
 // importImages writes the stand-ins as `docker save` archives and imports them, and every
@@ -120,15 +144,16 @@ func importStandIn(ctx context.Context, l layout, s standIn) error {
 	return nil
 }
 
-// ImportProgram imports an image named image holding one static program (as
-// Options.Programs) into the running cluster's containerd, for a pod that runs an upstream
-// program built here (e2e runs TopoLVM's node plugin so).
-func (c *Cluster) ImportProgram(ctx context.Context, image, program string) error {
+// ImportProgram imports an image named image holding static programs (as Options.Programs,
+// the first its entrypoint) into the running cluster's containerd, for a pod that runs an
+// upstream program built here (e2e runs TopoLVM's node plugin so, make kube-demo
+// CloudNativePG's operator).
+func (c *Cluster) ImportProgram(ctx context.Context, image string, programs ...string) error {
 	_, l, err := loadCluster(c.Dir, nil)
 	if err != nil {
 		return err
 	}
-	return importStandIn(ctx, l, programStandIn(image, program))
+	return importStandIn(ctx, l, programStandIn(image, programs...))
 }
 
 // file is one entry of a layer.
@@ -207,15 +232,26 @@ func busyboxFiles() ([]file, error) {
 	return files, nil
 }
 
-// programLayer is a layer of base and static programs at /usr/local/bin/<base name>.
+// programLayer is a layer of base and static programs, each at its inImage path.
 func programLayer(base []file, programs ...string) ([]byte, error) {
 	files := append(base, file{name: "usr/", mode: 0o755}, file{name: "usr/local/", mode: 0o755}, file{name: "usr/local/bin/", mode: 0o755})
+	dirs := map[string]bool{}
+	for _, f := range files {
+		dirs[f.name] = true
+	}
 	for _, p := range programs {
-		bin, err := staticBinary(p, "build it statically (CGO_ENABLED=0)")
+		bin, err := staticBinary(hostPath(p), "build it statically (CGO_ENABLED=0)")
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, file{name: "usr/local/bin/" + filepath.Base(p), mode: 0o755, data: bin})
+		name := inImage(p)
+		for i := range len(name) {
+			if d := name[:i+1]; name[i] == '/' && !dirs[d] {
+				dirs[d] = true
+				files = append(files, file{name: d, mode: 0o755})
+			}
+		}
+		files = append(files, file{name: name, mode: 0o755, data: bin})
 	}
 	return tarLayer(files)
 }

@@ -1,8 +1,22 @@
 package kubelocal
 
 import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/plinth-dev/plinth/libs/kubetest"
+	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
 // iptables-save quotes comments; deleting the rule needs them as one argument each.
@@ -52,5 +66,91 @@ func TestLayout(t *testing.T) {
 		if err := bad.defaults(); err == nil {
 			t.Errorf("%+v: accepted", bad)
 		}
+	}
+}
+
+// A program goes to /usr/local/bin unless ProgramPath names its place in the image, whose
+// parent directories the layer then holds too; the first program is the entrypoint.
+func TestProgramPlaces(t *testing.T) {
+	// Debian's static busybox, which every stand-in carries (busybox-static).
+	self := busyboxPath
+	if err := static(self); err != nil {
+		testenv.SkipOrFail(t, err.Error()+": install busybox-static")
+	}
+	s := programStandIn("example/x:1", ProgramPath(self, "/opt/op/manager"), self)
+	if want := []string{"/opt/op/manager"}; !slices.Equal(s.entrypoint, want) {
+		t.Errorf("entrypoint %v, want %v", s.entrypoint, want)
+	}
+	layer, err := programLayer(nil, ProgramPath(self, "/opt/op/manager"), self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	tr := tar.NewReader(bytes.NewReader(layer))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+	}
+	for _, want := range []string{"opt/", "opt/op/", "opt/op/manager", "usr/local/bin/" + filepath.Base(self)} {
+		if !slices.Contains(names, want) {
+			t.Errorf("layer lacks %s: %v", want, names)
+		}
+	}
+	if hostPath(ProgramPath("/a/b", "/manager")) != "/a/b" || hostPath("/a/b") != "/a/b" {
+		t.Error("hostPath does not give back the file on this machine")
+	}
+}
+
+// Upstream's manifest, changed only where this cluster differs: the provisioner runs the
+// stand-in's program, volumes go under the cluster's directory, helper pods use the busybox
+// stand-in, and its StorageClass is the default.
+func TestLocalPathObjects(t *testing.T) {
+	dir, err := kubetest.ModuleDir(LocalPathModule)
+	if err != nil {
+		testenv.SkipOrFail(t, err.Error())
+	}
+	manifest, err := os.ReadFile(filepath.Join(dir, "deploy", "local-path-storage.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := localPathObjects(manifest, "/scratch/volumes", "/usr/local/bin/local-path-provisioner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		kinds[fmt.Sprintf("%T", o)] = true
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			c := o.Spec.Template.Spec.Containers[0]
+			if c.Image != LocalPathImage || c.ImagePullPolicy != corev1.PullNever || c.Command[0] != "/usr/local/bin/local-path-provisioner" {
+				t.Errorf("provisioner container: image %s (%s), command %v", c.Image, c.ImagePullPolicy, c.Command)
+			}
+		case *corev1.ConfigMap:
+			if !strings.Contains(o.Data["config.json"], `"paths":["/scratch/volumes"]`) {
+				t.Errorf("config.json: %s", o.Data["config.json"])
+			}
+			if !strings.Contains(o.Data["helperPod.yaml"], "image: "+BusyboxImage) {
+				t.Errorf("helperPod.yaml: %s", o.Data["helperPod.yaml"])
+			}
+		case *storagev1.StorageClass:
+			if o.Name != StorageClass || o.Annotations["storageclass.kubernetes.io/is-default-class"] != "true" {
+				t.Errorf("StorageClass %s, annotations %v", o.Name, o.Annotations)
+			}
+		}
+	}
+	for _, k := range []string{"*v1.Namespace", "*v1.ServiceAccount", "*v1.ClusterRole", "*v1.ClusterRoleBinding", "*v1.Deployment", "*v1.StorageClass", "*v1.ConfigMap"} {
+		if !kinds[k] {
+			t.Errorf("no %s in %v", k, kinds)
+		}
+	}
+	if _, err := localPathObjects([]byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n"), "/v", "/p"); err == nil {
+		t.Error("a manifest without the provisioner was taken")
 	}
 }

@@ -76,6 +76,11 @@ type Options struct {
 	// BinDir/cert-manager-controller from `make tools-k8s`, its CRDs from the module
 	// tools/crds pins), so Issuers and Certificates work.
 	CertManager bool
+	// Storage also runs local-path-provisioner (BinDir/local-path-provisioner from `make
+	// tools-k8s`, upstream's manifest from the module tools/crds pins) as the default
+	// StorageClass, local-path: each PersistentVolumeClaim gets a directory under Dir/volumes,
+	// which Down removes with the rest.
+	Storage bool
 	// VolumeGroup, when set, is made on a loop device over a sparse file of VolumeGroupSize
 	// bytes (default 8 GiB) in Dir, for the node's lvmd-agent (overlays/local names
 	// plinth_kube); Down removes it with every logical volume in it.
@@ -349,6 +354,12 @@ func up(ctx context.Context, l layout, st *state) (*Cluster, error) {
 		log("kubelocal: installing cert-manager")
 		if err := installCertManager(ctx, l, client); err != nil {
 			return nil, err
+		}
+	}
+	if l.Storage {
+		log("kubelocal: installing local-path-provisioner (StorageClass %s)", StorageClass)
+		if err := installLocalPath(ctx, l, client); err != nil {
+			return nil, errors.Join(err, st.logTails(l, "kubelet"))
 		}
 	}
 	return Open(l.Dir)
