@@ -35,15 +35,16 @@ func (k *kubeStack) checkCNPGOperator(t *testing.T) {
 		t.Fatalf("plinth-kube demo: %v", err)
 	}
 
-	// 1. The sidecar in each instance pod, continuous archiving reported by the operator.
+	// 1. The sidecar in each instance pod (a native sidecar: an init container that keeps
+	// running), continuous archiving reported by the operator.
 	pods := strings.Fields(k.run(t, "-n", "plinth", "get", "pods", "-l", "cnpg.io/cluster="+cnpgCluster+",cnpg.io/podRole=instance",
-		"-o", `jsonpath={range .items[*]}{.metadata.name}{"="}{range .spec.containers[*]}{.name}{","}{end}{" "}{end}`))
+		"-o", `jsonpath={range .items[*]}{.metadata.name}{"="}{range .spec.initContainers[?(@.restartPolicy=="Always")]}{.name}{","}{end}{" "}{end}`))
 	if len(pods) != 2 {
 		t.Fatalf("instance pods of %s: %v, want 2", cnpgCluster, pods)
 	}
 	for _, p := range pods {
-		if name, containers, _ := strings.Cut(p, "="); !strings.Contains(","+containers, ",plinth-cnpgi,") {
-			t.Errorf("pod %s runs %s: no plinth-cnpgi sidecar", name, containers)
+		if name, sidecars, _ := strings.Cut(p, "="); !strings.Contains(","+sidecars, ",plinth-cnpgi,") {
+			t.Errorf("pod %s has the sidecars %q: no plinth-cnpgi", name, sidecars)
 		}
 	}
 	if err := eventually(3*time.Minute, 2*time.Second, func() error {
