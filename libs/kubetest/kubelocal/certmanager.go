@@ -8,8 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -35,7 +35,7 @@ func installCertManager(ctx context.Context, l layout, client kubernetes.Interfa
 		return fmt.Errorf("kubelocal: cert-manager: %w", err)
 	}
 
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: certManagerNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := create(ctx, client, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: certManagerNamespace}}); err != nil {
 		return fmt.Errorf("kubelocal: cert-manager: %w", err)
 	}
 	for _, p := range certManagerParts() {
@@ -107,30 +107,17 @@ func certManagerParts() []certManagerPart {
 func (p certManagerPart) install(ctx context.Context, client kubernetes.Interface) error {
 	labels := map[string]string{"app.kubernetes.io/name": p.name, "app.kubernetes.io/part-of": "cert-manager"}
 	meta := metav1.ObjectMeta{Name: p.name, Labels: labels}
-	objects := []func() error{
-		func() error {
-			_, err := client.CoreV1().ServiceAccounts(certManagerNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta}, metav1.CreateOptions{})
-			return err
+	for _, o := range []runtime.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: certManagerNamespace, Labels: labels}},
+		&rbacv1.ClusterRole{ObjectMeta: meta, Rules: p.rules},
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: meta,
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: p.name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: p.name, Namespace: certManagerNamespace}},
 		},
-		func() error {
-			_, err := client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: meta, Rules: p.rules}, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-				ObjectMeta: meta,
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: p.name},
-				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: p.name, Namespace: certManagerNamespace}},
-			}, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := client.AppsV1().Deployments(certManagerNamespace).Create(ctx, p.deployment(labels), metav1.CreateOptions{})
-			return err
-		},
-	}
-	for _, create := range objects {
-		if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
+		p.deployment(labels),
+	} {
+		if err := create(ctx, client, o); err != nil {
 			return fmt.Errorf("kubelocal: %s: %w", p.name, err)
 		}
 	}

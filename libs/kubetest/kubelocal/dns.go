@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -89,32 +89,10 @@ func setupAPI(ctx context.Context, l layout) error {
 			{Name: ptr.To("dns-tcp"), Port: ptr.To[int32](53), Protocol: ptr.To(corev1.ProtocolTCP)},
 		},
 	}
-	for _, create := range []func() error{
-		func() error {
-			_, err := client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := client.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := client.DiscoveryV1().EndpointSlices(slice.Namespace).Create(ctx, slice, metav1.CreateOptions{})
-			return err
-		},
-	} {
+	for _, o := range []runtime.Object{role, binding, svc, slice} {
 		// The apiserver is ready, but its bootstrap (the kube-system namespace, RBAC's
 		// defaults) may still be under way for a moment.
-		if err := poll(ctx, time.Minute, func(context.Context) error {
-			if err := create(); err != nil && !apierrors.IsAlreadyExists(err) {
-				return err
-			}
-			return nil
-		}); err != nil {
+		if err := poll(ctx, time.Minute, func(ctx context.Context) error { return create(ctx, client, o) }); err != nil {
 			return fmt.Errorf("kubelocal: cluster DNS objects: %w", err)
 		}
 	}

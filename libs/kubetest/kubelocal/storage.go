@@ -14,9 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -167,36 +165,4 @@ func localPathConfig(cm *corev1.ConfigMap, volumes string) error {
 	}
 	cm.Data["helperPod.yaml"] = string(data)
 	return nil
-}
-
-// create creates one of the kinds upstream's manifests hold; one that exists is kept.
-func create(ctx context.Context, client kubernetes.Interface, obj runtime.Object) error {
-	var err error
-	opts := metav1.CreateOptions{}
-	switch o := obj.(type) {
-	case *corev1.Namespace:
-		_, err = client.CoreV1().Namespaces().Create(ctx, o, opts)
-	case *corev1.ServiceAccount:
-		_, err = client.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, opts)
-	case *corev1.ConfigMap:
-		_, err = client.CoreV1().ConfigMaps(o.Namespace).Create(ctx, o, opts)
-	case *rbacv1.Role:
-		_, err = client.RbacV1().Roles(o.Namespace).Create(ctx, o, opts)
-	case *rbacv1.RoleBinding:
-		_, err = client.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, opts)
-	case *rbacv1.ClusterRole:
-		_, err = client.RbacV1().ClusterRoles().Create(ctx, o, opts)
-	case *rbacv1.ClusterRoleBinding:
-		_, err = client.RbacV1().ClusterRoleBindings().Create(ctx, o, opts)
-	case *appsv1.Deployment:
-		_, err = client.AppsV1().Deployments(o.Namespace).Create(ctx, o, opts)
-	case *storagev1.StorageClass:
-		_, err = client.StorageV1().StorageClasses().Create(ctx, o, opts)
-	default:
-		return fmt.Errorf("no way to create a %T", obj)
-	}
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
 }
