@@ -61,12 +61,4 @@ func TestDemoManifestsAgree(t *testing.T) {
 	if k.Namespace != Namespace || len(k.Images) != 1 || k.Images[0].NewName+":"+k.Images[0].NewTag != OperatorImage {
 		t.Errorf("deploy/k8s/cnpg: namespace %q, images %+v; want %s, %s", k.Namespace, k.Images, Namespace, OperatorImage)
 	}
-	// The tag is the version make tools-cnpg builds (upstream tags without the v).
-	gomod, err := os.ReadFile("../../../tools/k8s/cnpg/go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "\tgithub.com/cloudnative-pg/cloudnative-pg v" + OperatorImage[strings.LastIndex(OperatorImage, ":")+1:] + " "; !strings.Contains(string(gomod), want) {
-		t.Errorf("tools/k8s/cnpg/go.mod does not pin the operator of %s (no line %q)", OperatorImage, want)
-	}
 }

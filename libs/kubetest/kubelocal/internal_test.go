@@ -154,36 +154,3 @@ func TestLocalPathObjects(t *testing.T) {
 		t.Error("a manifest without the provisioner was taken")
 	}
 }
-
-// The manifests kubelocal and make kube-demo apply come from the modules tools/crds pins; the
-// programs that run them are built from other tools modules: each pair names one version.
-func TestToolPinsAgree(t *testing.T) {
-	root, err := kubetest.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pin := func(gomod, module string) string {
-		data, err := os.ReadFile(filepath.Join(root, gomod))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == module {
-				return f[1]
-			}
-		}
-		t.Fatalf("%s requires no %s", gomod, module)
-		return ""
-	}
-	for _, c := range []struct{ module, program string }{
-		{kubetest.CNPGModule, "tools/k8s/cnpg/go.mod"},
-		{LocalPathModule, "tools/k8s/local-path/go.mod"},
-	} {
-		if crds, built := pin("tools/crds/go.mod", c.module), pin(c.program, c.module); crds != built {
-			t.Errorf("%s: tools/crds/go.mod pins %s, %s builds %s", c.module, crds, c.program, built)
-		}
-	}
-	if want := "plinth.local/local-path-provisioner:" + pin("tools/k8s/local-path/go.mod", LocalPathModule); LocalPathImage != want {
-		t.Errorf("LocalPathImage %s, want %s", LocalPathImage, want)
-	}
-}
