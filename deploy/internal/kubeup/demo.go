@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -33,20 +34,18 @@ const (
 // Demo runs CloudNativePG's operator on a cluster where Apply ran overlays/local, and the
 // example Cluster whose WAL and backups go through cnpgi-plugin, as deploy/k8s/README.md's
 // "CloudNativePG on one machine" tells a user: the operator's image imported (manager, from
-// `make tools-cnpg`), the
-// operator applied from deploy/k8s/cnpg and rolled out, the sidecar's Secret made from the
+// `make tools-cnpg`), the operator applied from deploy/k8s/cnpg and rolled out, the sidecar's Secret made from the
 // suite's (once), deploy/k8s/examples/postgres/local applied, and the Cluster waited for
 // until Ready.
 func Demo(ctx context.Context, o Options, c *kubelocal.Cluster, manager string) error {
 	if o.Wait == 0 {
 		o.Wait = 10 * time.Minute
 	}
-	k := kubectl{o: o}
-	say := func(format string, a ...any) {
-		if o.Out != nil {
-			fmt.Fprintf(o.Out, "kube-demo: "+format+"\n", a...)
-		}
+	if o.Out == nil {
+		o.Out = io.Discard
 	}
+	k := kubectl{o: o}
+	say := func(format string, a ...any) { fmt.Fprintf(o.Out, "kube-demo: "+format+"\n", a...) }
 	say("importing %s (%s at %s)", OperatorImage, manager, OperatorPath)
 	// As upstream's image lays it out: the instance manager of each architecture at
 	// /operator/manager_<GOARCH>, which the operator offers to instances (only this machine's
