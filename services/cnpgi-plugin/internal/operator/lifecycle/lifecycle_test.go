@@ -244,6 +244,17 @@ func TestWhoGetsTheSidecar(t *testing.T) {
 	if !slices.Contains(mountPaths(named(spec["containers"], "full-recovery")[0]), "/plugins") {
 		t.Fatal("the recovery container does not mount /plugins")
 	}
+	// PostgreSQL recovers in the job's own container, where only CloudNativePG's instance
+	// manager is: restore_command must go through it, not through the sidecar's binary.
+	var restore string
+	for _, e := range sc[0]["env"].([]any) {
+		if e := e.(map[string]any); e["name"] == "PLINTH_CNPGI_RESTORE_COMMAND" {
+			restore, _ = e["value"].(string)
+		}
+	}
+	if !strings.HasPrefix(restore, "/controller/manager wal-restore ") || !strings.HasSuffix(restore, " %f %p") {
+		t.Fatalf("the sidecar's restore_command %q is not the instance manager's wal-restore", restore)
+	}
 }
 
 func TestMinimalPodGetsTheLists(t *testing.T) {

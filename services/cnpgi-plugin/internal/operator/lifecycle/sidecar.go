@@ -16,6 +16,11 @@ const (
 	ConfigFileKey = "config.yaml"
 	spoolDir      = "/controller/plinth-cnpgi-spool"
 	scratchStore  = "/controller/plinth-cnpgi-store"
+	// restoreCommand is restore_command in a recovery Job and a recovering Pod: PostgreSQL's
+	// container has CloudNativePG's instance manager (copied to /controller) but not this
+	// binary, and the manager's wal-restore asks every plugin of the cluster, its recovery
+	// source's included, over /plugins.
+	restoreCommand = "/controller/manager wal-restore --log-destination /controller/log/postgres.json %f %p"
 )
 
 // SidecarName is the injected container's name; finding it again keeps injection idempotent.
@@ -96,6 +101,7 @@ func (s Sidecar) container(pullPolicy string, mounts []any) container {
 		// the scratch volume (the root file system is read-only). It is lost with the Pod:
 		// configure a real store through ConfigMap.
 		{"PLINTH_CNPGI_DEFAULT_STORE_DIR", scratchStore},
+		{"PLINTH_CNPGI_RESTORE_COMMAND", restoreCommand},
 		{"PLINTH_ADMIN_ADDR", "off"},
 		{"PLINTH_LOG_FORMAT", "json"},
 	}
