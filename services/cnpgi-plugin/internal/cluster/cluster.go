@@ -89,6 +89,11 @@ type Cluster struct {
 		Tablespaces []struct {
 			Name string `json:"name"`
 		} `json:"tablespaces"`
+		// Backup.BarmanObjectStore is CloudNativePG's in-tree archiver (barman-cloud in the
+		// PostgreSQL container); only its presence is read.
+		Backup *struct {
+			BarmanObjectStore json.RawMessage `json:"barmanObjectStore"`
+		} `json:"backup"`
 	} `json:"spec"`
 	Status struct {
 		CurrentPrimary string `json:"currentPrimary"`
@@ -237,6 +242,41 @@ func (c *Cluster) ArchiveTarget(plugin string) (Target, error) {
 		return targetOf(p, fmt.Sprintf("spec.plugins[%d].parameters", i), c.Metadata.Name)
 	}
 	return Target{}, fmt.Errorf("%w: cluster %s lists no %s in spec.plugins", ErrPluginNotUsed, input.Quote(c.Metadata.Name), plugin)
+}
+
+// ArchivesWAL reports whether the cluster has plugin archive its WAL, and when not, why.
+// CloudNativePG's instance manager asks every enabled plugin that can archive to archive
+// each segment, whatever its isWALArchiver says (plugin-barman-cloud #606, #797), so the
+// plugin honours the field itself: true archives; false does not; unset archives unless the
+// cluster names another archiver (a plugin entry with isWALArchiver true, or the in-tree
+// barmanObjectStore) — the API before isWALArchiver, which CloudNativePG still serves.
+// A plugin the cluster does not enable is ErrPluginNotUsed, as for ArchiveTarget.
+func (c *Cluster) ArchivesWAL(plugin string) (bool, string, error) {
+	own := -1
+	for i, p := range c.Spec.Plugins {
+		if p.Name == plugin {
+			own = i
+			break
+		}
+	}
+	if _, err := c.ArchiveTarget(plugin); err != nil {
+		return false, "", err
+	}
+	if w := c.Spec.Plugins[own].IsWALArchiver; w != nil {
+		if *w {
+			return true, "", nil
+		}
+		return false, fmt.Sprintf("spec.plugins[%d].isWALArchiver is false", own), nil
+	}
+	for i, p := range c.Spec.Plugins {
+		if i != own && p.IsWALArchiver != nil && *p.IsWALArchiver && (p.Enabled == nil || *p.Enabled) {
+			return false, fmt.Sprintf("spec.plugins[%d] (%s) is the WAL archiver", i, input.Quote(p.Name)), nil
+		}
+	}
+	if b := c.Spec.Backup; b != nil && len(b.BarmanObjectStore) > 0 && string(b.BarmanObjectStore) != "null" {
+		return false, "spec.backup.barmanObjectStore archives the WAL", nil
+	}
+	return true, "", nil
 }
 
 // RestoreTarget is where the cluster restores WAL from: while it bootstraps by recovery

@@ -77,6 +77,55 @@ func TestTargets(t *testing.T) {
 	}
 }
 
+func TestArchivesWAL(t *testing.T) {
+	for _, c := range []struct {
+		name, plugins, extra string
+		want                 bool
+		why, err             string // substrings: why it does not archive, the error
+	}{
+		{name: "designated", plugins: `[{"name":"cnpgi.plinth.dev","isWALArchiver":true}]`, want: true},
+		{name: "unset, alone (the API before isWALArchiver)", plugins: `[{"name":"cnpgi.plinth.dev"}]`, want: true},
+		{name: "unset beside a plugin that archives nothing", plugins: `[{"name":"hello"},{"name":"cnpgi.plinth.dev"}]`, want: true},
+		{name: "false, alone (#606)", plugins: `[{"name":"cnpgi.plinth.dev","isWALArchiver":false}]`, why: "spec.plugins[0].isWALArchiver is false"},
+		{
+			name:    "false on a second entry, the first archives",
+			plugins: `[{"name":"barman-cloud.cloudnative-pg.io","isWALArchiver":true},{"name":"cnpgi.plinth.dev","isWALArchiver":false}]`,
+			why:     "spec.plugins[1].isWALArchiver is false",
+		},
+		{
+			name:    "unset, another entry archives",
+			plugins: `[{"name":"cnpgi.plinth.dev"},{"name":"barman-cloud.cloudnative-pg.io","isWALArchiver":true}]`,
+			why:     `spec.plugins[1] ("barman-cloud.cloudnative-pg.io") is the WAL archiver`,
+		},
+		{
+			name:    "unset, the archiver entry disabled",
+			plugins: `[{"name":"cnpgi.plinth.dev"},{"name":"barman-cloud.cloudnative-pg.io","isWALArchiver":true,"enabled":false}]`,
+			want:    true,
+		},
+		{
+			name: "unset, the in-tree barmanObjectStore archives", plugins: `[{"name":"cnpgi.plinth.dev"}]`,
+			extra: `,"backup":{"barmanObjectStore":{"destinationPath":"s3://b/"}}`, why: "barmanObjectStore",
+		},
+		{name: "designated despite barmanObjectStore", plugins: `[{"name":"cnpgi.plinth.dev","isWALArchiver":true}]`, extra: `,"backup":{"barmanObjectStore":{}}`, want: true},
+		{name: "not listed", plugins: `[{"name":"other","isWALArchiver":true}]`, err: "lists no cnpgi.plinth.dev"},
+		{name: "disabled", plugins: `[{"name":"cnpgi.plinth.dev","enabled":false,"isWALArchiver":true}]`, err: "disabled"},
+	} {
+		cl, err := cluster.Parse([]byte(`{"metadata":{"name":"pg"},"spec":{"plugins":` + c.plugins + c.extra + `}}`))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got, why, err := cl.ArchivesWAL(plugin)
+		switch {
+		case c.err != "":
+			if !errors.Is(err, cluster.ErrPluginNotUsed) || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want ErrPluginNotUsed containing %q", c.name, err, c.err)
+			}
+		case err != nil || got != c.want || !strings.Contains(why, c.why) || (got && why != ""):
+			t.Errorf("%s: %v %q %v, want %v %q", c.name, got, why, err, c.want, c.why)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, def := range []string{"", "{", `{"metadata":{}}`, `[]`} {
 		_, err := cluster.Parse([]byte(def))

@@ -146,6 +146,17 @@ func TestWAL(t *testing.T) {
 				info["objectStore"] != store || info["serverName"] != "pg-"+store {
 				t.Fatalf("status %v", st)
 			}
+
+			// isWALArchiver false (CloudNativePG asks every plugin anyway, #606): the call
+			// succeeds, so PostgreSQL moves on, and the store is left as it was.
+			path3, _ := p.segment(t, pgwal, "000000010000000000000003", 7301234567890123456)
+			notArchiver := bytes.Replace(def, []byte(`"isWALArchiver":true`), []byte(`"isWALArchiver":false`), 1)
+			if _, err := c.Archive(ctx, &wal.WALArchiveRequest{ClusterDefinition: notArchiver, SourceFileName: path3}); err != nil {
+				t.Fatalf("archive with isWALArchiver false: %v, want success without storing", err)
+			}
+			if st, err := c.Status(ctx, &wal.WALStatusRequest{ClusterDefinition: def}); err != nil || st.GetLastWal() != seg2 {
+				t.Fatalf("after an archive with isWALArchiver false the store's last segment is %q (%v), want %s", st.GetLastWal(), err, seg2)
+			}
 		})
 	}
 }

@@ -70,6 +70,14 @@ func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (
 	if err != nil {
 		return nil, common.ToStatus(ctx, s.log, err)
 	}
+	if archives, why, err := c.ArchivesWAL(s.opts.Plugin); err != nil {
+		return nil, common.ToStatus(ctx, s.log, err)
+	} else if !archives {
+		// The instance manager asks every plugin; another archiver (or none) has the
+		// segment. Success, so that PostgreSQL does not retry it here forever.
+		s.log.DebugContext(ctx, "not this cluster's WAL archiver: segment left alone", "wal", baseName(req.GetSourceFileName()), "why", why)
+		return &walv1.WALArchiveResult{}, nil
+	}
 	err = s.svc.Archive(ctx, t, wal.ArchiveRequest{
 		SourcePath: req.GetSourceFileName(), DataDirs: s.opts.DataDirs,
 		CheckEmpty: req.CheckEmptyWalArchive, SkipEmptyCheck: c.SkipEmptyWALArchiveCheck(),
