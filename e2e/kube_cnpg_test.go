@@ -59,20 +59,10 @@ func (k *kubeStack) checkCNPGOperator(t *testing.T) {
 	}
 
 	// 2. Rows written on the primary, the WAL switched: the segment lands in the store.
-	primary := strings.TrimSpace(k.run(t, "-n", "plinth", "get", "cluster", cnpgCluster, "-o", "jsonpath={.status.currentPrimary}"))
-	psql := func(sql string) string {
-		return strings.TrimSpace(k.run(t, "-n", "plinth", "exec", primary, "-c", "postgres", "--",
-			"psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-c", sql))
-	}
+	primary := k.cnpgPrimary(t, cnpgCluster)
+	psql := func(sql string) string { return k.cnpgSQL(t, primary, sql) }
 	psql("CREATE TABLE IF NOT EXISTS e2e_rows (n int); INSERT INTO e2e_rows SELECT generate_series(1, 1000)")
-	segment := psql("SELECT pg_walfile_name(pg_switch_wal())")
-	if !walNameRE.MatchString(segment) {
-		t.Fatalf("pg_switch_wal on %s: %q", primary, segment)
-	}
-	if err := eventually(2*time.Minute, time.Second, func() error { return k.storedWAL(t, cnpgCluster, segment) }); err != nil {
-		t.Errorf("segment %s of %s not archived: %v (pg_stat_archiver: %s)", segment, primary, err,
-			psql("SELECT archived_count, last_archived_wal, failed_count, last_failed_wal FROM pg_stat_archiver"))
-	}
+	k.switchAndArchive(t, primary, cnpgCluster)
 
 	// 3. A base backup through the plugin, on demand and from a schedule.
 	backup := "e2e-backup-" + randomHex(t, 3)
@@ -94,6 +84,200 @@ func (k *kubeStack) checkCNPGOperator(t *testing.T) {
 	}
 	k.waitBackup(t, strings.Fields(fired)[0])
 	t.Logf("CloudNativePG journey (steps 1–3) in %s", time.Since(start).Round(time.Second))
+
+	k.checkCNPGRecoveryAndFailover(t, primary, backup)
+	t.Logf("CloudNativePG journey (steps 1–6) in %s", time.Since(start).Round(time.Second))
+}
+
+// checkCNPGRecoveryAndFailover is #24's steps 4–6 on pg-example after steps 1–3 (backup, a
+// base backup taken through the plugin):
+//   - 4. a new Cluster bootstrapped by recovery from the plugin to a named restore point holds
+//     exactly the rows committed before it;
+//   - 6. a Cluster whose plugin entry says isWALArchiver: false runs and archives nothing into
+//     the store, although CloudNativePG's instance manager still asks the plugin (#606);
+//   - 5. the primary's pod deleted, the replica is promoted and archives on the new timeline
+//     (its history file, then its segments) without a failed archive call;
+//   - 4. a Cluster recovered to the latest point after that failover holds every row, those
+//     written on both timelines: the archive has no gap across the promotion.
+func (k *kubeStack) checkCNPGRecoveryAndFailover(t *testing.T, primary, backup string) {
+	psql := func(sql string) string { return k.cnpgSQL(t, primary, sql) }
+	psql("CREATE TABLE e2e_recovery (n int); INSERT INTO e2e_recovery SELECT generate_series(1, 100)")
+	psql("SELECT pg_create_restore_point('e2e-point')")
+	psql("INSERT INTO e2e_recovery SELECT generate_series(101, 150)")
+	k.switchAndArchive(t, primary, cnpgCluster)
+
+	// The plugin's entry in each recovered cluster's externalClusters: pg-example's archive.
+	const origin = `"externalClusters":[{"name":"origin","plugin":{"name":"cnpgi.plinth.dev","parameters":{"objectStore":"main","serverName":"pg-example"}}}]`
+	point, latest, noWAL := "pg-point", "pg-latest", "pg-nowal"
+	// CloudNativePG's webhook wants the backup to start from with a named target (only a
+	// time can choose one): the Backup's id, as the plugin reported it.
+	backupID := strings.TrimSpace(k.run(t, "-n", "plinth", "get", "backup", backup, "-o", "jsonpath={.status.backupId}"))
+	if backupID == "" {
+		t.Fatalf("Backup %s has no status.backupId", backup)
+	}
+	k.applyCNPGCluster(t, point, fmt.Sprintf(`"bootstrap":{"recovery":{"source":"origin","recoveryTarget":{"targetName":"e2e-point","backupID":%q}}},`, backupID)+origin)
+	k.applyCNPGCluster(t, noWAL, `"plugins":[{"name":"cnpgi.plinth.dev","isWALArchiver":false,"parameters":{"objectStore":"main"}}]`)
+	k.waitCNPGCluster(t, point)
+	if got := k.cnpgSQL(t, k.cnpgPrimary(t, point), "SELECT count(*), min(n), max(n) FROM e2e_recovery"); got != "100|1|100" {
+		t.Errorf("%s, recovered to the restore point e2e-point, holds (count|min|max) %s, want 100|1|100", point, got)
+	}
+	k.deleteCNPGCluster(t, point)
+
+	// 6. isWALArchiver: false — PostgreSQL's archiver succeeds (the instance manager asks the
+	// plugin, which declines), the store gets nothing under the cluster's name.
+	k.waitCNPGCluster(t, noWAL)
+	noWALPrimary := k.cnpgPrimary(t, noWAL)
+	k.cnpgSQL(t, noWALPrimary, "CREATE TABLE e2e_rows AS SELECT 1 AS n")
+	segment := k.cnpgSQL(t, noWALPrimary, "SELECT pg_walfile_name(pg_switch_wal())")
+	if err := eventually(time.Minute, time.Second, func() error {
+		last := k.cnpgSQL(t, noWALPrimary, "SELECT coalesce(last_archived_wal, '') FROM pg_stat_archiver")
+		if last < segment {
+			return fmt.Errorf("pg_stat_archiver's last archived WAL %q, want %s or later", last, segment)
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("%s (isWALArchiver false): %v", noWAL, err)
+	}
+	if objects, err := k.storedWALs(t, noWAL); err != nil || len(objects) != 0 {
+		t.Errorf("%s has isWALArchiver false, yet the store holds %v under its name (%v)", noWAL, objects, err)
+	}
+	k.deleteCNPGCluster(t, noWAL)
+
+	// 5. Failover: the primary's pod deleted, the replica promoted; rows on both timelines.
+	psql("INSERT INTO e2e_recovery SELECT generate_series(151, 200)")
+	k.switchAndArchive(t, primary, cnpgCluster)
+	k.run(t, "-n", "plinth", "delete", "pod", primary)
+	var promoted string
+	if err := eventually(3*time.Minute, time.Second, func() error {
+		out, err := k.try("-n", "plinth", "get", "cluster", cnpgCluster, "-o", "jsonpath={.status.currentPrimary} {.status.targetPrimary}")
+		if err != nil {
+			return err
+		}
+		current, target, _ := strings.Cut(strings.TrimSpace(out), " ")
+		if current == primary || current == "" || current != target {
+			return fmt.Errorf("current primary %q, target %q", current, target)
+		}
+		promoted = current
+		return nil
+	}); err != nil {
+		t.Fatalf("no failover after deleting the primary %s: %v", primary, err)
+	}
+	k.cnpgSQL(t, promoted, "INSERT INTO e2e_recovery SELECT generate_series(201, 250)")
+	newSegment := k.switchAndArchive(t, promoted, cnpgCluster)
+	timeline := newSegment[:8]
+	if timeline == "00000001" {
+		t.Fatalf("the promoted %s writes %s, still on timeline 1", promoted, newSegment)
+	}
+	if err := k.storedWAL(t, cnpgCluster, timeline+".history"); err != nil {
+		t.Errorf("the new timeline's history file: %v", err)
+	}
+	k.waitCNPGCluster(t, cnpgCluster) // the former primary back as a replica
+	if err := eventually(time.Minute, 2*time.Second, func() error {
+		got, err := k.try("-n", "plinth", "get", "cluster", cnpgCluster, "-o",
+			`jsonpath={.status.conditions[?(@.type=="ContinuousArchiving")].status}`)
+		if err == nil && strings.TrimSpace(got) != "True" {
+			err = fmt.Errorf("ContinuousArchiving %q", got)
+		}
+		return err
+	}); err != nil {
+		t.Errorf("after the failover: %v", err)
+	}
+	// Every archive call that failed on either instance, as the instance manager logs it, is
+	// CloudNativePG's own refusal while its status still names the old primary (the new
+	// timeline's history file, archived the moment PostgreSQL promotes, is refused once and
+	// retried); none is the plugin's — no overwrite refused, no segment it could not store.
+	for _, pod := range strings.Fields(k.run(t, "-n", "plinth", "get", "pods", "-l", "cnpg.io/cluster="+cnpgCluster+",cnpg.io/podRole=instance",
+		"-o", "jsonpath={.items[*].metadata.name}")) {
+		failed := grepLines(k.run(t, "-n", "plinth", "logs", pod, "-c", "postgres"), "wal-archive command", "ArchiveWAL")
+		var refusals int
+		for line := range strings.Lines(failed) {
+			if strings.Contains(line, "switchover in progress") {
+				refusals++
+			} else {
+				t.Errorf("pod %s: an archive call failed after the failover: %s", pod, strings.TrimSpace(line))
+			}
+		}
+		t.Logf("pod %s: %d archive calls refused by CloudNativePG until its status named the new primary", pod, refusals)
+	}
+
+	// 4. Recovery to the latest point, across the promotion.
+	k.applyCNPGCluster(t, latest, `"bootstrap":{"recovery":{"source":"origin"}},`+origin)
+	k.waitCNPGCluster(t, latest)
+	if got := k.cnpgSQL(t, k.cnpgPrimary(t, latest), "SELECT count(*), min(n), max(n) FROM e2e_recovery"); got != "250|1|250" {
+		t.Errorf("%s, recovered to the latest point after the failover, holds (count|min|max) %s, want 250|1|250", latest, got)
+	}
+	k.deleteCNPGCluster(t, latest)
+}
+
+// cnpgPrimary is a Cluster's current primary pod.
+func (k *kubeStack) cnpgPrimary(t *testing.T, cluster string) string {
+	t.Helper()
+	return strings.TrimSpace(k.run(t, "-n", "plinth", "get", "cluster", cluster, "-o", "jsonpath={.status.currentPrimary}"))
+}
+
+// cnpgSQL runs SQL as postgres in the database postgres of an instance pod (CloudNativePG
+// sets PGHOST there), answering psql's unaligned tuples.
+func (k *kubeStack) cnpgSQL(t *testing.T, pod, sql string) string {
+	t.Helper()
+	return strings.TrimSpace(k.run(t, "-n", "plinth", "exec", pod, "-c", "postgres", "--",
+		"psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-c", sql))
+}
+
+// switchAndArchive switches the primary's WAL and waits for the segment in the store.
+func (k *kubeStack) switchAndArchive(t *testing.T, primary, cluster string) string {
+	t.Helper()
+	segment := k.cnpgSQL(t, primary, "SELECT pg_walfile_name(pg_switch_wal())")
+	if !walNameRE.MatchString(segment) {
+		t.Fatalf("pg_switch_wal on %s: %q", primary, segment)
+	}
+	if err := eventually(2*time.Minute, time.Second, func() error { return k.storedWAL(t, cluster, segment) }); err != nil {
+		t.Fatalf("segment %s of %s not archived: %v (pg_stat_archiver: %s)", segment, primary, err,
+			k.cnpgSQL(t, primary, "SELECT archived_count, last_archived_wal, failed_count, last_failed_wal FROM pg_stat_archiver"))
+	}
+	return segment
+}
+
+// applyCNPGCluster applies a one-instance Cluster of the operand image on a 1 GiB volume,
+// with more of its spec as JSON members.
+func (k *kubeStack) applyCNPGCluster(t *testing.T, name, spec string) {
+	t.Helper()
+	k.apply(t, fmt.Sprintf(`{"apiVersion":"postgresql.cnpg.io/v1","kind":"Cluster","metadata":{"name":%q,"namespace":"plinth"},
+		"spec":{"instances":1,"imageName":"plinth.local/postgresql:15","imagePullPolicy":"IfNotPresent","storage":{"size":"1Gi"},%s}}`, name, spec))
+}
+
+// waitCNPGCluster waits until the operator says the Cluster is Ready, showing what it and
+// its pods say otherwise.
+func (k *kubeStack) waitCNPGCluster(t *testing.T, name string) {
+	t.Helper()
+	if out, err := k.try("-n", "plinth", "wait", "cluster/"+name, "--for=condition=Ready", "--timeout=6m"); err != nil {
+		t.Logf("cluster %s:\n%s", name, k.output(t, nil, "-n", "plinth", "get", "cluster", name, "-o", "yaml"))
+		t.Logf("pods:\n%s", k.output(t, nil, "-n", "plinth", "get", "pods", "-l", "cnpg.io/cluster="+name, "-o", "wide"))
+		for _, pod := range strings.Fields(k.run(t, "-n", "plinth", "get", "pods", "-l", "cnpg.io/cluster="+name, "-o", "jsonpath={.items[*].metadata.name}")) {
+			logs, _ := k.try("-n", "plinth", "logs", pod, "--all-containers", "--tail=60")
+			t.Logf("pod %s:\n%s", pod, logs)
+		}
+		t.Fatalf("Cluster %s not Ready: %v\n%s", name, err, out)
+	}
+}
+
+// deleteCNPGCluster deletes a Cluster the journey made, without waiting for its pods to go.
+func (k *kubeStack) deleteCNPGCluster(t *testing.T, name string) {
+	t.Helper()
+	k.run(t, "-n", "plinth", "delete", "cluster", name, "--wait=false")
+}
+
+// grepLines keeps the lines of s that contain any of subs.
+func grepLines(s string, subs ...string) string {
+	var out []string
+	for line := range strings.Lines(s) {
+		for _, sub := range subs {
+			if strings.Contains(line, sub) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "")
 }
 
 // apply applies one manifest (JSON) from standard input.

@@ -137,23 +137,48 @@ func (k *kubeStack) s3(t *testing.T, bucket string) *s3Store {
 	return store
 }
 
-// storedWAL lists the in-cluster S3's bucket (overlays/local s3.yaml) under the server's WAL
-// prefix in barman's layout.
+// storedWAL says whether the in-cluster S3's bucket (overlays/local s3.yaml) holds a
+// non-empty object of that name under the server's WAL prefix in barman's layout.
 func (k *kubeStack) storedWAL(t *testing.T, server, name string) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(k.ctx, callTimeout)
-	defer cancel()
-	prefix := "clusters/" + server + "/wals/"
-	list, err := k.s3(t, "plinth-pg-archive").client().ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("plinth-pg-archive"), Prefix: aws.String(prefix)})
+	objects, err := k.storedWALs(t, server)
 	if err != nil {
 		return err
 	}
-	var keys []string
-	for _, o := range list.Contents {
-		keys = append(keys, aws.ToString(o.Key))
-		if strings.HasPrefix(filepath.Base(aws.ToString(o.Key)), name) && aws.ToInt64(o.Size) > 0 {
+	for _, o := range objects {
+		if strings.HasPrefix(filepath.Base(o.key), name) && o.size > 0 {
 			return nil
 		}
 	}
-	return fmt.Errorf("bucket plinth-pg-archive under %s holds %v", prefix, keys)
+	return fmt.Errorf("bucket plinth-pg-archive under clusters/%s/wals/ holds %v", server, objects)
+}
+
+type storedObject struct {
+	key  string
+	size int64
+}
+
+func (o storedObject) String() string { return o.key }
+
+// storedWALs lists everything under the server's WAL prefix in the in-cluster S3's bucket.
+func (k *kubeStack) storedWALs(t *testing.T, server string) ([]storedObject, error) {
+	t.Helper()
+	if k.pgArchive == nil {
+		k.pgArchive = k.s3(t, "plinth-pg-archive")
+	}
+	ctx, cancel := context.WithTimeout(k.ctx, callTimeout)
+	defer cancel()
+	var out []storedObject
+	pages := s3.NewListObjectsV2Paginator(k.pgArchive.client(), &s3.ListObjectsV2Input{
+		Bucket: aws.String("plinth-pg-archive"), Prefix: aws.String("clusters/" + server + "/wals/")})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range page.Contents {
+			out = append(out, storedObject{aws.ToString(o.Key), aws.ToInt64(o.Size)})
+		}
+	}
+	return out, nil
 }

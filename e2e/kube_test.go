@@ -33,6 +33,9 @@ type kubeStack struct {
 	// plinthKube is the plinth-kube binary the stack was started with (make kube-demo runs it).
 	plinthKube string
 	s          *journeySuite
+	// pgArchive is the in-cluster S3's WAL and backup bucket, once a check has reached it
+	// (one port-forward for the suite, however often a check polls).
+	pgArchive *s3Store
 }
 
 // run runs kubectl against the cluster.
