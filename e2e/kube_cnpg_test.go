@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +199,14 @@ func (k *kubeStack) checkCNPGRecoveryAndFailover(t *testing.T, primary, backup s
 			}
 		}
 		t.Logf("pod %s: %d archive calls refused by CloudNativePG until its status named the new primary", pod, refusals)
+		if pod != promoted {
+			continue
+		}
+		// PostgreSQL's own count agrees: no failed call went unseen.
+		if got := k.cnpgSQL(t, pod, "SELECT failed_count FROM pg_stat_archiver"); got != strconv.Itoa(refusals) {
+			t.Errorf("the promoted %s counts %s failed archive calls, %d of them CloudNativePG's refusals: %s", pod, got, refusals,
+				k.cnpgSQL(t, pod, "SELECT last_failed_wal, last_failed_time FROM pg_stat_archiver"))
+		}
 	}
 
 	// 4. Recovery to the latest point, across the promotion.
