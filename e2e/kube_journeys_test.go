@@ -174,6 +174,9 @@ func (k *kubeStack) storedWALs(t *testing.T, server string) ([]storedObject, err
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
+			// A kubelet restart (the fault check) ends every port-forward: the next call
+			// makes a new one.
+			k.pgArchive = nil
 			return nil, err
 		}
 		for _, o := range page.Contents {
