@@ -232,17 +232,30 @@ func TablespaceLocation(name string) string { return TablespaceRoot + "/" + name
 
 // ArchiveTarget is where the cluster archives: its spec.plugins entry for plugin.
 func (c *Cluster) ArchiveTarget(plugin string) (Target, error) {
+	i, err := c.entry(plugin)
+	if err != nil {
+		return Target{}, err
+	}
+	return targetOf(c.Spec.Plugins[i], fmt.Sprintf("spec.plugins[%d].parameters", i), c.Metadata.Name)
+}
+
+// entry is the index of plugin's spec.plugins entry: ErrPluginNotUsed when the cluster does
+// not list it or disables it.
+func (c *Cluster) entry(plugin string) (int, error) {
 	for i, p := range c.Spec.Plugins {
 		if p.Name != plugin {
 			continue
 		}
-		if p.Enabled != nil && !*p.Enabled {
-			return Target{}, fmt.Errorf("%w: spec.plugins[%d] (%s) is disabled", ErrPluginNotUsed, i, plugin)
+		if !p.enabled() {
+			return -1, fmt.Errorf("%w: spec.plugins[%d] (%s) is disabled", ErrPluginNotUsed, i, plugin)
 		}
-		return targetOf(p, fmt.Sprintf("spec.plugins[%d].parameters", i), c.Metadata.Name)
+		return i, nil
 	}
-	return Target{}, fmt.Errorf("%w: cluster %s lists no %s in spec.plugins", ErrPluginNotUsed, input.Quote(c.Metadata.Name), plugin)
+	return -1, fmt.Errorf("%w: cluster %s lists no %s in spec.plugins", ErrPluginNotUsed, input.Quote(c.Metadata.Name), plugin)
 }
+
+// enabled: a plugin entry is enabled unless it says otherwise.
+func (p Plugin) enabled() bool { return p.Enabled == nil || *p.Enabled }
 
 // ArchivesWAL reports whether the cluster has plugin archive its WAL, and when not, why.
 // CloudNativePG's instance manager asks every enabled plugin that can archive to archive
@@ -252,14 +265,8 @@ func (c *Cluster) ArchiveTarget(plugin string) (Target, error) {
 // barmanObjectStore) — the API before isWALArchiver, which CloudNativePG still serves.
 // A plugin the cluster does not enable is ErrPluginNotUsed, as for ArchiveTarget.
 func (c *Cluster) ArchivesWAL(plugin string) (bool, string, error) {
-	own := -1
-	for i, p := range c.Spec.Plugins {
-		if p.Name == plugin {
-			own = i
-			break
-		}
-	}
-	if _, err := c.ArchiveTarget(plugin); err != nil {
+	own, err := c.entry(plugin)
+	if err != nil {
 		return false, "", err
 	}
 	if w := c.Spec.Plugins[own].IsWALArchiver; w != nil {
@@ -269,7 +276,7 @@ func (c *Cluster) ArchivesWAL(plugin string) (bool, string, error) {
 		return false, fmt.Sprintf("spec.plugins[%d].isWALArchiver is false", own), nil
 	}
 	for i, p := range c.Spec.Plugins {
-		if i != own && p.IsWALArchiver != nil && *p.IsWALArchiver && (p.Enabled == nil || *p.Enabled) {
+		if i != own && p.IsWALArchiver != nil && *p.IsWALArchiver && p.enabled() {
 			return false, fmt.Sprintf("spec.plugins[%d] (%s) is the WAL archiver", i, input.Quote(p.Name)), nil
 		}
 	}

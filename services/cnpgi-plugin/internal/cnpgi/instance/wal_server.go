@@ -66,10 +66,11 @@ func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	start := time.Now()
-	c, t, err := s.target(req.GetClusterDefinition(), false)
+	c, err := cluster.Parse(req.GetClusterDefinition())
 	if err != nil {
 		return nil, common.ToStatus(ctx, s.log, err)
 	}
+	// Decided before the store is resolved: a cluster that archives elsewhere costs nothing.
 	if archives, why, err := c.ArchivesWAL(s.opts.Plugin); err != nil {
 		return nil, common.ToStatus(ctx, s.log, err)
 	} else if !archives {
@@ -77,6 +78,10 @@ func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (
 		// segment. Success, so that PostgreSQL does not retry it here forever.
 		s.log.DebugContext(ctx, "not this cluster's WAL archiver: segment left alone", "wal", baseName(req.GetSourceFileName()), "why", why)
 		return &walv1.WALArchiveResult{}, nil
+	}
+	t, err := s.resolve(c, false)
+	if err != nil {
+		return nil, common.ToStatus(ctx, s.log, err)
 	}
 	err = s.svc.Archive(ctx, t, wal.ArchiveRequest{
 		SourcePath: req.GetSourceFileName(), DataDirs: s.opts.DataDirs,
@@ -159,19 +164,26 @@ func (s *WALServer) target(definition []byte, restore bool) (*cluster.Cluster, w
 	if err != nil {
 		return nil, wal.Target{}, err
 	}
+	t, err := s.resolve(c, restore)
+	return c, t, err
+}
+
+// resolve is where c's WAL goes (or, restoring, comes from): the store and server name its
+// plugin parameters choose.
+func (s *WALServer) resolve(c *cluster.Cluster, restore bool) (wal.Target, error) {
 	pick := c.ArchiveTarget
 	if restore {
 		pick = c.RestoreTarget
 	}
 	ct, err := pick(s.opts.Plugin)
 	if err != nil {
-		return nil, wal.Target{}, err
+		return wal.Target{}, err
 	}
 	st, err := s.stores.Get(ct.ObjectStore)
 	if err != nil {
-		return nil, wal.Target{}, err
+		return wal.Target{}, err
 	}
-	return c, wal.Target{Store: st, Server: ct.ServerName}, nil
+	return wal.Target{Store: st, Server: ct.ServerName}, nil
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
