@@ -139,7 +139,7 @@ func (in *Injector) patchPodSpec(base []string, spec map[string]any, mainName, p
 	var p jsonpatch.Patch
 	ensure(&p, spec, base, "volumes", map[string]any{"name": PluginsVolume, "emptyDir": map[string]any{}}, false)
 	if in.sidecar.ConfigMap != "" {
-		vol := map[string]any{"name": ConfigVolume, "configMap": map[string]any{"name": in.sidecar.ConfigMap}}
+		vol := map[string]any{"name": ConfigVolume(in.sidecar.PluginName), "configMap": map[string]any{"name": in.sidecar.ConfigMap}}
 		ensure(&p, spec, base, "volumes", vol, true)
 	}
 	mount := map[string]any{"name": PluginsVolume, "mountPath": PluginsMountPath}

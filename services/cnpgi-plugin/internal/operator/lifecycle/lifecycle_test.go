@@ -118,7 +118,7 @@ func TestPodGetsANativeSidecar(t *testing.T) {
 			t.Fatalf("init containers %v: the sidecar goes after CloudNativePG's own", inits)
 		}
 		sc := inits[1].(map[string]any)
-		if sc["name"] != SidecarName || sc["image"] != "ghcr.io/plinth-dev/cnpgi-plugin:v1" || sc["restartPolicy"] != "Always" ||
+		if sc["name"] != SidecarName(plugin) || sc["image"] != "ghcr.io/plinth-dev/cnpgi-plugin:v1" || sc["restartPolicy"] != "Always" ||
 			sc["imagePullPolicy"] != "Always" || !slices.Equal(toStrings(sc["args"]), []string{"serve"}) {
 			t.Fatalf("sidecar %v", sc)
 		}
@@ -173,7 +173,7 @@ func TestAnOutdatedSidecarIsReplacedNotDuplicated(t *testing.T) {
 	if second == nil {
 		t.Fatal("a changed image produced no patch")
 	}
-	sidecars := named(at(second, "spec", "initContainers"), SidecarName)
+	sidecars := named(at(second, "spec", "initContainers"), SidecarName(plugin))
 	if len(sidecars) != 1 || sidecars[0]["image"] != "img:v2" {
 		t.Fatalf("sidecars %v", sidecars)
 	}
@@ -184,14 +184,14 @@ func TestAnOutdatedSidecarIsReplacedNotDuplicated(t *testing.T) {
 
 func TestConfigMapAndSecretReachTheSidecar(t *testing.T) {
 	got := hook(t, injector(t, Sidecar{ConfigMap: "cnpgi-config", EnvSecret: "cnpgi-env"}), OperationCreate, usesPlugin, testdata(t, "pod.json"))
-	sc := named(at(got, "spec", "initContainers"), SidecarName)[0]
+	sc := named(at(got, "spec", "initContainers"), SidecarName(plugin))[0]
 	if ef := sc["envFrom"].([]any); len(ef) != 1 || at(ef[0].(map[string]any), "secretRef", "name") != "cnpgi-env" {
 		t.Fatalf("envFrom %v", sc["envFrom"])
 	}
 	if !slices.Contains(mountPaths(sc), ConfigMountPath) {
 		t.Fatalf("the configuration is not mounted: %v", mountPaths(sc))
 	}
-	if v := named(at(got, "spec", "volumes"), ConfigVolume); len(v) != 1 || at(v[0], "configMap", "name") != "cnpgi-config" {
+	if v := named(at(got, "spec", "volumes"), ConfigVolume(plugin)); len(v) != 1 || at(v[0], "configMap", "name") != "cnpgi-config" {
 		t.Fatalf("config volume %v", v)
 	}
 	if strings.Contains(string(mustJSON(t, sc)), "PLINTH_DATABASE_URL") {
@@ -237,7 +237,7 @@ func TestWhoGetsTheSidecar(t *testing.T) {
 		t.Fatalf("job identity %v %v", got["apiVersion"], got["kind"])
 	}
 	spec := at(got, "spec", "template", "spec").(map[string]any)
-	sc := named(spec["initContainers"], SidecarName)
+	sc := named(spec["initContainers"], SidecarName(plugin))
 	if len(sc) != 1 || !slices.Equal(mountPaths(sc[0]), []string{"/var/lib/postgresql/data", "/controller", "/run", "/plugins"}) {
 		t.Fatalf("job sidecar %v", sc)
 	}
@@ -260,10 +260,10 @@ func TestWhoGetsTheSidecar(t *testing.T) {
 func TestMinimalPodGetsTheLists(t *testing.T) {
 	pod := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"postgres","image":"pg"}]}}`)
 	got := hook(t, injector(t, Sidecar{}), OperationCreate, usesPlugin, pod)
-	if len(named(at(got, "spec", "initContainers"), SidecarName)) != 1 || len(named(at(got, "spec", "volumes"), PluginsVolume)) != 1 {
+	if len(named(at(got, "spec", "initContainers"), SidecarName(plugin))) != 1 || len(named(at(got, "spec", "volumes"), PluginsVolume)) != 1 {
 		t.Fatalf("patched %v", got)
 	}
-	if sc := named(at(got, "spec", "initContainers"), SidecarName)[0]; !slices.Equal(mountPaths(sc), []string{"/plugins"}) {
+	if sc := named(at(got, "spec", "initContainers"), SidecarName(plugin))[0]; !slices.Equal(mountPaths(sc), []string{"/plugins"}) {
 		t.Fatalf("mounts %v", mountPaths(sc))
 	}
 }
@@ -292,5 +292,81 @@ func TestBadObjects(t *testing.T) {
 	}
 	if _, err := NewInjector(Sidecar{PluginName: plugin}); err == nil {
 		t.Error("an injector without an image")
+	}
+}
+
+// TestTwoPluginsInOnePod: a second Deployment of this binary under another plugin name, both
+// entries of one Cluster, injects a second sidecar beside the first, with its own container,
+// configuration volume and directories; both hooks run again change nothing.
+func TestTwoPluginsInOnePod(t *testing.T) {
+	const second = "cnpgi-b.plinth.dev"
+	both := `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"` + plugin + `","isWALArchiver":true},{"name":"` + second + `","isWALArchiver":false}]}}`
+	a := injector(t, Sidecar{ConfigMap: "config-a"})
+	b, err := NewInjector(Sidecar{Image: "ghcr.io/plinth-dev/cnpgi-plugin:v1", PluginName: second, ConfigMap: "config-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := hook(t, a, OperationCreate, both, testdata(t, "pod.json"))
+	pod = hook(t, b, OperationCreate, both, mustJSON(t, pod))
+	if SidecarName(second) == SidecarName(plugin) || ConfigVolume(second) == ConfigVolume(plugin) {
+		t.Fatalf("the two plugins share names: %s, %s", SidecarName(second), ConfigVolume(second))
+	}
+	env := func(sc map[string]any) map[string]string {
+		m := map[string]string{}
+		for _, e := range sc["env"].([]any) {
+			e := e.(map[string]any)
+			m[e["name"].(string)], _ = e["value"].(string)
+		}
+		return m
+	}
+	seen := map[string]string{}
+	for p, cm := range map[string]string{plugin: "config-a", second: "config-b"} {
+		sc := named(at(pod, "spec", "initContainers"), SidecarName(p))
+		if len(sc) != 1 {
+			t.Fatalf("%s: %d sidecars named %s", p, len(sc), SidecarName(p))
+		}
+		e := env(sc[0])
+		if e["PLINTH_CNPGI_PLUGIN_NAME"] != p {
+			t.Errorf("%s's sidecar serves %q", p, e["PLINTH_CNPGI_PLUGIN_NAME"])
+		}
+		for _, k := range []string{"PLINTH_CNPGI_SPOOL_DIR", "PLINTH_CNPGI_DEFAULT_STORE_DIR"} {
+			if other, dup := seen[e[k]]; dup {
+				t.Errorf("%s: %s %s is %s's too", p, k, e[k], other)
+			}
+			seen[e[k]] = p
+		}
+		if v := named(at(pod, "spec", "volumes"), ConfigVolume(p)); len(v) != 1 || at(v[0], "configMap", "name") != cm {
+			t.Errorf("%s's config volume %v", p, v)
+		}
+		if !slices.Contains(mountPaths(sc[0]), ConfigMountPath) {
+			t.Errorf("%s's sidecar does not mount its configuration", p)
+		}
+	}
+	if n := len(named(at(pod, "spec", "volumes"), PluginsVolume)); n != 1 {
+		t.Fatalf("%d plugins volumes", n)
+	}
+	raw := mustJSON(t, pod)
+	for _, in := range []*Injector{a, b} {
+		if again := hook(t, in, OperationEvaluate, both, raw); again != nil {
+			t.Fatalf("evaluating the injected pod patched it again: %v", again)
+		}
+	}
+}
+
+func TestSidecarNames(t *testing.T) {
+	long := strings.Repeat("a", 30) + "." + strings.Repeat("b", 32)
+	longer := strings.Repeat("a", 30) + "." + strings.Repeat("c", 32)
+	for p, want := range map[string]string{
+		plugin:               "plinth-cnpgi",
+		"cnpgi-b.plinth.dev": "plinth-cnpgi-cnpgi-b-plinth-dev",
+		"Backup.Example.COM": "plinth-cnpgi-backup-example-com",
+	} {
+		if got := SidecarName(p); got != want {
+			t.Errorf("SidecarName(%q) = %q, want %q", p, got, want)
+		}
+	}
+	a, c := ConfigVolume(long), ConfigVolume(longer)
+	if len(a) > 63 || len(c) > 63 || a == c || !strings.HasPrefix(a, "plinth-cnpgi-aaa") {
+		t.Fatalf("long names: %q, %q", a, c)
 	}
 }

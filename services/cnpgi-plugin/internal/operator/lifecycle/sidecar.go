@@ -4,18 +4,23 @@
 // binary, serving the plugin's socket in the shared /plugins volume for the instance manager.
 package lifecycle
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
+)
+
 // Paths inside the Pod. /plugins is CloudNativePG's PLUGIN_SOCKET_DIR; /controller is the
 // scratch volume CloudNativePG mounts in every instance and job container, the one writable
 // place the sidecar (read-only root file system) shares with PostgreSQL.
 const (
 	PluginsVolume    = "plugins"
 	PluginsMountPath = "/plugins"
-	ConfigVolume     = "plinth-cnpgi-config"
 	ConfigMountPath  = "/etc/plinth/cnpgi"
 	// ConfigFileKey is the ConfigMap key holding the store configuration file.
 	ConfigFileKey = "config.yaml"
-	spoolDir      = "/controller/plinth-cnpgi-spool"
-	scratchStore  = "/controller/plinth-cnpgi-store"
 	// restoreCommand is restore_command in a recovery Job and a recovering Pod: PostgreSQL's
 	// container has CloudNativePG's instance manager (copied to /controller) but not this
 	// binary, and the manager's wal-restore asks every plugin of the cluster, its recovery
@@ -23,8 +28,35 @@ const (
 	restoreCommand = "/controller/manager wal-restore --log-destination /controller/log/postgres.json %f %p"
 )
 
-// SidecarName is the injected container's name; finding it again keeps injection idempotent.
-const SidecarName = "plinth-cnpgi"
+// SidecarName is the container injected for the plugin of that name; finding it again keeps
+// injection idempotent. The default plugin's is plinth-cnpgi; another name (a second
+// Deployment of this binary, one Cluster using both) gets its own, so that the two sidecars,
+// their configuration volumes and their directories on /controller do not collide.
+func SidecarName(plugin string) string {
+	const prefix = "plinth-cnpgi"
+	if plugin == cnpgiplugin.DefaultName {
+		return prefix
+	}
+	label := strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(plugin)), "-")
+	name := prefix + "-" + label
+	// A DNS label, with room for ConfigVolume's suffix; a long name keeps its start and a
+	// hash of the whole, so two long names still differ.
+	if limit := 63 - len(configSuffix); len(name) > limit {
+		sum := sha256.Sum256([]byte(plugin))
+		name = strings.TrimRight(name[:limit-9], "-") + "-" + hex.EncodeToString(sum[:4])
+	}
+	return name
+}
+
+const configSuffix = "-config"
+
+// ConfigVolume is the Pod volume holding the plugin's store configuration (its ConfigMap).
+func ConfigVolume(plugin string) string { return SidecarName(plugin) + configSuffix }
 
 // ImageBinary is the plugin binary's path in the image (deploy/docker/Dockerfile).
 const ImageBinary = "/usr/local/bin/plinth-service"
@@ -93,24 +125,25 @@ type (
 // scratch volume, /plugins), so the sidecar reads pg_wal and writes restored WAL where
 // PostgreSQL expects them.
 func (s Sidecar) container(pullPolicy string, mounts []any) container {
+	name := SidecarName(s.PluginName)
 	env := []envVar{
 		{"PLINTH_CNPGI_PLUGIN_NAME", s.PluginName},
 		{"PLINTH_CNPGI_PLUGIN_DIR", PluginsMountPath},
-		{"PLINTH_CNPGI_SPOOL_DIR", spoolDir},
+		{"PLINTH_CNPGI_SPOOL_DIR", "/controller/" + name + "-spool"},
 		// Without a configuration the binary falls back to a local POSIX store; keep that on
 		// the scratch volume (the root file system is read-only). It is lost with the Pod:
 		// configure a real store through ConfigMap.
-		{"PLINTH_CNPGI_DEFAULT_STORE_DIR", scratchStore},
+		{"PLINTH_CNPGI_DEFAULT_STORE_DIR", "/controller/" + name + "-store"},
 		{"PLINTH_CNPGI_RESTORE_COMMAND", restoreCommand},
 		{"PLINTH_ADMIN_ADDR", "off"},
 		{"PLINTH_LOG_FORMAT", "json"},
 	}
 	if s.ConfigMap != "" {
 		env = append(env, envVar{"PLINTH_CNPGI_CONFIG", ConfigMountPath + "/" + ConfigFileKey})
-		mounts = append(mounts, map[string]any{"name": ConfigVolume, "mountPath": ConfigMountPath, "readOnly": true})
+		mounts = append(mounts, map[string]any{"name": ConfigVolume(s.PluginName), "mountPath": ConfigMountPath, "readOnly": true})
 	}
 	c := container{
-		Name: SidecarName, Image: s.Image, ImagePullPolicy: pullPolicy, Args: []string{"serve"},
+		Name: name, Image: s.Image, ImagePullPolicy: pullPolicy, Args: []string{"serve"},
 		Env: env, VolumeMounts: mounts, RestartPolicy: "Always",
 	}
 	if s.EnvSecret != "" {
