@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
@@ -25,6 +26,10 @@ type WALServer struct {
 	stores *stores.Registry
 	opts   WALOptions
 	log    *slog.Logger
+	// declined holds the clusters (and reasons) whose segments this plugin was asked to
+	// archive and left alone: the first is logged at Info, so that an operator sees the
+	// decision once, the rest at Debug.
+	declined sync.Map
 }
 
 // WALOptions describe the instance the WAL service works for.
@@ -76,7 +81,12 @@ func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (
 	} else if !archives {
 		// The instance manager asks every plugin; another archiver (or none) has the
 		// segment. Success, so that PostgreSQL does not retry it here forever.
-		s.log.DebugContext(ctx, "not this cluster's WAL archiver: segment left alone", "wal", baseName(req.GetSourceFileName()), "why", why)
+		level := slog.LevelDebug
+		if _, seen := s.declined.LoadOrStore(c.Metadata.Namespace+"/"+c.Metadata.Name+"\x00"+why, true); !seen {
+			level = slog.LevelInfo
+		}
+		s.log.Log(ctx, level, "not this cluster's WAL archiver: segments left alone", "cluster", c.Metadata.Name,
+			"namespace", c.Metadata.Namespace, "wal", baseName(req.GetSourceFileName()), "why", why)
 		return &walv1.WALArchiveResult{}, nil
 	}
 	t, err := s.resolve(c, false)
