@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -94,8 +95,9 @@ func (k *kubeStack) checkCNPGOperator(t *testing.T) {
 // base backup taken through the plugin):
 //   - 4. a new Cluster bootstrapped by recovery from the plugin to a named restore point holds
 //     exactly the rows committed before it;
-//   - 6. a Cluster whose plugin entry says isWALArchiver: false runs and archives nothing into
-//     the store, although CloudNativePG's instance manager still asks the plugin (#606);
+//   - 6. a Cluster of two archiving plugins (cnpgi-plugin and a second Deployment of it under
+//     another name) whose second entry says isWALArchiver: false archives through the first
+//     only, although CloudNativePG's instance manager asks both (#606);
 //   - 5. the primary's pod deleted, the replica is promoted and archives on the new timeline
 //     (its history file, then its segments) without a failed archive call;
 //   - 4. a Cluster recovered to the latest point after that failover holds every row, those
@@ -109,7 +111,8 @@ func (k *kubeStack) checkCNPGRecoveryAndFailover(t *testing.T, primary, backup s
 
 	// The plugin's entry in each recovered cluster's externalClusters: pg-example's archive.
 	const origin = `"externalClusters":[{"name":"origin","plugin":{"name":"cnpgi.plinth.dev","parameters":{"objectStore":"main","serverName":"pg-example"}}}]`
-	point, latest, noWAL := "pg-point", "pg-latest", "pg-nowal"
+	// pg-two: its archive is new on every run (the first archive call checks it is empty).
+	point, latest, two := "pg-point", "pg-latest", "pg-two-"+randomHex(t, 2)
 	// CloudNativePG's webhook wants the backup to start from with a named target (only a
 	// time can choose one): the Backup's id, as the plugin reported it.
 	backupID := strings.TrimSpace(k.run(t, "-n", "plinth", "get", "backup", backup, "-o", "jsonpath={.status.backupId}"))
@@ -117,32 +120,54 @@ func (k *kubeStack) checkCNPGRecoveryAndFailover(t *testing.T, primary, backup s
 		t.Fatalf("Backup %s has no status.backupId", backup)
 	}
 	k.applyCNPGCluster(t, point, fmt.Sprintf(`"bootstrap":{"recovery":{"source":"origin","recoveryTarget":{"targetName":"e2e-point","backupID":%q}}},`, backupID)+origin)
-	k.applyCNPGCluster(t, noWAL, `"plugins":[{"name":"cnpgi.plinth.dev","isWALArchiver":false,"parameters":{"objectStore":"main"}}]`)
+	// Step 6's Cluster starts while this one recovers.
+	removeSecond := k.deploySecondPlugin(t)
+	k.applyCNPGCluster(t, two, `"plugins":[{"name":"cnpgi.plinth.dev","isWALArchiver":true,"parameters":{"objectStore":"main"}},`+
+		`{"name":"`+secondPlugin+`","isWALArchiver":false,"parameters":{"objectStore":"main","serverName":"`+two+`-b"}}]`)
 	k.waitCNPGCluster(t, point)
 	if got := k.cnpgSQL(t, k.cnpgPrimary(t, point), "SELECT count(*), min(n), max(n) FROM e2e_recovery"); got != "100|1|100" {
 		t.Errorf("%s, recovered to the restore point e2e-point, holds (count|min|max) %s, want 100|1|100", point, got)
 	}
 	k.deleteCNPGCluster(t, point)
 
-	// 6. isWALArchiver: false — PostgreSQL's archiver succeeds (the instance manager asks the
-	// plugin, which declines), the store gets nothing under the cluster's name.
-	k.waitCNPGCluster(t, noWAL)
-	noWALPrimary := k.cnpgPrimary(t, noWAL)
-	k.cnpgSQL(t, noWALPrimary, "CREATE TABLE e2e_rows AS SELECT 1 AS n")
-	segment := k.cnpgSQL(t, noWALPrimary, "SELECT pg_walfile_name(pg_switch_wal())")
+	// 6. isWALArchiver: false on the second of two archiving plugins (#606): the first entry
+	// (the WAL archiver) stores every segment under the cluster's name; the second, asked by
+	// the instance manager for each segment too, declines and stores nothing under its own
+	// server name; PostgreSQL's archiver counts no failure.
+	k.waitCNPGCluster(t, two)
+	twoPrimary := k.cnpgPrimary(t, two)
+	sidecars := k.run(t, "-n", "plinth", "get", "pod", twoPrimary, "-o", `jsonpath={.spec.initContainers[?(@.restartPolicy=="Always")].name}`)
+	if got := strings.Fields(sidecars); len(got) != 2 {
+		t.Errorf("pod %s has the sidecars %v, want one per plugin", twoPrimary, got)
+	}
+	k.cnpgSQL(t, twoPrimary, "CREATE TABLE e2e_rows AS SELECT 1 AS n")
+	segment := k.switchAndArchive(t, twoPrimary, two)
+	// The segment is in the store before archive_command returns: PostgreSQL's count follows.
 	if err := eventually(time.Minute, time.Second, func() error {
-		last := k.cnpgSQL(t, noWALPrimary, "SELECT coalesce(last_archived_wal, '') FROM pg_stat_archiver")
-		if last < segment {
-			return fmt.Errorf("pg_stat_archiver's last archived WAL %q, want %s or later", last, segment)
+		if got := k.cnpgSQL(t, twoPrimary, "SELECT last_archived_wal >= '"+segment+"', failed_count FROM pg_stat_archiver"); got != "t|0" {
+			return fmt.Errorf("pg_stat_archiver (archived %s or later | failed) %s, want t|0", segment, got)
 		}
 		return nil
 	}); err != nil {
-		t.Errorf("%s (isWALArchiver false): %v", noWAL, err)
+		t.Errorf("%s: %v", two, err)
 	}
-	if objects, err := k.storedWALs(t, noWAL); err != nil || len(objects) != 0 {
-		t.Errorf("%s has isWALArchiver false, yet the store holds %v under its name (%v)", noWAL, objects, err)
+	// The second plugin was asked (the instance manager asks every plugin that can archive)
+	// and said why it left the segment alone; the first was not told to decline.
+	for _, c := range []struct {
+		plugin  string
+		decline bool
+	}{{"cnpgi.plinth.dev", false}, {secondPlugin, true}} {
+		log := k.run(t, "-n", "plinth", "logs", twoPrimary, "-c", sidecarName(c.plugin))
+		declined := grepLines(log, "not this cluster's WAL archiver")
+		if got := strings.Contains(declined, "spec.plugins[1].isWALArchiver is false"); got != c.decline {
+			t.Errorf("%s's sidecar on %s: declined=%v, want %v; its log says:\n%s", c.plugin, twoPrimary, got, c.decline, declined)
+		}
 	}
-	k.deleteCNPGCluster(t, noWAL)
+	if objects, err := k.storedWALs(t, two+"-b"); err != nil || len(objects) != 0 {
+		t.Errorf("%s's second plugin entry has isWALArchiver false, yet the store holds %v under its server name (%v)", two, objects, err)
+	}
+	k.deleteCNPGCluster(t, two)
+	removeSecond()
 
 	// 5. Failover: the primary's pod deleted, the replica promoted; rows on both timelines.
 	psql("INSERT INTO e2e_recovery SELECT generate_series(151, 200)")
@@ -216,6 +241,79 @@ func (k *kubeStack) checkCNPGRecoveryAndFailover(t *testing.T, primary, backup s
 		t.Errorf("%s, recovered to the latest point after the failover, holds (count|min|max) %s, want 250|1|250", latest, got)
 	}
 	k.deleteCNPGCluster(t, latest)
+}
+
+// sidecarName is the container cnpgi-plugin's lifecycle hook injects for plugin
+// (services/cnpgi-plugin/README.md, OperatorLifecycle).
+func sidecarName(plugin string) string {
+	if plugin == "cnpgi.plinth.dev" {
+		return "plinth-cnpgi"
+	}
+	return "plinth-cnpgi-" + strings.NewReplacer(".", "-").Replace(plugin)
+}
+
+// secondPlugin is the plugin name of a second Deployment of cnpgi-plugin (deploySecondPlugin).
+const secondPlugin = "cnpgi-b.plinth.dev"
+
+// deploySecondPlugin runs a copy of the cnpgi-plugin Deployment under the plugin name
+// secondPlugin, with a Service of its own that the operator discovers; it reuses the first's
+// TLS Secrets (the server certificate names cnpgi-plugin: cnpg.io/pluginServerName says so)
+// and its sidecar's ConfigMap and Secret. It returns once the operator has registered the
+// plugin; remove deletes both.
+func (k *kubeStack) deploySecondPlugin(t *testing.T) (remove func()) {
+	t.Helper()
+	const name = "cnpgi-plugin-b"
+	var d map[string]any
+	if err := json.Unmarshal(k.output(t, nil, "-n", "plinth", "get", "deployment", "cnpgi-plugin", "-o", "json"), &d); err != nil {
+		t.Fatal(err)
+	}
+	delete(d, "status")
+	d["metadata"] = map[string]any{"name": name, "namespace": "plinth"}
+	spec, _ := d["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	podSpec, _ := tmpl["spec"].(map[string]any)
+	containers, _ := podSpec["containers"].([]any)
+	if len(containers) != 1 {
+		t.Fatalf("cnpgi-plugin's Deployment has %d containers, want 1", len(containers))
+	}
+	labels := map[string]any{"app.kubernetes.io/name": name}
+	spec["selector"] = map[string]any{"matchLabels": labels}
+	tmpl["metadata"] = map[string]any{"labels": labels}
+	renamed := false
+	for _, e := range containers[0].(map[string]any)["env"].([]any) {
+		if e, _ := e.(map[string]any); e["name"] == "PLINTH_CNPGI_PLUGIN_NAME" {
+			e["value"], renamed = secondPlugin, true
+		}
+	}
+	if !renamed {
+		t.Fatal("cnpgi-plugin's Deployment does not set PLINTH_CNPGI_PLUGIN_NAME")
+	}
+	manifest, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.apply(t, string(manifest))
+	k.run(t, "-n", "plinth", "rollout", "status", "deployment/"+name, "--timeout=3m")
+	k.apply(t, fmt.Sprintf(`{"apiVersion":"v1","kind":"Service","metadata":{"name":%q,"namespace":"plinth",
+		"labels":{"cnpg.io/pluginName":%q},
+		"annotations":{"cnpg.io/pluginPort":"7006","cnpg.io/pluginServerSecret":"cnpgi-plugin-server-tls",
+			"cnpg.io/pluginClientSecret":"cnpgi-plugin-client-tls","cnpg.io/pluginServerName":"cnpgi-plugin"}},
+		"spec":{"selector":{"app.kubernetes.io/name":%q},"ports":[{"name":"grpc-mtls","port":7006,"targetPort":"grpc-mtls"}]}}`, name, secondPlugin, name))
+	if err := eventually(2*time.Minute, time.Second, func() error {
+		out, err := k.try("-n", "plinth", "get", "events", "--field-selector", "involvedObject.kind=Service,involvedObject.name="+name+",reason=PluginRegistered", "-o", "name")
+		if err == nil && strings.TrimSpace(out) == "" {
+			err = fmt.Errorf("no PluginRegistered event on the Service %s", name)
+		}
+		return err
+	}); err != nil {
+		t.Logf("operator log:\n%s", k.output(t, nil, "-n", "plinth", "logs", "deploy/cnpg-controller-manager", "--tail=40"))
+		t.Fatalf("the operator did not register %s: %v", secondPlugin, err)
+	}
+	return func() {
+		// The operator's finalizer on the Service goes when it forgets the plugin.
+		k.run(t, "-n", "plinth", "delete", "service", name, "--wait=false")
+		k.run(t, "-n", "plinth", "delete", "deployment", name, "--wait=false")
+	}
 }
 
 // cnpgPrimary is a Cluster's current primary pod.
@@ -307,8 +405,8 @@ func (k *kubeStack) waitBackup(t *testing.T, name string) {
 			return err
 		case strings.HasPrefix(last, "completed"):
 			return nil
-		case strings.HasPrefix(last, "failed"):
-			return fmt.Errorf("failed: %s", last)
+		case strings.HasPrefix(last, "failed"): // final: CloudNativePG does not retry a Backup
+			return retryStop{fmt.Errorf("failed: %s", last)}
 		}
 		return fmt.Errorf("phase %q", last)
 	}); err != nil {
