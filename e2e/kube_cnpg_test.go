@@ -323,11 +323,12 @@ func (k *kubeStack) cnpgPrimary(t *testing.T, cluster string) string {
 }
 
 // cnpgSQL runs SQL as postgres in the database postgres of an instance pod (CloudNativePG
-// sets PGHOST there), answering psql's unaligned tuples.
+// sets PGHOST there), answering psql's unaligned tuples: its standard output only (kubectl
+// itself may print to standard error, e.g. "Unknown stream id 1, discarding message").
 func (k *kubeStack) cnpgSQL(t *testing.T, pod, sql string) string {
 	t.Helper()
-	return strings.TrimSpace(k.run(t, "-n", "plinth", "exec", pod, "-c", "postgres", "--",
-		"psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-c", sql))
+	return strings.TrimSpace(string(k.output(t, nil, "-n", "plinth", "exec", pod, "-c", "postgres", "--",
+		"psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-c", sql)))
 }
 
 // switchAndArchive switches the primary's WAL and waits for the segment in the store.

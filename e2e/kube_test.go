@@ -217,8 +217,8 @@ func (k *kubeStack) vagrantRunner(t *testing.T) {
 	token := []byte(k.secretValue(t, "plinth-vagrant-runner", "token"))
 	admin := k.portForward(t, "deploy/vagrant-runner", 7107)
 	checkRunnerRegistered(t, admin)
-	id := k.run(t, "-n", "plinth", "exec", "deploy/vagrant-runner", "--", "cat", "/var/lib/vagrant-runner/id")
-	for name, b := range map[string][]byte{"id": []byte(id), "token": token} {
+	id := k.output(t, nil, "-n", "plinth", "exec", "deploy/vagrant-runner", "--", "cat", "/var/lib/vagrant-runner/id") // stdout only
+	for name, b := range map[string][]byte{"id": id, "token": token} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
