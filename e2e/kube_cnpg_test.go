@@ -154,10 +154,10 @@ func (k *kubeStack) checkCNPGRecoveryAndFailover(t *testing.T, primary, backup s
 	// The second plugin was asked (the instance manager asks every plugin that can archive)
 	// and said why it left the segment alone; the first was not told to decline.
 	for _, c := range []struct {
-		plugin  string
-		decline bool
-	}{{"cnpgi.plinth.dev", false}, {secondPlugin, true}} {
-		log := k.run(t, "-n", "plinth", "logs", twoPrimary, "-c", sidecarName(c.plugin))
+		plugin, sidecar string // the sidecar's name (services/cnpgi-plugin/README.md, OperatorLifecycle)
+		decline         bool
+	}{{"cnpgi.plinth.dev", "plinth-cnpgi", false}, {secondPlugin, "plinth-cnpgi-cnpgi-b-plinth-dev", true}} {
+		log := k.run(t, "-n", "plinth", "logs", twoPrimary, "-c", c.sidecar)
 		declined := grepLines(log, "not this cluster's WAL archiver")
 		if got := strings.Contains(declined, "spec.plugins[1].isWALArchiver is false"); got != c.decline {
 			t.Errorf("%s's sidecar on %s: declined=%v, want %v; its log says:\n%s", c.plugin, twoPrimary, got, c.decline, declined)
@@ -241,15 +241,6 @@ func (k *kubeStack) checkCNPGRecoveryAndFailover(t *testing.T, primary, backup s
 		t.Errorf("%s, recovered to the latest point after the failover, holds (count|min|max) %s, want 250|1|250", latest, got)
 	}
 	k.deleteCNPGCluster(t, latest)
-}
-
-// sidecarName is the container cnpgi-plugin's lifecycle hook injects for plugin
-// (services/cnpgi-plugin/README.md, OperatorLifecycle).
-func sidecarName(plugin string) string {
-	if plugin == "cnpgi.plinth.dev" {
-		return "plinth-cnpgi"
-	}
-	return "plinth-cnpgi-" + strings.NewReplacer(".", "-").Replace(plugin)
 }
 
 // secondPlugin is the plugin name of a second Deployment of cnpgi-plugin (deploySecondPlugin).
