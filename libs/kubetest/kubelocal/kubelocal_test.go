@@ -51,7 +51,9 @@ var hostSysctls = []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic
 // no process, mount, cgroup, iptables chain, interface or changed kernel setting left.
 func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 	binDir := filepath.Dir(kubetest.Binary(t, "kubelet-"+kubelocal.Version))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// Up may wait up to 20 minutes for another test's cluster (e2e's TestKubeSuite runs in
+	// parallel in make test and holds the machine ~15 minutes); this one needs ~10 after.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	before := readSysctls(t)
 	dir := filepath.Join(t.TempDir(), "kube")

@@ -136,11 +136,48 @@ func TestVerifierDoesNotCacheAnswerRacingARevocation(t *testing.T) {
 		v.Revoke(TokenID("plt_x")) // the revocation event lands while auth is answering "yes"
 		return Account{ID: "u", Role: authz.Operator}, true, nil
 	}), Options{CacheTTL: 5 * time.Second, Now: clk.now})
-	if _, err := v.Authenticate(incoming("Bearer plt_x"), "/x.Y/Z"); err != nil {
-		t.Fatal(err)
+	// The call is refused too: bound to the token after its revocation ended the token's
+	// calls, it would otherwise run on as if nothing had happened.
+	if _, err := v.Authenticate(incoming("Bearer plt_x"), "/x.Y/Z"); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("a call checked while its token was revoked: %v, want Unauthenticated", err)
 	}
-	if v.CacheLen() != 0 {
-		t.Fatal("an answer older than the revocation was cached")
+	if v.CacheLen() != 0 || v.CallsLen() != 0 {
+		t.Fatal("an answer older than the revocation was cached or bound")
+	}
+}
+
+// TestLifetimes: End ends exactly the calls bound to its key, with ErrTokenEnded as their
+// cause, and a call that ends on its own is forgotten.
+func TestLifetimes(t *testing.T) {
+	var l Lifetimes
+	a := l.Bind(context.Background(), "a")
+	other, cancelOther := context.WithCancel(context.Background())
+	b := l.Bind(other, "b")
+	if l.Len() != 2 {
+		t.Fatalf("len %d", l.Len())
+	}
+	cancelOther()
+	<-b.Done()
+	for l.Len() != 1 { // forgotten by an AfterFunc, in its own goroutine
+		time.Sleep(time.Millisecond)
+	}
+	if n := l.End("a"); n != 1 {
+		t.Fatalf("End ended %d calls", n)
+	}
+	<-a.Done()
+	if !errors.Is(context.Cause(a), ErrTokenEnded) || status.Code(context.Cause(a)) != codes.Unauthenticated {
+		t.Fatalf("cause %v", context.Cause(a))
+	}
+	if errors.Is(context.Cause(b), ErrTokenEnded) || l.Len() != 0 {
+		t.Fatalf("the other call: cause %v; %d bound", context.Cause(b), l.Len())
+	}
+	// A call checked before the end and bound after it ends at once.
+	late := l.Bind(context.Background(), "a")
+	if !errors.Is(context.Cause(late), ErrTokenEnded) || l.Len() != 0 {
+		t.Fatalf("a call bound after its key ended: cause %v; %d bound", context.Cause(late), l.Len())
+	}
+	if fresh := l.Bind(context.Background(), "c"); fresh.Err() != nil {
+		t.Fatal("another key's call ended")
 	}
 }
 

@@ -46,6 +46,8 @@ type Verifier struct {
 	// revoked remembers recent revocations for one cache TTL, so that a CheckToken answer that
 	// was in flight when the revocation arrived cannot put the token back into the cache.
 	revoked map[string]time.Time
+	// calls are the calls running on a token, ended by its revocation (see Lifetimes).
+	calls Lifetimes
 
 	watching atomic.Bool
 }
@@ -77,6 +79,9 @@ func NewVerifier(checker Checker, o Options) (*Verifier, error) {
 // Unavailable, so clients retry instead of asking the user to log in again; a role that does
 // not allow the method is PermissionDenied naming the role and the method (signing in again
 // will not help). A cached answer is checked the same way.
+//
+// The returned context ends, with ErrTokenEnded as its cause, when auth revokes the token
+// while the call runs (Revoke): a stream does not outlive its token.
 func (v *Verifier) Authenticate(ctx context.Context, fullMethod string) (context.Context, error) {
 	token := BearerToken(ctx)
 	if token == "" {
@@ -87,10 +92,10 @@ func (v *Verifier) Authenticate(ctx context.Context, fullMethod string) (context
 		return nil, status.Error(codes.Unauthenticated, MsgInvalidToken)
 	}
 	id := TokenID(token)
-	if a, ok := v.cache.Get(id); ok {
-		return authorize(ctx, a, fullMethod)
-	}
 	asked := v.now()
+	if a, ok := v.cache.Get(id); ok {
+		return v.authorize(ctx, a, id, asked, fullMethod)
+	}
 	a, ok, err := v.checker.CheckToken(ctx, token)
 	if err != nil {
 		v.log.WarnContext(ctx, "token check failed", "token_id", id[:12], "error", err)
@@ -102,18 +107,27 @@ func (v *Verifier) Authenticate(ctx context.Context, fullMethod string) (context
 	if !v.revokedSince(id, asked) {
 		v.cache.Put(id, a)
 	}
-	return authorize(ctx, a, fullMethod)
+	return v.authorize(ctx, a, id, asked, fullMethod)
 }
 
-// authorize returns ctx carrying a when a's role may call fullMethod, else PermissionDenied.
-func authorize(ctx context.Context, a Account, fullMethod string) (context.Context, error) {
+// authorize returns ctx carrying a, bound to token id's lifetime, when a's role may call
+// fullMethod, else PermissionDenied. asked is when the token was found live.
+func (v *Verifier) authorize(ctx context.Context, a Account, id string, asked time.Time, fullMethod string) (context.Context, error) {
 	if err := authz.Check(a.Role, fullMethod); err != nil {
 		return nil, status.Error(codes.PermissionDenied, err.Error())
 	}
-	return WithAccount(ctx, a), nil
+	ctx = v.calls.Bind(WithAccount(ctx, a), id)
+	// A revocation that arrived between the check and the binding found no call to end;
+	// Revoke records it before ending calls, so one of the two sees the other.
+	if v.revokedSince(id, asked) {
+		v.calls.End(id)
+		return nil, status.Error(codes.Unauthenticated, MsgInvalidToken)
+	}
+	return ctx, nil
 }
 
-// Revoke forgets a token at once; call it for every token.revoked event.
+// Revoke forgets a token at once and ends the calls it authenticated (their contexts end with
+// ErrTokenEnded); call it for every token.revoked event.
 func (v *Verifier) Revoke(tokenID string) {
 	now := v.now()
 	v.mu.Lock()
@@ -125,6 +139,9 @@ func (v *Verifier) Revoke(tokenID string) {
 	}
 	v.mu.Unlock()
 	v.cache.Revoke(tokenID)
+	if n := v.calls.End(tokenID); n > 0 {
+		v.log.Info("ended calls of a revoked token", "token_id", tokenID[:min(12, len(tokenID))], "calls", n)
+	}
 }
 
 func (v *Verifier) revokedSince(id string, t time.Time) bool {
@@ -136,3 +153,6 @@ func (v *Verifier) revokedSince(id string, t time.Time) bool {
 
 // CacheLen reports how many tokens are cached (for metrics and tests).
 func (v *Verifier) CacheLen() int { return v.cache.Len() }
+
+// CallsLen reports how many calls are bound to their tokens now (for metrics and tests).
+func (v *Verifier) CallsLen() int { return v.calls.Len() }

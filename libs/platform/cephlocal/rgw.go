@@ -61,6 +61,109 @@ func (c *Cluster) S3User(ctx context.Context, uid string) (S3Credentials, error)
 	return S3Credentials{}, fmt.Errorf("cephlocal: RGW user %s has no S3 key", uid)
 }
 
+// BucketUser returns the S3 keys of RGW user uid limited to one bucket: uid (created when
+// missing) owns bucket — created, or taken over with its objects from another owner (a dev
+// Ceph from before the users were separate) — and may create no other. RGW lets no other user
+// read or write a bucket unless its policy says so; the policy set here grants the users of
+// also (an operator's) and nobody else, so two services given two such users cannot touch
+// each other's objects. Idempotent across restarts.
+func (c *Cluster) BucketUser(ctx context.Context, uid, bucket string, also ...string) (S3Credentials, error) {
+	keys, err := c.S3User(ctx, uid)
+	if err != nil {
+		return S3Credentials{}, err
+	}
+	owner, err := c.bucketOwner(ctx, bucket)
+	if err != nil {
+		return S3Credentials{}, err
+	}
+	switch owner {
+	case uid:
+	case "":
+		// One bucket allowed while it is made; none after (negative: no creation at all).
+		if _, err := c.Run(ctx, "radosgw-admin", "user", "modify", "--uid", uid, "--max-buckets", "1"); err != nil {
+			return S3Credentials{}, err
+		}
+		if err := c.CreateBucket(ctx, keys, bucket); err != nil {
+			return S3Credentials{}, err
+		}
+	default:
+		// link moves the bucket to uid; chown makes uid the owner of the objects in it too.
+		for _, verb := range []string{"link", "chown"} {
+			if _, err := c.Run(ctx, "radosgw-admin", "bucket", verb, "--bucket", bucket, "--uid", uid); err != nil {
+				return S3Credentials{}, fmt.Errorf("cephlocal: give bucket %s of %s to %s: %w", bucket, owner, uid, err)
+			}
+		}
+	}
+	if _, err := c.Run(ctx, "radosgw-admin", "user", "modify", "--uid", uid, "--max-buckets", "-1"); err != nil {
+		return S3Credentials{}, err
+	}
+	if err := c.grantBucket(ctx, keys, bucket, also); err != nil {
+		return S3Credentials{}, err
+	}
+	return keys, nil
+}
+
+// grantBucket sets bucket's policy (as its owner, k): full access for the users named, and
+// for no one else (an empty list removes the policy).
+func (c *Cluster) grantBucket(ctx context.Context, k S3Credentials, bucket string, users []string) error {
+	method, body := http.MethodDelete, []byte(nil)
+	if len(users) > 0 {
+		principals := make([]string, len(users))
+		for i, u := range users {
+			if !userID.MatchString(u) {
+				return fmt.Errorf("cephlocal: RGW user id %q: use 1-63 of a-z 0-9 _ -", u)
+			}
+			principals[i] = "arn:aws:iam:::user/" + u
+		}
+		policy := map[string]any{"Version": "2012-10-17", "Statement": []any{map[string]any{
+			"Effect": "Allow", "Principal": map[string]any{"AWS": principals}, "Action": []string{"s3:*"},
+			"Resource": []string{"arn:aws:s3:::" + bucket, "arn:aws:s3:::" + bucket + "/*"},
+		}}}
+		var err error
+		if body, err = json.Marshal(policy); err != nil {
+			return err
+		}
+		method = http.MethodPut
+	}
+	resp, err := c.s3Do(ctx, k, method, "/"+bucket+"?policy", body)
+	if err != nil {
+		return err
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	_ = resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("cephlocal: set the policy of bucket %s: %s: %s", bucket, resp.Status, s3Code(data))
+	}
+	return nil
+}
+
+// bucketOwner is the RGW user owning bucket, "" when there is no such bucket.
+func (c *Cluster) bucketOwner(ctx context.Context, bucket string) (string, error) {
+	out, err := c.Run(ctx, "radosgw-admin", "bucket", "stats", "--bucket", bucket)
+	if err != nil {
+		// Its words for a missing bucket differ by release and by what the zone holds yet;
+		// 2002 is RGW's ERR_NO_SUCH_BUCKET, printed as "(2002) Unknown error 2002".
+		if msg := err.Error(); strings.Contains(msg, "No such file or directory") || strings.Contains(msg, "could not get bucket info") ||
+			strings.Contains(msg, "(2002)") {
+			return "", nil
+		}
+		return "", err
+	}
+	var stats struct {
+		Owner string `json:"owner"`
+	}
+	if err := json.Unmarshal([]byte(out), &stats); err != nil || stats.Owner == "" {
+		return "", fmt.Errorf("cephlocal: radosgw-admin bucket stats %s: no owner in its answer", bucket)
+	}
+	return stats.Owner, nil
+}
+
+// S3Request sends one S3 request, signed with k, to the radosgw (path "/bucket/key"): for
+// checks of what a user may do. The caller closes the body.
+func (c *Cluster) S3Request(ctx context.Context, k S3Credentials, method, path string, body []byte) (*http.Response, error) {
+	return c.s3Do(ctx, k, method, path, body)
+}
+
 // CreateBucket creates bucket name owned by the keys' user; a bucket it already owns is fine.
 func (c *Cluster) CreateBucket(ctx context.Context, k S3Credentials, name string) error {
 	resp, err := c.s3Do(ctx, k, http.MethodPut, "/"+name, nil)

@@ -10,17 +10,19 @@ import (
 
 // Names of the settings every Plinth binary shares; the launcher sets these variables.
 const (
-	EnvGRPCAddr        = "PLINTH_GRPC_ADDR"
-	EnvAdminAddr       = "PLINTH_ADMIN_ADDR"
-	EnvDatabaseURL     = "PLINTH_DATABASE_URL"
-	EnvNATSURL         = "PLINTH_NATS_URL"
-	EnvNATSUser        = "PLINTH_NATS_USER"
-	EnvNATSPassword    = "PLINTH_NATS_PASSWORD_FILE"
-	EnvLogFormat       = "PLINTH_LOG_FORMAT"
-	EnvLogLevel        = "PLINTH_LOG_LEVEL"
-	EnvOTLPEndpoint    = "OTEL_EXPORTER_OTLP_ENDPOINT"
-	EnvShutdownTimeout = "PLINTH_SHUTDOWN_TIMEOUT"
-	EnvLogCalls        = "PLINTH_LOG_CALLS"
+	EnvGRPCAddr          = "PLINTH_GRPC_ADDR"
+	EnvAdminAddr         = "PLINTH_ADMIN_ADDR"
+	EnvDatabaseURL       = "PLINTH_DATABASE_URL"
+	EnvNATSURL           = "PLINTH_NATS_URL"
+	EnvNATSUser          = "PLINTH_NATS_USER"
+	EnvNATSPassword      = "PLINTH_NATS_PASSWORD_FILE"
+	EnvLogFormat         = "PLINTH_LOG_FORMAT"
+	EnvLogLevel          = "PLINTH_LOG_LEVEL"
+	EnvOTLPEndpoint      = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	EnvShutdownTimeout   = "PLINTH_SHUTDOWN_TIMEOUT"
+	EnvLogCalls          = "PLINTH_LOG_CALLS"
+	EnvMaxConnsPerClient = "PLINTH_MAX_CONNS_PER_CLIENT"
+	EnvMaxCallsPerClient = "PLINTH_MAX_CALLS_PER_CLIENT"
 )
 
 // AdminOff is the PLINTH_ADMIN_ADDR value that disables the admin HTTP server.
@@ -87,6 +89,38 @@ func (g *GRPC) Validate() error {
 	p.check(EnvGRPCAddr, "grpc-addr", checkListenAddr(g.GRPCAddr))
 	if g.LogCalls != "" {
 		p.check(EnvLogCalls, "log-calls", oneOf(g.LogCalls, "all"))
+	}
+	return p.err()
+}
+
+// The defaults of ClientLimits (libs/platform/server explains them).
+const (
+	DefaultMaxConnsPerClient = 64
+	DefaultMaxCallsPerClient = 2048
+	// MinCallsPerClient is what one connection may carry (server.DefaultMaxConcurrentStreams):
+	// a lower call cap would refuse calls one well-behaved connection makes.
+	MinCallsPerClient = 256
+)
+
+// ClientLimits bound what one client address (an IPv6 client's /64) holds on a service's TCP
+// gRPC ports: connections, closed at accept over their cap, and calls in progress across
+// them, refused with ResourceExhausted over theirs. Unix sockets are not capped: every local
+// peer has the same empty address there. The gateway has its own (PLINTH_GATEWAY_MAX_*).
+type ClientLimits struct {
+	// MaxConnsPerClient is the most connections one client address holds at once.
+	MaxConnsPerClient int `env:"PLINTH_MAX_CONNS_PER_CLIENT" flag:"max-conns-per-client" default:"64" usage:"most connections one client address (an IPv6 client's /64) holds on the gRPC port at once; more are closed at accept (unix sockets: no cap)"`
+	// MaxCallsPerClient is the most calls one client address has in progress at once.
+	MaxCallsPerClient int `env:"PLINTH_MAX_CALLS_PER_CLIENT" flag:"max-calls-per-client" default:"2048" usage:"most calls (streams included) one client address has in progress across its connections; more are refused with ResourceExhausted (at least 256; the gateway relays up to 8 × 256)"`
+}
+
+// Validate checks the limits.
+func (l *ClientLimits) Validate() error {
+	var p problems
+	if l.MaxConnsPerClient < 1 {
+		p.check(EnvMaxConnsPerClient, "max-conns-per-client", fmt.Errorf("%d: must be at least 1", l.MaxConnsPerClient))
+	}
+	if l.MaxCallsPerClient < MinCallsPerClient {
+		p.check(EnvMaxCallsPerClient, "max-calls-per-client", fmt.Errorf("%d: must be at least %d (what one connection may carry)", l.MaxCallsPerClient, MinCallsPerClient))
 	}
 	return p.err()
 }
@@ -179,6 +213,7 @@ func checkNATSUser(u string) error {
 // Set GRPCAddr and AdminAddr to the service's default ports before calling Load.
 type Common struct {
 	GRPC
+	ClientLimits
 	Admin
 	Database
 	NATS
@@ -189,7 +224,7 @@ type Common struct {
 // flag to fix. It does not require DatabaseURL or NATSURL: a service that needs them checks
 // with Required.
 func (c *Common) Validate() error {
-	return errors.Join(c.GRPC.Validate(), c.Admin.Validate(), c.Database.Validate(), c.NATS.Validate(), c.Telemetry.Validate())
+	return errors.Join(c.GRPC.Validate(), c.ClientLimits.Validate(), c.Admin.Validate(), c.Database.Validate(), c.NATS.Validate(), c.Telemetry.Validate())
 }
 
 // Required returns an error naming env and flag when value is empty; use it in a service's

@@ -39,6 +39,8 @@ func TestLoadParsesEveryType(t *testing.T) {
 			Telemetry: Telemetry{LogFormat: "auto", LogLevel: "info"},
 			Admin:     Admin{ShutdownTimeout: 2 * time.Second},
 			GRPC:      GRPC{GRPCAddr: "unix:///run/x.sock"},
+			// The default tags spell the exported defaults.
+			ClientLimits: ClientLimits{MaxConnsPerClient: DefaultMaxConnsPerClient, MaxCallsPerClient: DefaultMaxCallsPerClient},
 		},
 		Name: "svc", Workers: 12, Verbose: true, Interval: 90 * time.Second,
 		Peers: []string{"a", "b", "c"}, APIToken: "tok", FlagOnly: "x",
@@ -171,7 +173,7 @@ func TestCommonTagsMatchConstants(t *testing.T) {
 	for _, f := range fields {
 		got = append(got, f.env)
 	}
-	want := []string{EnvGRPCAddr, EnvLogCalls, EnvAdminAddr, EnvShutdownTimeout, EnvDatabaseURL, EnvNATSURL, EnvNATSUser, EnvNATSPassword,
+	want := []string{EnvGRPCAddr, EnvLogCalls, EnvMaxConnsPerClient, EnvMaxCallsPerClient, EnvAdminAddr, EnvShutdownTimeout, EnvDatabaseURL, EnvNATSURL, EnvNATSUser, EnvNATSPassword,
 		EnvLogFormat, EnvLogLevel, EnvOTLPEndpoint}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Common env tags = %v, want %v", got, want)

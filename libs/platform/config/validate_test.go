@@ -10,6 +10,7 @@ import (
 func validCommon() Common {
 	var c Common
 	c.GRPCAddr, c.AdminAddr, c.LogFormat, c.LogLevel, c.ShutdownTimeout = "127.0.0.1:7001", "127.0.0.1:7101", "auto", "info", 15*time.Second
+	c.MaxConnsPerClient, c.MaxCallsPerClient = DefaultMaxConnsPerClient, DefaultMaxCallsPerClient
 	return c
 }
 
@@ -59,6 +60,11 @@ func TestCommonValidate(t *testing.T) {
 			"OTEL_EXPORTER_OTLP_ENDPOINT (-otlp-endpoint): \"collector:4317\" must be a URL like http://127.0.0.1:4317"},
 		{"shutdown timeout", func(c *Common) { c.ShutdownTimeout = 0 },
 			"PLINTH_SHUTDOWN_TIMEOUT (-shutdown-timeout): 0s must be positive"},
+		{"one connection per client", func(c *Common) { c.MaxConnsPerClient, c.MaxCallsPerClient = 1, 256 }, ""},
+		{"no connection per client", func(c *Common) { c.MaxConnsPerClient = 0 },
+			"PLINTH_MAX_CONNS_PER_CLIENT (-max-conns-per-client): 0: must be at least 1"},
+		{"calls per client under one connection's", func(c *Common) { c.MaxCallsPerClient = 255 },
+			"PLINTH_MAX_CALLS_PER_CLIENT (-max-calls-per-client): 255: must be at least 256 (what one connection may carry)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

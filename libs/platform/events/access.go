@@ -60,7 +60,8 @@ type role struct {
 }
 
 // roles follow the services' wiring: every service that checks tokens reads auth's
-// revocations; stats's inventory reads lvmd-agent's and kaas's streams.
+// revocations (vagrant-server also its user.access_revoked, from the same stream); stats's
+// inventory reads lvmd-agent's and kaas's streams.
 var roles = []role{
 	{user: "auth", owns: &eventsv1.TokenRevoked{}},
 	{user: "stats", reads: []proto.Message{&eventsv1.TokenRevoked{}, &eventsv1.NodeHeartbeat{}, &eventsv1.MachineStateChanged{}}},

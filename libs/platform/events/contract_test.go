@@ -15,6 +15,13 @@ func TestSubjectAndStreamOf(t *testing.T) {
 	if got := SubjectOf(&eventsv1.TokenRevoked{}); got != "plinth.auth.token.revoked" {
 		t.Errorf("SubjectOf(TokenRevoked) = %q", got)
 	}
+	// vagrant-server reads both from auth's stream with one consumer: they must share it.
+	if got := SubjectOf(&eventsv1.UserAccessRevoked{}); got != "plinth.auth.user.access_revoked" {
+		t.Errorf("SubjectOf(UserAccessRevoked) = %q", got)
+	}
+	if a, b := StreamOf(&eventsv1.UserAccessRevoked{}), StreamOf(&eventsv1.TokenRevoked{}); a.Name != b.Name || a.Name != "PLINTH_AUTH" {
+		t.Errorf("StreamOf(UserAccessRevoked) = %+v, StreamOf(TokenRevoked) = %+v, want both PLINTH_AUTH", a, b)
+	}
 	st := StreamOf(&eventsv1.MachineStateChanged{})
 	if st.Name != "PLINTH_KAAS" || len(st.Subjects) != 1 || st.Subjects[0] != "plinth.kaas.>" {
 		t.Errorf("StreamOf(MachineStateChanged) = %+v", st)
@@ -51,7 +58,7 @@ func TestEveryPayloadDeclaresItsContract(t *testing.T) {
 		}
 		return true
 	})
-	if payloads < 17 {
+	if payloads < 18 {
 		t.Errorf("found %d payload messages, want every event of subjects.proto's table", payloads)
 	}
 }

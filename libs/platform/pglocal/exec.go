@@ -56,6 +56,11 @@ func newRunner(binDir string) (*runner, error) {
 
 // run executes a PostgreSQL program from binDir and returns its combined output.
 func (r *runner) run(ctx context.Context, program string, args ...string) (string, error) {
+	return r.runInput(ctx, "", program, args...)
+}
+
+// runInput is run with stdin as the program's standard input.
+func (r *runner) runInput(ctx context.Context, stdin, program string, args ...string) (string, error) {
 	path := filepath.Join(r.binDir, program)
 	var cmd *exec.Cmd
 	if r.owner != nil {
@@ -67,6 +72,7 @@ func (r *runner) run(ctx context.Context, program string, args ...string) (strin
 	// initdb and pg_ctl complain when they cannot.
 	cmd.Dir = "/"
 	cmd.Env = cleanEnv(os.Environ())
+	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out

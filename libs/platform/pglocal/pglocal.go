@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/plinth-dev/plinth/libs/platform/ports"
 )
@@ -49,8 +51,10 @@ type Cluster struct {
 const startTimeout = 60 * time.Second
 
 // Start initialises DataDir when it holds no cluster, then starts PostgreSQL on
-// 127.0.0.1 and waits until it accepts connections. Superuser "postgres" with trust
-// authentication: the server only listens on loopback and a socket in a 0700 directory.
+// 127.0.0.1 and waits until it accepts connections. Loopback is open to every account on
+// the machine, so nothing is trusted: superuser "postgres" has a generated password, kept in
+// DataDir/PassFileName (0600, the cluster owner's), and every connection proves it
+// (scram-sha-256). URL names that file, so its clients need no password of their own.
 func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.DataDir == "" {
 		return nil, errors.New("pglocal: Options.DataDir is required")
@@ -96,6 +100,12 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	if err := writeHBA(r, dataDir); err != nil {
+		return nil, err
+	}
+	if err := ensurePassword(ctx, r, dataDir); err != nil {
+		return nil, err
+	}
 	c := &Cluster{dataDir: dataDir, run: r, log: log}
 	if err := c.start(ctx, o); err != nil {
 		c.removeSocketDir()
@@ -123,7 +133,9 @@ func prepareDataDir(ctx context.Context, r *runner, dataDir string) error {
 }
 
 func initdb(ctx context.Context, r *runner, dataDir string, noSync bool) error {
-	args := []string{"-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-locale"}
+	// reject: the cluster admits nobody until Start has written its pg_hba.conf and set the
+	// superuser's password (initdb would want the password in a file of its own).
+	args := []string{"-D", dataDir, "-U", superuser, "--auth=reject", "--encoding=UTF8", "--no-locale"}
 	if noSync {
 		args = append(args, "--no-sync")
 	}
@@ -208,6 +220,11 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		if err == nil {
 			return conn.Close(ctx)
 		}
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "28") { // invalid authorization
+			return fmt.Errorf("pglocal: PostgreSQL on port %d refuses the password in %s (%s): "+
+				"delete that file and start again to have a new one set", c.port, c.PasswordFile(), pgErr.Message)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("pglocal: PostgreSQL on port %d not accepting connections: %w", c.port, err)
@@ -216,10 +233,16 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 	}
 }
 
-// URL returns a connection URL for database on this cluster.
+// URL returns a connection URL for database on this cluster, as the superuser. It holds no
+// password: its passfile parameter names PasswordFile, which pgx and libpq read.
 func (c *Cluster) URL(database string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, database)
+	u := url.URL{Scheme: "postgres", User: url.User(superuser), Host: fmt.Sprintf("127.0.0.1:%d", c.port), Path: "/" + database,
+		RawQuery: url.Values{"sslmode": {"disable"}, "passfile": {c.PasswordFile()}}.Encode()}
+	return u.String()
 }
+
+// PasswordFile is the pgpass file (mode 0600) holding the superuser's password.
+func (c *Cluster) PasswordFile() string { return filepath.Join(c.dataDir, PassFileName) }
 
 // Port returns the TCP port the cluster listens on.
 func (c *Cluster) Port() int { return c.port }

@@ -43,7 +43,11 @@ func (f AuthFunc) unary(log *slog.Logger) grpc.UnaryServerInterceptor {
 		if err != nil {
 			return nil, err
 		}
-		return handler(ctx, req)
+		resp, err := handler(ctx, req)
+		if ended := EndedBy(ctx); ended != nil {
+			return nil, ended
+		}
+		return resp, err
 	}
 }
 
@@ -55,8 +59,30 @@ func (f AuthFunc) stream(log *slog.Logger) grpc.StreamServerInterceptor {
 		}
 		wrapped := middleware.WrapServerStream(ss)
 		wrapped.WrappedContext = ctx
-		return handler(srv, wrapped)
+		err = handler(srv, wrapped)
+		if ended := EndedBy(ctx); ended != nil {
+			return ended
+		}
+		return err
 	}
+}
+
+// EndedBy is the status the auth hook ended ctx with, if it did: an AuthFunc may return a
+// context that it ends later, with a status error as the cause, when the credentials that
+// authenticated the call end (authn.Lifetimes: a revoked token ends its streams with
+// Unauthenticated). The call then answers that status whatever the handler made of its
+// context ending (Canceled, or a service's "shutting down"): the client must learn to sign
+// in again, not to retry. A context ended otherwise (the client went away) changes nothing.
+// A proxy that authenticates calls itself (the gateway) answers with it the same way.
+func EndedBy(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	if _, ok := status.FromError(cause); !ok || status.Code(cause) == codes.OK {
+		return nil
+	}
+	return cause
 }
 
 // alwaysExempt reports services that stay reachable without credentials: orchestrators probe

@@ -29,6 +29,9 @@ import (
 // serverOptions assembles tracing and the interceptor chain, outermost first:
 //
 //	recovery  – a panic anywhere below (including the service's auth hook) becomes Internal
+//	calls     – a client address with MaxCallsPerClient calls in progress is refused
+//	            ResourceExhausted (peers.go): before logging and metrics, so a flood of
+//	            refusals is counted once (plinth_grpc_calls_refused_total), never logged per call
 //	logging   – one line per finished call: method, code, duration, trace id; never payloads
 //	            or metadata
 //	metrics   – grpc_server_handled_total and handling-time histogram, including calls the
@@ -53,12 +56,14 @@ func (s *Server) serverOptions(exempt map[string]bool) []grpc.ServerOption {
 
 	unary := []grpc.UnaryServerInterceptor{
 		recovery.UnaryServerInterceptor(rec),
+		s.calls.Unary,
 		selector.UnaryServerInterceptor(logging.UnaryServerInterceptor(logger, logOpts...), notHealth),
 		s.metrics.UnaryServerInterceptor(exemplar),
 		s.codec.unary,
 	}
 	stream := []grpc.StreamServerInterceptor{
 		recovery.StreamServerInterceptor(rec),
+		s.calls.Stream,
 		selector.StreamServerInterceptor(logging.StreamServerInterceptor(logger, logOpts...), notHealth),
 		s.metrics.StreamServerInterceptor(exemplar),
 		s.codec.stream,
@@ -84,6 +89,8 @@ func (s *Server) serverOptions(exempt map[string]bool) []grpc.ServerOption {
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 		grpc.MaxHeaderListSize(s.opts.MaxHeaderListSize),
+		grpc.MaxConcurrentStreams(s.opts.MaxConcurrentStreams),
+		grpc.ConnectionTimeout(s.opts.HandshakeTimeout),
 		grpc.ForceServerCodecV2(s.codec),
 	}
 }

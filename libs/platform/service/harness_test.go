@@ -117,6 +117,7 @@ type opts struct {
 	AdminAddr       string
 	ShutdownTimeout time.Duration
 	DrainDelay      time.Duration
+	ClientLimits    config.ClientLimits
 }
 
 // harness is a running service with one gRPC server and a client connection to it.
@@ -151,7 +152,7 @@ func start(t *testing.T, o opts) *harness {
 	if o.TracerProvider == nil {
 		o.TracerProvider = sdktrace.NewTracerProvider()
 	}
-	svc, err := New(Options{Name: "test", Logger: o.Logger, DrainDelay: o.DrainDelay,
+	svc, err := New(Options{Name: "test", Logger: o.Logger, DrainDelay: o.DrainDelay, ClientLimits: o.ClientLimits,
 		Admin: config.Admin{AdminAddr: o.AdminAddr, ShutdownTimeout: o.ShutdownTimeout}})
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -45,6 +45,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Admin is the admin HTTP address ("" or "off": none) and the shutdown deadline.
 	Admin config.Admin
+	// ClientLimits cap what one client address holds on every gRPC server GRPC builds
+	// (unless its server.Options set them); zero: the server's defaults.
+	ClientLimits config.ClientLimits
 	// DrainDelay is how long gRPC keeps serving after reporting NOT_SERVING, so load
 	// balancers and health watchers stop sending new calls before it stops accepting them.
 	DrainDelay time.Duration
@@ -185,6 +188,12 @@ func (s *Service) GRPC(g config.GRPC, o server.Options) (*server.Server, error) 
 	}
 	if o.Metrics == nil {
 		o.Metrics = s.registry
+	}
+	if o.MaxConnsPerClient == 0 {
+		o.MaxConnsPerClient = s.opts.ClientLimits.MaxConnsPerClient
+	}
+	if o.MaxCallsPerClient == 0 {
+		o.MaxCallsPerClient = s.opts.ClientLimits.MaxCallsPerClient
 	}
 	srv, err := server.New(o)
 	if err != nil {

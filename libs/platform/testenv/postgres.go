@@ -64,7 +64,9 @@ func Main(m *testing.M) {
 
 // DB creates a uniquely named schema for this test in TEST_DATABASE_URL, or in a private
 // cluster started once per test binary when that is unset, and drops it (CASCADE) when
-// the test ends. Safe for parallel tests.
+// the test ends. Safe for parallel tests. Neither URL holds a password: TEST_DATABASE_URL's
+// comes from the environment (PGPASSFILE, or the URL's passfile parameter), the private
+// cluster's from its own 0600 pass file, which its URL names.
 func DB(t testing.TB) Database {
 	t.Helper()
 	admin, base, err := server.get()

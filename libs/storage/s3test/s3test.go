@@ -59,6 +59,16 @@ func Binary() (string, error) {
 }
 
 // Start runs versitygw on a free 127.0.0.1 port with a fresh directory until the test ends.
+// posixArgs are versitygw's posix backend arguments for dir: its metadata goes in extended
+// attributes where dir's file system keeps user ones, else in a sidecar directory (tmpfs
+// before Linux 6.6 has none: a kernelvm guest's /tmp).
+func posixArgs(t testing.TB, dir string) []string {
+	if err := syscall.Setxattr(dir, "user.plinth-s3test", []byte("1"), 0); err == nil {
+		return []string{dir}
+	}
+	return []string{"--sidecar", t.TempDir(), dir}
+}
+
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := Binary()
@@ -68,7 +78,7 @@ func Start(t testing.TB) *Server {
 	s := &Server{AccessKeyID: "plinth-test-key", SecretAccessKey: "plinth-test-secret-" + randomSuffix(t), Dir: t.TempDir()}
 	for attempt := 0; ; attempt++ {
 		addr := freeAddr(t)
-		cmd := exec.Command(bin, "--port", addr, "posix", s.Dir)
+		cmd := exec.Command(bin, append([]string{"--port", addr, "posix"}, posixArgs(t, s.Dir)...)...)
 		cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKeyID, "ROOT_SECRET_ACCESS_KEY="+s.SecretAccessKey)
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -77,7 +87,9 @@ func Start(t testing.TB) *Server {
 		}
 		exited := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(exited) }()
-		if waitListening(addr, exited, 15*time.Second) {
+		// A deadline, not a measure: ~1 s here, tens of seconds in a kernelvm guest
+		// (software emulation) on a loaded host.
+		if waitListening(addr, exited, 90*time.Second) {
 			t.Cleanup(func() {
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 				select {

@@ -66,7 +66,8 @@ var Fields = map[protoreflect.FullName]Bound{
 	"cnct.kaas.api.ControlPlaneMachineSpec.labels":     {kaasLabels, whyKaasLabels},
 
 	// lvmd-agent: TopoLVM's lvmd API.
-	"proto.CreateLVRequest.tags": {64, "LVM keeps tags in the volume group's metadata area (1 MiB by default); lvmd-agent maxTags"},
+	"proto.CreateLVRequest.tags":         {64, "LVM keeps tags in the volume group's metadata area (1 MiB by default); lvmd-agent maxTags"},
+	"proto.CreateLVSnapshotRequest.tags": {64, "as proto.CreateLVRequest.tags: a snapshot is a volume"},
 
 	// cnpgi-plugin: CloudNativePG's plugin API.
 	"cnpgi.backup.v1.BackupRequest.parameters":  {cnpgiParams, whyCNPGIParams},
