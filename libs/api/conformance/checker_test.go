@@ -21,7 +21,8 @@ type resolver interface {
 // Definitions are matched by full name (what gRPC paths, Any type URLs and
 // reflection use), then methods, fields and enum values by name within them.
 // Our definitions may not add methods, fields or enum values to upstream
-// ones: upstream peers would not know them. Extra top-level definitions are
+// ones: upstream peers would not know them — unless a later upstream version
+// we also speak (successors) has them, with the same shape. Extra top-level definitions are
 // not compared (upstream has more of them than the facts list, e.g. Vagrant
 // SDK types no RPC reaches).
 func checkAPI(f *apiFacts, r resolver) []string {
@@ -104,13 +105,7 @@ func (c *checker) service(want serviceFact) {
 			c.addf("method %s: missing", path)
 			continue
 		}
-		got := methodFact{
-			Name:            wm.Name,
-			Input:           string(md.Input().FullName()),
-			Output:          string(md.Output().FullName()),
-			ClientStreaming: md.IsStreamingClient(),
-			ServerStreaming: md.IsStreamingServer(),
-		}
+		got := methodShape(md)
 		if got.Input != wm.Input {
 			c.addf("method %s: request %s, upstream %s", path, got.Input, wm.Input)
 		}
@@ -122,10 +117,17 @@ func (c *checker) service(want serviceFact) {
 		}
 	}
 	for i := 0; i < sd.Methods().Len(); i++ {
-		if name := string(sd.Methods().Get(i).Name()); !known[name] {
-			c.addf("method /%s/%s: not in the upstream contract", want.Name, name)
+		got := methodShape(sd.Methods().Get(i))
+		if !known[got.Name] && !c.facts.laterHasMethod(want.Name, got) {
+			c.addf("method /%s/%s: not in the upstream contract", want.Name, got.Name)
 		}
 	}
+}
+
+// methodShape extracts from a descriptor the facts the upstream JSON holds of a method.
+func methodShape(md protoreflect.MethodDescriptor) methodFact {
+	return methodFact{Name: string(md.Name()), Input: string(md.Input().FullName()), Output: string(md.Output().FullName()),
+		ClientStreaming: md.IsStreamingClient(), ServerStreaming: md.IsStreamingServer()}
 }
 
 // shape names a method's streaming shape.

@@ -8,5 +8,7 @@
 // them with the descriptors our generated packages register in
 // protoregistry.GlobalFiles. Run them with `go test ./conformance/...` from
 // libs/api. The subpackage upstreamcnpgi additionally round-trips every CNPG-I
-// message through the upstream cnpg-i Go types.
+// message through the upstream cnpg-i Go types. An API whose later upstream
+// version our packages speak too (TopoLVM v0.41.0 beside the lvmd fork) is
+// also checked against that version's descriptors (successor_test.go).
 package conformance

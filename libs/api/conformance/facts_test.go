@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // apiFacts is the upstream wire contract of one API, as stored in
@@ -21,6 +22,10 @@ type apiFacts struct {
 	Services []serviceFact `json:"services"`
 	Messages []messageFact `json:"messages"`
 	Enums    []enumFact    `json:"enums"`
+
+	// later is the contract of a later upstream version our packages also speak (see
+	// successors), or nil: what it has, with the same shape, our packages may add.
+	later *apiFacts
 }
 
 // fileFact is one upstream .proto file and the package it declares.
@@ -104,6 +109,9 @@ func loadFacts(api string) (*apiFacts, error) {
 	if f.API != api || len(f.Services) == 0 {
 		return nil, fmt.Errorf("%s: want api %q with services, got api %q with %d services", path, api, f.API, len(f.Services))
 	}
+	if f.later, err = laterFacts(api); err != nil {
+		return nil, err
+	}
 	return &f, nil
 }
 
@@ -125,6 +133,28 @@ func (f *apiFacts) message(name string) (messageFact, bool) {
 		}
 	}
 	return messageFact{}, false
+}
+
+// laterHasField says whether the later contract has message's field with exactly this shape.
+func (f *apiFacts) laterHasField(message string, got fieldFact) bool {
+	if f.later == nil {
+		return false
+	}
+	m, ok := f.later.message(message)
+	return ok && slices.Contains(m.Fields, got)
+}
+
+// laterHasMethod says whether the later contract has service's method with exactly this shape.
+func (f *apiFacts) laterHasMethod(service string, got methodFact) bool {
+	if f.later == nil {
+		return false
+	}
+	for _, s := range f.later.Services {
+		if s.Name == service {
+			return slices.Contains(s.Methods, got)
+		}
+	}
+	return false
 }
 
 // items counts the facts: services, methods, messages, fields, enums and

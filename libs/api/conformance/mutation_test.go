@@ -107,6 +107,10 @@ func TestCheckerFindsEachDifference(t *testing.T) {
 			field(t, f, "DataSource", "s3").OneofIndex = nil
 			message(t, f, "DataSource").OneofDecl = nil
 		}, []string{`field proto.DataSource.s3: oneof "", upstream type`}},
+		{"a later version's field with another shape", "lvmd", lvmd, func(t *testing.T, f *descriptorpb.FileDescriptorProto) {
+			// TopoLVM v0.41.0 has LogicalVolume.size_bytes as int64: only that shape may be added.
+			field(t, f, "LogicalVolume", "size_bytes").Type = descriptorpb.FieldDescriptorProto_TYPE_UINT64.Enum()
+		}, []string{"field proto.LogicalVolume.size_bytes = 6: not in the upstream contract"}},
 		{"skipped number used", "kaas", kaas, func(t *testing.T, f *descriptorpb.FileDescriptorProto) {
 			field(t, f, "GetClusterNodesStatusReply.MachineStatus", "maasSystemId").Number = proto.Int32(3)
 		}, []string{"field cnct.kaas.api.GetClusterNodesStatusReply.MachineStatus.maasSystemId: number 3, upstream 4"}},

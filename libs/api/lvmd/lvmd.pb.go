@@ -4,9 +4,16 @@
 // restore additions of the lz006/topolvm "backuprestore" fork (Backup, DataSource, BackupState,
 // CreateLVRequest.data_source, LVService.CreateBackup). TopoLVM's node driver calls
 // /proto.LVService/* and /proto.VGService/*, so the package name `proto` and every message,
-// field and number here are a wire contract. Later upstream TopoLVM reused
-// CreateLVRequest field 5 for lvcreate_option_class; this file follows the fork, where 5 is
-// data_source, and has none of the later size_bytes, thin-pool or snapshot fields.
+// field and number here are a wire contract.
+//
+// Later upstream TopoLVM (up to v0.41) added fields whose numbers the fork never used; they
+// are here too, marked "upstream vX", so one reply serves both generations: LogicalVolume
+// size_bytes/path/attr, ResizeLVRequest.size_bytes, WatchItem size_bytes/thin_pool,
+// ThinPoolItem, ResizeLVResponse and CreateLVSnapshot. The one clash is CreateLVRequest field
+// 5: the fork's data_source (a DataSource message) is upstream's lvcreate_option_class (a
+// string) since v0.18. CreateLVRequest keeps the fork's shape; OptionClassCreateLVRequest is upstream's, and
+// lvmd-agent decodes a CreateLV call into one or the other by what field 5 holds (see
+// services/lvmd-agent/README.md, "Two wires on one socket").
 //
 // The protocol consists of two services:
 // - VGService provides information about the volume groups.
@@ -140,7 +147,13 @@ type LogicalVolume struct {
 	// Device minor number.
 	DevMinor uint32 `protobuf:"varint,4,opt,name=dev_minor,json=devMinor,proto3" json:"dev_minor,omitempty"`
 	// Tags of the volume (lvcreate --addtag).
-	Tags          []string `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
+	Tags []string `protobuf:"bytes,5,rep,name=tags,proto3" json:"tags,omitempty"`
+	// Volume size in bytes (upstream v0.23; the only size upstream v0.36.5 and later read).
+	SizeBytes int64 `protobuf:"varint,6,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// The volume's device path as lvm reports it, /dev/<vg>/<name> (upstream v0.33).
+	Path string `protobuf:"bytes,7,opt,name=path,proto3" json:"path,omitempty"`
+	// lvm's lv_attr of the volume, e.g. "-wi-a-----" (upstream v0.35).
+	Attr          string `protobuf:"bytes,8,opt,name=attr,proto3" json:"attr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -208,6 +221,27 @@ func (x *LogicalVolume) GetTags() []string {
 		return x.Tags
 	}
 	return nil
+}
+
+func (x *LogicalVolume) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *LogicalVolume) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *LogicalVolume) GetAttr() string {
+	if x != nil {
+		return x.Attr
+	}
+	return ""
 }
 
 // Backup represents a requested backup of a logical volume.
@@ -356,6 +390,101 @@ func (x *CreateLVRequest) GetDataSource() *DataSource {
 	return nil
 }
 
+// OptionClassCreateLVRequest is CreateLVRequest as upstream TopoLVM sends it since v0.18:
+// field 5 is the name of an lvcreate option class (a string) where the fork has data_source,
+// and since v0.23 the size is size_bytes (size_gb, still sent rounded down by v0.23 to
+// v0.36.4, is reserved since v0.36.5).
+type OptionClassCreateLVRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The logical volume name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Volume size in GiB (upstream v0.5 to v0.36.4).
+	SizeGb uint64 `protobuf:"varint,2,opt,name=size_gb,json=sizeGb,proto3" json:"size_gb,omitempty"`
+	// Tags to add to the volume during creation.
+	Tags []string `protobuf:"bytes,3,rep,name=tags,proto3" json:"tags,omitempty"`
+	// The device class (volume group) to create the volume in; empty means the default class.
+	DeviceClass string `protobuf:"bytes,4,opt,name=device_class,json=deviceClass,proto3" json:"device_class,omitempty"`
+	// The lvcreate option class (lvmd.yaml lvcreate-option-classes) whose options lvcreate
+	// gets instead of the device class's stripe and lvcreate-options (upstream v0.18).
+	LvcreateOptionClass string `protobuf:"bytes,5,opt,name=lvcreate_option_class,json=lvcreateOptionClass,proto3" json:"lvcreate_option_class,omitempty"`
+	// Volume size in bytes (upstream v0.23).
+	SizeBytes     int64 `protobuf:"varint,6,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OptionClassCreateLVRequest) Reset() {
+	*x = OptionClassCreateLVRequest{}
+	mi := &file_lvmd_lvmd_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OptionClassCreateLVRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OptionClassCreateLVRequest) ProtoMessage() {}
+
+func (x *OptionClassCreateLVRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lvmd_lvmd_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OptionClassCreateLVRequest.ProtoReflect.Descriptor instead.
+func (*OptionClassCreateLVRequest) Descriptor() ([]byte, []int) {
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *OptionClassCreateLVRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OptionClassCreateLVRequest) GetSizeGb() uint64 {
+	if x != nil {
+		return x.SizeGb
+	}
+	return 0
+}
+
+func (x *OptionClassCreateLVRequest) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *OptionClassCreateLVRequest) GetDeviceClass() string {
+	if x != nil {
+		return x.DeviceClass
+	}
+	return ""
+}
+
+func (x *OptionClassCreateLVRequest) GetLvcreateOptionClass() string {
+	if x != nil {
+		return x.LvcreateOptionClass
+	}
+	return ""
+}
+
+func (x *OptionClassCreateLVRequest) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
 // CreateBackupRequest is the input of CreateBackup.
 type CreateBackupRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -367,7 +496,7 @@ type CreateBackupRequest struct {
 
 func (x *CreateBackupRequest) Reset() {
 	*x = CreateBackupRequest{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[4]
+	mi := &file_lvmd_lvmd_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +508,7 @@ func (x *CreateBackupRequest) String() string {
 func (*CreateBackupRequest) ProtoMessage() {}
 
 func (x *CreateBackupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[4]
+	mi := &file_lvmd_lvmd_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +521,7 @@ func (x *CreateBackupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBackupRequest.ProtoReflect.Descriptor instead.
 func (*CreateBackupRequest) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{4}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateBackupRequest) GetBackup() *Backup {
@@ -419,7 +548,7 @@ type DataSource struct {
 
 func (x *DataSource) Reset() {
 	*x = DataSource{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[5]
+	mi := &file_lvmd_lvmd_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +560,7 @@ func (x *DataSource) String() string {
 func (*DataSource) ProtoMessage() {}
 
 func (x *DataSource) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[5]
+	mi := &file_lvmd_lvmd_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +573,7 @@ func (x *DataSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataSource.ProtoReflect.Descriptor instead.
 func (*DataSource) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{5}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DataSource) GetSynchronousRestore() bool {
@@ -496,7 +625,7 @@ type BackupState struct {
 
 func (x *BackupState) Reset() {
 	*x = BackupState{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[6]
+	mi := &file_lvmd_lvmd_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +637,7 @@ func (x *BackupState) String() string {
 func (*BackupState) ProtoMessage() {}
 
 func (x *BackupState) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[6]
+	mi := &file_lvmd_lvmd_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +650,7 @@ func (x *BackupState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BackupState.ProtoReflect.Descriptor instead.
 func (*BackupState) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{6}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BackupState) GetName() string {
@@ -556,7 +685,7 @@ type CreateLVResponse struct {
 
 func (x *CreateLVResponse) Reset() {
 	*x = CreateLVResponse{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[7]
+	mi := &file_lvmd_lvmd_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +697,7 @@ func (x *CreateLVResponse) String() string {
 func (*CreateLVResponse) ProtoMessage() {}
 
 func (x *CreateLVResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[7]
+	mi := &file_lvmd_lvmd_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +710,7 @@ func (x *CreateLVResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLVResponse.ProtoReflect.Descriptor instead.
 func (*CreateLVResponse) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{7}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateLVResponse) GetVolume() *LogicalVolume {
@@ -604,7 +733,7 @@ type RemoveLVRequest struct {
 
 func (x *RemoveLVRequest) Reset() {
 	*x = RemoveLVRequest{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[8]
+	mi := &file_lvmd_lvmd_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -616,7 +745,7 @@ func (x *RemoveLVRequest) String() string {
 func (*RemoveLVRequest) ProtoMessage() {}
 
 func (x *RemoveLVRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[8]
+	mi := &file_lvmd_lvmd_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -629,7 +758,7 @@ func (x *RemoveLVRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveLVRequest.ProtoReflect.Descriptor instead.
 func (*RemoveLVRequest) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{8}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RemoveLVRequest) GetName() string {
@@ -657,7 +786,7 @@ type CreateBackupResponse struct {
 
 func (x *CreateBackupResponse) Reset() {
 	*x = CreateBackupResponse{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[9]
+	mi := &file_lvmd_lvmd_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +798,7 @@ func (x *CreateBackupResponse) String() string {
 func (*CreateBackupResponse) ProtoMessage() {}
 
 func (x *CreateBackupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[9]
+	mi := &file_lvmd_lvmd_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,12 +811,159 @@ func (x *CreateBackupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateBackupResponse.ProtoReflect.Descriptor instead.
 func (*CreateBackupResponse) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{9}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateBackupResponse) GetBackupState() *BackupState {
 	if x != nil {
 		return x.BackupState
+	}
+	return nil
+}
+
+// CreateLVSnapshotRequest is the input of CreateLVSnapshot (upstream v0.13): a thin snapshot
+// of a thin volume, activated read-only ("ro") or read-write ("rw").
+type CreateLVSnapshotRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The snapshot's logical volume name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Tags to add to the snapshot.
+	Tags []string `protobuf:"bytes,2,rep,name=tags,proto3" json:"tags,omitempty"`
+	// The device class of the source (a thin class); empty means the default class.
+	DeviceClass string `protobuf:"bytes,3,opt,name=device_class,json=deviceClass,proto3" json:"device_class,omitempty"`
+	// The logical volume to snapshot.
+	SourceVolume string `protobuf:"bytes,4,opt,name=source_volume,json=sourceVolume,proto3" json:"source_volume,omitempty"`
+	// The snapshot's size in GiB (upstream v0.13 to v0.36.4; reserved since v0.36.5).
+	SizeGb uint64 `protobuf:"varint,5,opt,name=size_gb,json=sizeGb,proto3" json:"size_gb,omitempty"`
+	// "ro" or "rw".
+	AccessType string `protobuf:"bytes,6,opt,name=access_type,json=accessType,proto3" json:"access_type,omitempty"`
+	// The snapshot's size in bytes: at least the source's; 0 means the source's.
+	SizeBytes     int64 `protobuf:"varint,7,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLVSnapshotRequest) Reset() {
+	*x = CreateLVSnapshotRequest{}
+	mi := &file_lvmd_lvmd_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLVSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLVSnapshotRequest) ProtoMessage() {}
+
+func (x *CreateLVSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lvmd_lvmd_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLVSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*CreateLVSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *CreateLVSnapshotRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateLVSnapshotRequest) GetTags() []string {
+	if x != nil {
+		return x.Tags
+	}
+	return nil
+}
+
+func (x *CreateLVSnapshotRequest) GetDeviceClass() string {
+	if x != nil {
+		return x.DeviceClass
+	}
+	return ""
+}
+
+func (x *CreateLVSnapshotRequest) GetSourceVolume() string {
+	if x != nil {
+		return x.SourceVolume
+	}
+	return ""
+}
+
+func (x *CreateLVSnapshotRequest) GetSizeGb() uint64 {
+	if x != nil {
+		return x.SizeGb
+	}
+	return 0
+}
+
+func (x *CreateLVSnapshotRequest) GetAccessType() string {
+	if x != nil {
+		return x.AccessType
+	}
+	return ""
+}
+
+func (x *CreateLVSnapshotRequest) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+// CreateLVSnapshotResponse is the output of CreateLVSnapshot.
+type CreateLVSnapshotResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The snapshot.
+	Snapshot      *LogicalVolume `protobuf:"bytes,1,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLVSnapshotResponse) Reset() {
+	*x = CreateLVSnapshotResponse{}
+	mi := &file_lvmd_lvmd_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLVSnapshotResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLVSnapshotResponse) ProtoMessage() {}
+
+func (x *CreateLVSnapshotResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lvmd_lvmd_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLVSnapshotResponse.ProtoReflect.Descriptor instead.
+func (*CreateLVSnapshotResponse) Descriptor() ([]byte, []int) {
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CreateLVSnapshotResponse) GetSnapshot() *LogicalVolume {
+	if x != nil {
+		return x.Snapshot
 	}
 	return nil
 }
@@ -701,14 +977,16 @@ type ResizeLVRequest struct {
 	// The new volume size in GiB.
 	SizeGb uint64 `protobuf:"varint,2,opt,name=size_gb,json=sizeGb,proto3" json:"size_gb,omitempty"`
 	// The device class the volume is in; empty means the default class.
-	DeviceClass   string `protobuf:"bytes,3,opt,name=device_class,json=deviceClass,proto3" json:"device_class,omitempty"`
+	DeviceClass string `protobuf:"bytes,3,opt,name=device_class,json=deviceClass,proto3" json:"device_class,omitempty"`
+	// The new volume size in bytes: the volume grows to at least this (upstream v0.23).
+	SizeBytes     int64 `protobuf:"varint,7,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ResizeLVRequest) Reset() {
 	*x = ResizeLVRequest{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[10]
+	mi := &file_lvmd_lvmd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +998,7 @@ func (x *ResizeLVRequest) String() string {
 func (*ResizeLVRequest) ProtoMessage() {}
 
 func (x *ResizeLVRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[10]
+	mi := &file_lvmd_lvmd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +1011,7 @@ func (x *ResizeLVRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeLVRequest.ProtoReflect.Descriptor instead.
 func (*ResizeLVRequest) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{10}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ResizeLVRequest) GetName() string {
@@ -757,6 +1035,60 @@ func (x *ResizeLVRequest) GetDeviceClass() string {
 	return ""
 }
 
+func (x *ResizeLVRequest) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+// ResizeLVResponse is what ResizeLV answers (upstream v0.36.5; the fork's clients read it as
+// Empty and ignore the field).
+type ResizeLVResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The volume's size in bytes after the call.
+	SizeBytes     int64 `protobuf:"varint,1,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResizeLVResponse) Reset() {
+	*x = ResizeLVResponse{}
+	mi := &file_lvmd_lvmd_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResizeLVResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResizeLVResponse) ProtoMessage() {}
+
+func (x *ResizeLVResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lvmd_lvmd_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResizeLVResponse.ProtoReflect.Descriptor instead.
+func (*ResizeLVResponse) Descriptor() ([]byte, []int) {
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ResizeLVResponse) GetSizeBytes() int64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
 // GetLVListResponse is the response of GetLVList.
 type GetLVListResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -768,7 +1100,7 @@ type GetLVListResponse struct {
 
 func (x *GetLVListResponse) Reset() {
 	*x = GetLVListResponse{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[11]
+	mi := &file_lvmd_lvmd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -780,7 +1112,7 @@ func (x *GetLVListResponse) String() string {
 func (*GetLVListResponse) ProtoMessage() {}
 
 func (x *GetLVListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[11]
+	mi := &file_lvmd_lvmd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -793,7 +1125,7 @@ func (x *GetLVListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLVListResponse.ProtoReflect.Descriptor instead.
 func (*GetLVListResponse) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{11}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetLVListResponse) GetVolumes() []*LogicalVolume {
@@ -814,7 +1146,7 @@ type GetFreeBytesResponse struct {
 
 func (x *GetFreeBytesResponse) Reset() {
 	*x = GetFreeBytesResponse{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[12]
+	mi := &file_lvmd_lvmd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -826,7 +1158,7 @@ func (x *GetFreeBytesResponse) String() string {
 func (*GetFreeBytesResponse) ProtoMessage() {}
 
 func (x *GetFreeBytesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[12]
+	mi := &file_lvmd_lvmd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -839,7 +1171,7 @@ func (x *GetFreeBytesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFreeBytesResponse.ProtoReflect.Descriptor instead.
 func (*GetFreeBytesResponse) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{12}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetFreeBytesResponse) GetFreeBytes() uint64 {
@@ -860,7 +1192,7 @@ type GetLVListRequest struct {
 
 func (x *GetLVListRequest) Reset() {
 	*x = GetLVListRequest{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[13]
+	mi := &file_lvmd_lvmd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -872,7 +1204,7 @@ func (x *GetLVListRequest) String() string {
 func (*GetLVListRequest) ProtoMessage() {}
 
 func (x *GetLVListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[13]
+	mi := &file_lvmd_lvmd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -885,7 +1217,7 @@ func (x *GetLVListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLVListRequest.ProtoReflect.Descriptor instead.
 func (*GetLVListRequest) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{13}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetLVListRequest) GetDeviceClass() string {
@@ -906,7 +1238,7 @@ type GetFreeBytesRequest struct {
 
 func (x *GetFreeBytesRequest) Reset() {
 	*x = GetFreeBytesRequest{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[14]
+	mi := &file_lvmd_lvmd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -918,7 +1250,7 @@ func (x *GetFreeBytesRequest) String() string {
 func (*GetFreeBytesRequest) ProtoMessage() {}
 
 func (x *GetFreeBytesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[14]
+	mi := &file_lvmd_lvmd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -931,7 +1263,7 @@ func (x *GetFreeBytesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFreeBytesRequest.ProtoReflect.Descriptor instead.
 func (*GetFreeBytesRequest) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{14}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetFreeBytesRequest) GetDeviceClass() string {
@@ -954,7 +1286,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[15]
+	mi := &file_lvmd_lvmd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1298,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[15]
+	mi := &file_lvmd_lvmd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1311,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{15}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchResponse) GetFreeBytes() uint64 {
@@ -1002,14 +1334,18 @@ type WatchItem struct {
 	// Free space of the volume group in bytes.
 	FreeBytes uint64 `protobuf:"varint,1,opt,name=free_bytes,json=freeBytes,proto3" json:"free_bytes,omitempty"`
 	// The device class.
-	DeviceClass   string `protobuf:"bytes,2,opt,name=device_class,json=deviceClass,proto3" json:"device_class,omitempty"`
+	DeviceClass string `protobuf:"bytes,2,opt,name=device_class,json=deviceClass,proto3" json:"device_class,omitempty"`
+	// Size of the volume group in bytes (upstream v0.8.2).
+	SizeBytes uint64 `protobuf:"varint,3,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	// The class's thin pool; unset for a thick class (upstream v0.11).
+	ThinPool      *ThinPoolItem `protobuf:"bytes,4,opt,name=thin_pool,json=thinPool,proto3" json:"thin_pool,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WatchItem) Reset() {
 	*x = WatchItem{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[16]
+	mi := &file_lvmd_lvmd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1357,7 @@ func (x *WatchItem) String() string {
 func (*WatchItem) ProtoMessage() {}
 
 func (x *WatchItem) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[16]
+	mi := &file_lvmd_lvmd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1370,7 @@ func (x *WatchItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchItem.ProtoReflect.Descriptor instead.
 func (*WatchItem) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{16}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchItem) GetFreeBytes() uint64 {
@@ -1049,6 +1385,93 @@ func (x *WatchItem) GetDeviceClass() string {
 		return x.DeviceClass
 	}
 	return ""
+}
+
+func (x *WatchItem) GetSizeBytes() uint64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
+}
+
+func (x *WatchItem) GetThinPool() *ThinPoolItem {
+	if x != nil {
+		return x.ThinPool
+	}
+	return nil
+}
+
+// ThinPoolItem is the state of a thin device class's pool (upstream v0.11, size_bytes v0.12).
+type ThinPoolItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Data space of the pool in use, percent.
+	DataPercent float64 `protobuf:"fixed64,1,opt,name=data_percent,json=dataPercent,proto3" json:"data_percent,omitempty"`
+	// Metadata space of the pool in use, percent.
+	MetadataPercent float64 `protobuf:"fixed64,2,opt,name=metadata_percent,json=metadataPercent,proto3" json:"metadata_percent,omitempty"`
+	// Free space of the pool counting its overprovision ratio, in bytes.
+	OverprovisionBytes uint64 `protobuf:"varint,3,opt,name=overprovision_bytes,json=overprovisionBytes,proto3" json:"overprovision_bytes,omitempty"`
+	// Physical data space of the pool in bytes.
+	SizeBytes     uint64 `protobuf:"varint,4,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ThinPoolItem) Reset() {
+	*x = ThinPoolItem{}
+	mi := &file_lvmd_lvmd_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThinPoolItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThinPoolItem) ProtoMessage() {}
+
+func (x *ThinPoolItem) ProtoReflect() protoreflect.Message {
+	mi := &file_lvmd_lvmd_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThinPoolItem.ProtoReflect.Descriptor instead.
+func (*ThinPoolItem) Descriptor() ([]byte, []int) {
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ThinPoolItem) GetDataPercent() float64 {
+	if x != nil {
+		return x.DataPercent
+	}
+	return 0
+}
+
+func (x *ThinPoolItem) GetMetadataPercent() float64 {
+	if x != nil {
+		return x.MetadataPercent
+	}
+	return 0
+}
+
+func (x *ThinPoolItem) GetOverprovisionBytes() uint64 {
+	if x != nil {
+		return x.OverprovisionBytes
+	}
+	return 0
+}
+
+func (x *ThinPoolItem) GetSizeBytes() uint64 {
+	if x != nil {
+		return x.SizeBytes
+	}
+	return 0
 }
 
 // S3 locates backup data in S3-compatible object storage.
@@ -1078,7 +1501,7 @@ type DataSource_S3 struct {
 
 func (x *DataSource_S3) Reset() {
 	*x = DataSource_S3{}
-	mi := &file_lvmd_lvmd_proto_msgTypes[17]
+	mi := &file_lvmd_lvmd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1090,7 +1513,7 @@ func (x *DataSource_S3) String() string {
 func (*DataSource_S3) ProtoMessage() {}
 
 func (x *DataSource_S3) ProtoReflect() protoreflect.Message {
-	mi := &file_lvmd_lvmd_proto_msgTypes[17]
+	mi := &file_lvmd_lvmd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1103,7 +1526,7 @@ func (x *DataSource_S3) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DataSource_S3.ProtoReflect.Descriptor instead.
 func (*DataSource_S3) Descriptor() ([]byte, []int) {
-	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{5, 0}
+	return file_lvmd_lvmd_proto_rawDescGZIP(), []int{6, 0}
 }
 
 func (x *DataSource_S3) GetPath() string {
@@ -1174,13 +1597,17 @@ var File_lvmd_lvmd_proto protoreflect.FileDescriptor
 const file_lvmd_lvmd_proto_rawDesc = "" +
 	"\n" +
 	"\x0flvmd/lvmd.proto\x12\x05proto\"\a\n" +
-	"\x05Empty\"\x8a\x01\n" +
+	"\x05Empty\"\xd1\x01\n" +
 	"\rLogicalVolume\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x17\n" +
 	"\asize_gb\x18\x02 \x01(\x04R\x06sizeGb\x12\x1b\n" +
 	"\tdev_major\x18\x03 \x01(\rR\bdevMajor\x12\x1b\n" +
 	"\tdev_minor\x18\x04 \x01(\rR\bdevMinor\x12\x12\n" +
-	"\x04tags\x18\x05 \x03(\tR\x04tags\"u\n" +
+	"\x04tags\x18\x05 \x03(\tR\x04tags\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x06 \x01(\x03R\tsizeBytes\x12\x12\n" +
+	"\x04path\x18\a \x01(\tR\x04path\x12\x12\n" +
+	"\x04attr\x18\b \x01(\tR\x04attr\"u\n" +
 	"\x06Backup\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
 	"\rvolume_handle\x18\x02 \x01(\tR\fvolumeHandle\x122\n" +
@@ -1192,7 +1619,15 @@ const file_lvmd_lvmd_proto_rawDesc = "" +
 	"\x04tags\x18\x03 \x03(\tR\x04tags\x12!\n" +
 	"\fdevice_class\x18\x04 \x01(\tR\vdeviceClass\x122\n" +
 	"\vdata_source\x18\x05 \x01(\v2\x11.proto.DataSourceR\n" +
-	"dataSource\"<\n" +
+	"dataSource\"\xd3\x01\n" +
+	"\x1aOptionClassCreateLVRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x17\n" +
+	"\asize_gb\x18\x02 \x01(\x04R\x06sizeGb\x12\x12\n" +
+	"\x04tags\x18\x03 \x03(\tR\x04tags\x12!\n" +
+	"\fdevice_class\x18\x04 \x01(\tR\vdeviceClass\x122\n" +
+	"\x15lvcreate_option_class\x18\x05 \x01(\tR\x13lvcreateOptionClass\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x06 \x01(\x03R\tsizeBytes\"<\n" +
 	"\x13CreateBackupRequest\x12%\n" +
 	"\x06backup\x18\x01 \x01(\v2\r.proto.BackupR\x06backup\"\x9f\x03\n" +
 	"\n" +
@@ -1223,11 +1658,28 @@ const file_lvmd_lvmd_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
 	"\fdevice_class\x18\x02 \x01(\tR\vdeviceClass\"M\n" +
 	"\x14CreateBackupResponse\x125\n" +
-	"\fbackup_state\x18\x01 \x01(\v2\x12.proto.BackupStateR\vbackupState\"a\n" +
+	"\fbackup_state\x18\x01 \x01(\v2\x12.proto.BackupStateR\vbackupState\"\xe2\x01\n" +
+	"\x17CreateLVSnapshotRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04tags\x18\x02 \x03(\tR\x04tags\x12!\n" +
+	"\fdevice_class\x18\x03 \x01(\tR\vdeviceClass\x12#\n" +
+	"\rsource_volume\x18\x04 \x01(\tR\fsourceVolume\x12\x17\n" +
+	"\asize_gb\x18\x05 \x01(\x04R\x06sizeGb\x12\x1f\n" +
+	"\vaccess_type\x18\x06 \x01(\tR\n" +
+	"accessType\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\a \x01(\x03R\tsizeBytes\"L\n" +
+	"\x18CreateLVSnapshotResponse\x120\n" +
+	"\bsnapshot\x18\x01 \x01(\v2\x14.proto.LogicalVolumeR\bsnapshot\"\x80\x01\n" +
 	"\x0fResizeLVRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x17\n" +
 	"\asize_gb\x18\x02 \x01(\x04R\x06sizeGb\x12!\n" +
-	"\fdevice_class\x18\x03 \x01(\tR\vdeviceClass\"C\n" +
+	"\fdevice_class\x18\x03 \x01(\tR\vdeviceClass\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\a \x01(\x03R\tsizeBytes\"1\n" +
+	"\x10ResizeLVResponse\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x01 \x01(\x03R\tsizeBytes\"C\n" +
 	"\x11GetLVListResponse\x12.\n" +
 	"\avolumes\x18\x01 \x03(\v2\x14.proto.LogicalVolumeR\avolumes\"5\n" +
 	"\x14GetFreeBytesResponse\x12\x1d\n" +
@@ -1240,21 +1692,31 @@ const file_lvmd_lvmd_proto_rawDesc = "" +
 	"\rWatchResponse\x12\x1d\n" +
 	"\n" +
 	"free_bytes\x18\x01 \x01(\x04R\tfreeBytes\x12&\n" +
-	"\x05items\x18\x02 \x03(\v2\x10.proto.WatchItemR\x05items\"M\n" +
+	"\x05items\x18\x02 \x03(\v2\x10.proto.WatchItemR\x05items\"\x9e\x01\n" +
 	"\tWatchItem\x12\x1d\n" +
 	"\n" +
 	"free_bytes\x18\x01 \x01(\x04R\tfreeBytes\x12!\n" +
-	"\fdevice_class\x18\x02 \x01(\tR\vdeviceClass*4\n" +
+	"\fdevice_class\x18\x02 \x01(\tR\vdeviceClass\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x03 \x01(\x04R\tsizeBytes\x120\n" +
+	"\tthin_pool\x18\x04 \x01(\v2\x13.proto.ThinPoolItemR\bthinPool\"\xac\x01\n" +
+	"\fThinPoolItem\x12!\n" +
+	"\fdata_percent\x18\x01 \x01(\x01R\vdataPercent\x12)\n" +
+	"\x10metadata_percent\x18\x02 \x01(\x01R\x0fmetadataPercent\x12/\n" +
+	"\x13overprovision_bytes\x18\x03 \x01(\x04R\x12overprovisionBytes\x12\x1d\n" +
+	"\n" +
+	"size_bytes\x18\x04 \x01(\x04R\tsizeBytes*4\n" +
 	"\tStateType\x12\x0e\n" +
 	"\n" +
 	"INPROGRESS\x10\x00\x12\f\n" +
 	"\bCOMPLETE\x10\x01\x12\t\n" +
-	"\x05ERROR\x10\x022\xf5\x01\n" +
+	"\x05ERROR\x10\x022\xca\x02\n" +
 	"\tLVService\x12;\n" +
 	"\bCreateLV\x12\x16.proto.CreateLVRequest\x1a\x17.proto.CreateLVResponse\x120\n" +
 	"\bRemoveLV\x12\x16.proto.RemoveLVRequest\x1a\f.proto.Empty\x120\n" +
 	"\bResizeLV\x12\x16.proto.ResizeLVRequest\x1a\f.proto.Empty\x12G\n" +
-	"\fCreateBackup\x12\x1a.proto.CreateBackupRequest\x1a\x1b.proto.CreateBackupResponse2\xc3\x01\n" +
+	"\fCreateBackup\x12\x1a.proto.CreateBackupRequest\x1a\x1b.proto.CreateBackupResponse\x12S\n" +
+	"\x10CreateLVSnapshot\x12\x1e.proto.CreateLVSnapshotRequest\x1a\x1f.proto.CreateLVSnapshotResponse2\xc3\x01\n" +
 	"\tVGService\x12>\n" +
 	"\tGetLVList\x12\x17.proto.GetLVListRequest\x1a\x18.proto.GetLVListResponse\x12G\n" +
 	"\fGetFreeBytes\x12\x1a.proto.GetFreeBytesRequest\x1a\x1b.proto.GetFreeBytesResponse\x12-\n" +
@@ -1274,57 +1736,66 @@ func file_lvmd_lvmd_proto_rawDescGZIP() []byte {
 }
 
 var file_lvmd_lvmd_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lvmd_lvmd_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_lvmd_lvmd_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_lvmd_lvmd_proto_goTypes = []any{
-	(StateType)(0),               // 0: proto.StateType
-	(*Empty)(nil),                // 1: proto.Empty
-	(*LogicalVolume)(nil),        // 2: proto.LogicalVolume
-	(*Backup)(nil),               // 3: proto.Backup
-	(*CreateLVRequest)(nil),      // 4: proto.CreateLVRequest
-	(*CreateBackupRequest)(nil),  // 5: proto.CreateBackupRequest
-	(*DataSource)(nil),           // 6: proto.DataSource
-	(*BackupState)(nil),          // 7: proto.BackupState
-	(*CreateLVResponse)(nil),     // 8: proto.CreateLVResponse
-	(*RemoveLVRequest)(nil),      // 9: proto.RemoveLVRequest
-	(*CreateBackupResponse)(nil), // 10: proto.CreateBackupResponse
-	(*ResizeLVRequest)(nil),      // 11: proto.ResizeLVRequest
-	(*GetLVListResponse)(nil),    // 12: proto.GetLVListResponse
-	(*GetFreeBytesResponse)(nil), // 13: proto.GetFreeBytesResponse
-	(*GetLVListRequest)(nil),     // 14: proto.GetLVListRequest
-	(*GetFreeBytesRequest)(nil),  // 15: proto.GetFreeBytesRequest
-	(*WatchResponse)(nil),        // 16: proto.WatchResponse
-	(*WatchItem)(nil),            // 17: proto.WatchItem
-	(*DataSource_S3)(nil),        // 18: proto.DataSource.S3
+	(StateType)(0),                     // 0: proto.StateType
+	(*Empty)(nil),                      // 1: proto.Empty
+	(*LogicalVolume)(nil),              // 2: proto.LogicalVolume
+	(*Backup)(nil),                     // 3: proto.Backup
+	(*CreateLVRequest)(nil),            // 4: proto.CreateLVRequest
+	(*OptionClassCreateLVRequest)(nil), // 5: proto.OptionClassCreateLVRequest
+	(*CreateBackupRequest)(nil),        // 6: proto.CreateBackupRequest
+	(*DataSource)(nil),                 // 7: proto.DataSource
+	(*BackupState)(nil),                // 8: proto.BackupState
+	(*CreateLVResponse)(nil),           // 9: proto.CreateLVResponse
+	(*RemoveLVRequest)(nil),            // 10: proto.RemoveLVRequest
+	(*CreateBackupResponse)(nil),       // 11: proto.CreateBackupResponse
+	(*CreateLVSnapshotRequest)(nil),    // 12: proto.CreateLVSnapshotRequest
+	(*CreateLVSnapshotResponse)(nil),   // 13: proto.CreateLVSnapshotResponse
+	(*ResizeLVRequest)(nil),            // 14: proto.ResizeLVRequest
+	(*ResizeLVResponse)(nil),           // 15: proto.ResizeLVResponse
+	(*GetLVListResponse)(nil),          // 16: proto.GetLVListResponse
+	(*GetFreeBytesResponse)(nil),       // 17: proto.GetFreeBytesResponse
+	(*GetLVListRequest)(nil),           // 18: proto.GetLVListRequest
+	(*GetFreeBytesRequest)(nil),        // 19: proto.GetFreeBytesRequest
+	(*WatchResponse)(nil),              // 20: proto.WatchResponse
+	(*WatchItem)(nil),                  // 21: proto.WatchItem
+	(*ThinPoolItem)(nil),               // 22: proto.ThinPoolItem
+	(*DataSource_S3)(nil),              // 23: proto.DataSource.S3
 }
 var file_lvmd_lvmd_proto_depIdxs = []int32{
-	6,  // 0: proto.Backup.data_source:type_name -> proto.DataSource
-	6,  // 1: proto.CreateLVRequest.data_source:type_name -> proto.DataSource
+	7,  // 0: proto.Backup.data_source:type_name -> proto.DataSource
+	7,  // 1: proto.CreateLVRequest.data_source:type_name -> proto.DataSource
 	3,  // 2: proto.CreateBackupRequest.backup:type_name -> proto.Backup
-	18, // 3: proto.DataSource.s3:type_name -> proto.DataSource.S3
+	23, // 3: proto.DataSource.s3:type_name -> proto.DataSource.S3
 	0,  // 4: proto.BackupState.state:type_name -> proto.StateType
 	2,  // 5: proto.CreateLVResponse.volume:type_name -> proto.LogicalVolume
-	7,  // 6: proto.CreateBackupResponse.backup_state:type_name -> proto.BackupState
-	2,  // 7: proto.GetLVListResponse.volumes:type_name -> proto.LogicalVolume
-	17, // 8: proto.WatchResponse.items:type_name -> proto.WatchItem
-	4,  // 9: proto.LVService.CreateLV:input_type -> proto.CreateLVRequest
-	9,  // 10: proto.LVService.RemoveLV:input_type -> proto.RemoveLVRequest
-	11, // 11: proto.LVService.ResizeLV:input_type -> proto.ResizeLVRequest
-	5,  // 12: proto.LVService.CreateBackup:input_type -> proto.CreateBackupRequest
-	14, // 13: proto.VGService.GetLVList:input_type -> proto.GetLVListRequest
-	15, // 14: proto.VGService.GetFreeBytes:input_type -> proto.GetFreeBytesRequest
-	1,  // 15: proto.VGService.Watch:input_type -> proto.Empty
-	8,  // 16: proto.LVService.CreateLV:output_type -> proto.CreateLVResponse
-	1,  // 17: proto.LVService.RemoveLV:output_type -> proto.Empty
-	1,  // 18: proto.LVService.ResizeLV:output_type -> proto.Empty
-	10, // 19: proto.LVService.CreateBackup:output_type -> proto.CreateBackupResponse
-	12, // 20: proto.VGService.GetLVList:output_type -> proto.GetLVListResponse
-	13, // 21: proto.VGService.GetFreeBytes:output_type -> proto.GetFreeBytesResponse
-	16, // 22: proto.VGService.Watch:output_type -> proto.WatchResponse
-	16, // [16:23] is the sub-list for method output_type
-	9,  // [9:16] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	8,  // 6: proto.CreateBackupResponse.backup_state:type_name -> proto.BackupState
+	2,  // 7: proto.CreateLVSnapshotResponse.snapshot:type_name -> proto.LogicalVolume
+	2,  // 8: proto.GetLVListResponse.volumes:type_name -> proto.LogicalVolume
+	21, // 9: proto.WatchResponse.items:type_name -> proto.WatchItem
+	22, // 10: proto.WatchItem.thin_pool:type_name -> proto.ThinPoolItem
+	4,  // 11: proto.LVService.CreateLV:input_type -> proto.CreateLVRequest
+	10, // 12: proto.LVService.RemoveLV:input_type -> proto.RemoveLVRequest
+	14, // 13: proto.LVService.ResizeLV:input_type -> proto.ResizeLVRequest
+	6,  // 14: proto.LVService.CreateBackup:input_type -> proto.CreateBackupRequest
+	12, // 15: proto.LVService.CreateLVSnapshot:input_type -> proto.CreateLVSnapshotRequest
+	18, // 16: proto.VGService.GetLVList:input_type -> proto.GetLVListRequest
+	19, // 17: proto.VGService.GetFreeBytes:input_type -> proto.GetFreeBytesRequest
+	1,  // 18: proto.VGService.Watch:input_type -> proto.Empty
+	9,  // 19: proto.LVService.CreateLV:output_type -> proto.CreateLVResponse
+	1,  // 20: proto.LVService.RemoveLV:output_type -> proto.Empty
+	1,  // 21: proto.LVService.ResizeLV:output_type -> proto.Empty
+	11, // 22: proto.LVService.CreateBackup:output_type -> proto.CreateBackupResponse
+	13, // 23: proto.LVService.CreateLVSnapshot:output_type -> proto.CreateLVSnapshotResponse
+	16, // 24: proto.VGService.GetLVList:output_type -> proto.GetLVListResponse
+	17, // 25: proto.VGService.GetFreeBytes:output_type -> proto.GetFreeBytesResponse
+	20, // 26: proto.VGService.Watch:output_type -> proto.WatchResponse
+	19, // [19:27] is the sub-list for method output_type
+	11, // [11:19] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_lvmd_lvmd_proto_init() }
@@ -1332,7 +1803,7 @@ func file_lvmd_lvmd_proto_init() {
 	if File_lvmd_lvmd_proto != nil {
 		return
 	}
-	file_lvmd_lvmd_proto_msgTypes[5].OneofWrappers = []any{
+	file_lvmd_lvmd_proto_msgTypes[6].OneofWrappers = []any{
 		(*DataSource_S3_)(nil),
 	}
 	type x struct{}
@@ -1341,7 +1812,7 @@ func file_lvmd_lvmd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lvmd_lvmd_proto_rawDesc), len(file_lvmd_lvmd_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   18,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

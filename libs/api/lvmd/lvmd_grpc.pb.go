@@ -4,9 +4,16 @@
 // restore additions of the lz006/topolvm "backuprestore" fork (Backup, DataSource, BackupState,
 // CreateLVRequest.data_source, LVService.CreateBackup). TopoLVM's node driver calls
 // /proto.LVService/* and /proto.VGService/*, so the package name `proto` and every message,
-// field and number here are a wire contract. Later upstream TopoLVM reused
-// CreateLVRequest field 5 for lvcreate_option_class; this file follows the fork, where 5 is
-// data_source, and has none of the later size_bytes, thin-pool or snapshot fields.
+// field and number here are a wire contract.
+//
+// Later upstream TopoLVM (up to v0.41) added fields whose numbers the fork never used; they
+// are here too, marked "upstream vX", so one reply serves both generations: LogicalVolume
+// size_bytes/path/attr, ResizeLVRequest.size_bytes, WatchItem size_bytes/thin_pool,
+// ThinPoolItem, ResizeLVResponse and CreateLVSnapshot. The one clash is CreateLVRequest field
+// 5: the fork's data_source (a DataSource message) is upstream's lvcreate_option_class (a
+// string) since v0.18. CreateLVRequest keeps the fork's shape; OptionClassCreateLVRequest is upstream's, and
+// lvmd-agent decodes a CreateLV call into one or the other by what field 5 holds (see
+// services/lvmd-agent/README.md, "Two wires on one socket").
 //
 // The protocol consists of two services:
 // - VGService provides information about the volume groups.
@@ -35,10 +42,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	LVService_CreateLV_FullMethodName     = "/proto.LVService/CreateLV"
-	LVService_RemoveLV_FullMethodName     = "/proto.LVService/RemoveLV"
-	LVService_ResizeLV_FullMethodName     = "/proto.LVService/ResizeLV"
-	LVService_CreateBackup_FullMethodName = "/proto.LVService/CreateBackup"
+	LVService_CreateLV_FullMethodName         = "/proto.LVService/CreateLV"
+	LVService_RemoveLV_FullMethodName         = "/proto.LVService/RemoveLV"
+	LVService_ResizeLV_FullMethodName         = "/proto.LVService/ResizeLV"
+	LVService_CreateBackup_FullMethodName     = "/proto.LVService/CreateBackup"
+	LVService_CreateLVSnapshot_FullMethodName = "/proto.LVService/CreateLVSnapshot"
 )
 
 // LVServiceClient is the client API for LVService service.
@@ -51,10 +59,13 @@ type LVServiceClient interface {
 	CreateLV(ctx context.Context, in *CreateLVRequest, opts ...grpc.CallOption) (*CreateLVResponse, error)
 	// RemoveLV removes a logical volume.
 	RemoveLV(ctx context.Context, in *RemoveLVRequest, opts ...grpc.CallOption) (*Empty, error)
-	// ResizeLV resizes a logical volume.
+	// ResizeLV resizes a logical volume. lvmd-agent answers a ResizeLVResponse (upstream
+	// v0.36.5's reply), which the fork's clients read as this Empty.
 	ResizeLV(ctx context.Context, in *ResizeLVRequest, opts ...grpc.CallOption) (*Empty, error)
 	// CreateBackup backs up a logical volume to its data source. Fork addition.
 	CreateBackup(ctx context.Context, in *CreateBackupRequest, opts ...grpc.CallOption) (*CreateBackupResponse, error)
+	// CreateLVSnapshot makes a thin snapshot of a thin volume (upstream v0.13).
+	CreateLVSnapshot(ctx context.Context, in *CreateLVSnapshotRequest, opts ...grpc.CallOption) (*CreateLVSnapshotResponse, error)
 }
 
 type lVServiceClient struct {
@@ -105,6 +116,16 @@ func (c *lVServiceClient) CreateBackup(ctx context.Context, in *CreateBackupRequ
 	return out, nil
 }
 
+func (c *lVServiceClient) CreateLVSnapshot(ctx context.Context, in *CreateLVSnapshotRequest, opts ...grpc.CallOption) (*CreateLVSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateLVSnapshotResponse)
+	err := c.cc.Invoke(ctx, LVService_CreateLVSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LVServiceServer is the server API for LVService service.
 // All implementations must embed UnimplementedLVServiceServer
 // for forward compatibility.
@@ -115,10 +136,13 @@ type LVServiceServer interface {
 	CreateLV(context.Context, *CreateLVRequest) (*CreateLVResponse, error)
 	// RemoveLV removes a logical volume.
 	RemoveLV(context.Context, *RemoveLVRequest) (*Empty, error)
-	// ResizeLV resizes a logical volume.
+	// ResizeLV resizes a logical volume. lvmd-agent answers a ResizeLVResponse (upstream
+	// v0.36.5's reply), which the fork's clients read as this Empty.
 	ResizeLV(context.Context, *ResizeLVRequest) (*Empty, error)
 	// CreateBackup backs up a logical volume to its data source. Fork addition.
 	CreateBackup(context.Context, *CreateBackupRequest) (*CreateBackupResponse, error)
+	// CreateLVSnapshot makes a thin snapshot of a thin volume (upstream v0.13).
+	CreateLVSnapshot(context.Context, *CreateLVSnapshotRequest) (*CreateLVSnapshotResponse, error)
 	mustEmbedUnimplementedLVServiceServer()
 }
 
@@ -140,6 +164,9 @@ func (UnimplementedLVServiceServer) ResizeLV(context.Context, *ResizeLVRequest) 
 }
 func (UnimplementedLVServiceServer) CreateBackup(context.Context, *CreateBackupRequest) (*CreateBackupResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateBackup not implemented")
+}
+func (UnimplementedLVServiceServer) CreateLVSnapshot(context.Context, *CreateLVSnapshotRequest) (*CreateLVSnapshotResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateLVSnapshot not implemented")
 }
 func (UnimplementedLVServiceServer) mustEmbedUnimplementedLVServiceServer() {}
 func (UnimplementedLVServiceServer) testEmbeddedByValue()                   {}
@@ -234,6 +261,24 @@ func _LVService_CreateBackup_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LVService_CreateLVSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateLVSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LVServiceServer).CreateLVSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LVService_CreateLVSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LVServiceServer).CreateLVSnapshot(ctx, req.(*CreateLVSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LVService_ServiceDesc is the grpc.ServiceDesc for LVService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -256,6 +301,10 @@ var LVService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateBackup",
 			Handler:    _LVService_CreateBackup_Handler,
+		},
+		{
+			MethodName: "CreateLVSnapshot",
+			Handler:    _LVService_CreateLVSnapshot_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -4,9 +4,16 @@
 // restore additions of the lz006/topolvm "backuprestore" fork (Backup, DataSource, BackupState,
 // CreateLVRequest.data_source, LVService.CreateBackup). TopoLVM's node driver calls
 // /proto.LVService/* and /proto.VGService/*, so the package name `proto` and every message,
-// field and number here are a wire contract. Later upstream TopoLVM reused
-// CreateLVRequest field 5 for lvcreate_option_class; this file follows the fork, where 5 is
-// data_source, and has none of the later size_bytes, thin-pool or snapshot fields.
+// field and number here are a wire contract.
+//
+// Later upstream TopoLVM (up to v0.41) added fields whose numbers the fork never used; they
+// are here too, marked "upstream vX", so one reply serves both generations: LogicalVolume
+// size_bytes/path/attr, ResizeLVRequest.size_bytes, WatchItem size_bytes/thin_pool,
+// ThinPoolItem, ResizeLVResponse and CreateLVSnapshot. The one clash is CreateLVRequest field
+// 5: the fork's data_source (a DataSource message) is upstream's lvcreate_option_class (a
+// string) since v0.18. CreateLVRequest keeps the fork's shape; OptionClassCreateLVRequest is upstream's, and
+// lvmd-agent decodes a CreateLV call into one or the other by what field 5 holds (see
+// services/lvmd-agent/README.md, "Two wires on one socket").
 //
 // The protocol consists of two services:
 // - VGService provides information about the volume groups.
@@ -26,7 +33,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file lvmd/lvmd.proto.
  */
 export const file_lvmd_lvmd: GenFile = /*@__PURE__*/
-  fileDesc("Cg9sdm1kL2x2bWQucHJvdG8SBXByb3RvIgcKBUVtcHR5ImIKDUxvZ2ljYWxWb2x1bWUSDAoEbmFtZRgBIAEoCRIPCgdzaXplX2diGAIgASgEEhEKCWRldl9tYWpvchgDIAEoDRIRCglkZXZfbWlub3IYBCABKA0SDAoEdGFncxgFIAMoCSJVCgZCYWNrdXASDAoEbmFtZRgBIAEoCRIVCg12b2x1bWVfaGFuZGxlGAIgASgJEiYKC2RhdGFfc291cmNlGAMgASgLMhEucHJvdG8uRGF0YVNvdXJjZSJ8Cg9DcmVhdGVMVlJlcXVlc3QSDAoEbmFtZRgBIAEoCRIPCgdzaXplX2diGAIgASgEEgwKBHRhZ3MYAyADKAkSFAoMZGV2aWNlX2NsYXNzGAQgASgJEiYKC2RhdGFfc291cmNlGAUgASgLMhEucHJvdG8uRGF0YVNvdXJjZSI0ChNDcmVhdGVCYWNrdXBSZXF1ZXN0Eh0KBmJhY2t1cBgBIAEoCzINLnByb3RvLkJhY2t1cCKaAgoKRGF0YVNvdXJjZRIbChNzeW5jaHJvbm91c19yZXN0b3JlGAEgASgIEiIKAnMzGAIgASgLMhQucHJvdG8uRGF0YVNvdXJjZS5TM0gAGsIBCgJTMxIMCgRwYXRoGAEgASgJEhAKCGVuZHBvaW50GAIgASgJEhIKCnZlcmlmeV90bHMYAyABKAgSEgoKaHR0cF9wcm94eRgEIAEoCRITCgtodHRwc19wcm94eRgFIAEoCRIVCg1hY2Nlc3Nfa2V5X2lkGAYgASgJEhkKEXNlY3JldF9hY2Nlc3Nfa2V5GAcgASgJEhUKDXNlc3Npb25fdG9rZW4YCCABKAkSFgoOZW5jcnlwdGlvbl9rZXkYCSABKAlCBgoEdHlwZSJJCgtCYWNrdXBTdGF0ZRIMCgRuYW1lGAEgASgJEh8KBXN0YXRlGAIgASgOMhAucHJvdG8uU3RhdGVUeXBlEgsKA21zZxgDIAEoCSI4ChBDcmVhdGVMVlJlc3BvbnNlEiQKBnZvbHVtZRgBIAEoCzIULnByb3RvLkxvZ2ljYWxWb2x1bWUiNQoPUmVtb3ZlTFZSZXF1ZXN0EgwKBG5hbWUYASABKAkSFAoMZGV2aWNlX2NsYXNzGAIgASgJIkAKFENyZWF0ZUJhY2t1cFJlc3BvbnNlEigKDGJhY2t1cF9zdGF0ZRgBIAEoCzISLnByb3RvLkJhY2t1cFN0YXRlIkYKD1Jlc2l6ZUxWUmVxdWVzdBIMCgRuYW1lGAEgASgJEg8KB3NpemVfZ2IYAiABKAQSFAoMZGV2aWNlX2NsYXNzGAMgASgJIjoKEUdldExWTGlzdFJlc3BvbnNlEiUKB3ZvbHVtZXMYASADKAsyFC5wcm90by5Mb2dpY2FsVm9sdW1lIioKFEdldEZyZWVCeXRlc1Jlc3BvbnNlEhIKCmZyZWVfYnl0ZXMYASABKAQiKAoQR2V0TFZMaXN0UmVxdWVzdBIUCgxkZXZpY2VfY2xhc3MYASABKAkiKwoTR2V0RnJlZUJ5dGVzUmVxdWVzdBIUCgxkZXZpY2VfY2xhc3MYASABKAkiRAoNV2F0Y2hSZXNwb25zZRISCgpmcmVlX2J5dGVzGAEgASgEEh8KBWl0ZW1zGAIgAygLMhAucHJvdG8uV2F0Y2hJdGVtIjUKCVdhdGNoSXRlbRISCgpmcmVlX2J5dGVzGAEgASgEEhQKDGRldmljZV9jbGFzcxgCIAEoCSo0CglTdGF0ZVR5cGUSDgoKSU5QUk9HUkVTUxAAEgwKCENPTVBMRVRFEAESCQoFRVJST1IQAjL1AQoJTFZTZXJ2aWNlEjsKCENyZWF0ZUxWEhYucHJvdG8uQ3JlYXRlTFZSZXF1ZXN0GhcucHJvdG8uQ3JlYXRlTFZSZXNwb25zZRIwCghSZW1vdmVMVhIWLnByb3RvLlJlbW92ZUxWUmVxdWVzdBoMLnByb3RvLkVtcHR5EjAKCFJlc2l6ZUxWEhYucHJvdG8uUmVzaXplTFZSZXF1ZXN0GgwucHJvdG8uRW1wdHkSRwoMQ3JlYXRlQmFja3VwEhoucHJvdG8uQ3JlYXRlQmFja3VwUmVxdWVzdBobLnByb3RvLkNyZWF0ZUJhY2t1cFJlc3BvbnNlMsMBCglWR1NlcnZpY2USPgoJR2V0TFZMaXN0EhcucHJvdG8uR2V0TFZMaXN0UmVxdWVzdBoYLnByb3RvLkdldExWTGlzdFJlc3BvbnNlEkcKDEdldEZyZWVCeXRlcxIaLnByb3RvLkdldEZyZWVCeXRlc1JlcXVlc3QaGy5wcm90by5HZXRGcmVlQnl0ZXNSZXNwb25zZRItCgVXYXRjaBIMLnByb3RvLkVtcHR5GhQucHJvdG8uV2F0Y2hSZXNwb25zZTABYgZwcm90bzM");
+  fileDesc("Cg9sdm1kL2x2bWQucHJvdG8SBXByb3RvIgcKBUVtcHR5IpIBCg1Mb2dpY2FsVm9sdW1lEgwKBG5hbWUYASABKAkSDwoHc2l6ZV9nYhgCIAEoBBIRCglkZXZfbWFqb3IYAyABKA0SEQoJZGV2X21pbm9yGAQgASgNEgwKBHRhZ3MYBSADKAkSEgoKc2l6ZV9ieXRlcxgGIAEoAxIMCgRwYXRoGAcgASgJEgwKBGF0dHIYCCABKAkiVQoGQmFja3VwEgwKBG5hbWUYASABKAkSFQoNdm9sdW1lX2hhbmRsZRgCIAEoCRImCgtkYXRhX3NvdXJjZRgDIAEoCzIRLnByb3RvLkRhdGFTb3VyY2UifAoPQ3JlYXRlTFZSZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHc2l6ZV9nYhgCIAEoBBIMCgR0YWdzGAMgAygJEhQKDGRldmljZV9jbGFzcxgEIAEoCRImCgtkYXRhX3NvdXJjZRgFIAEoCzIRLnByb3RvLkRhdGFTb3VyY2UikgEKGk9wdGlvbkNsYXNzQ3JlYXRlTFZSZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHc2l6ZV9nYhgCIAEoBBIMCgR0YWdzGAMgAygJEhQKDGRldmljZV9jbGFzcxgEIAEoCRIdChVsdmNyZWF0ZV9vcHRpb25fY2xhc3MYBSABKAkSEgoKc2l6ZV9ieXRlcxgGIAEoAyI0ChNDcmVhdGVCYWNrdXBSZXF1ZXN0Eh0KBmJhY2t1cBgBIAEoCzINLnByb3RvLkJhY2t1cCKaAgoKRGF0YVNvdXJjZRIbChNzeW5jaHJvbm91c19yZXN0b3JlGAEgASgIEiIKAnMzGAIgASgLMhQucHJvdG8uRGF0YVNvdXJjZS5TM0gAGsIBCgJTMxIMCgRwYXRoGAEgASgJEhAKCGVuZHBvaW50GAIgASgJEhIKCnZlcmlmeV90bHMYAyABKAgSEgoKaHR0cF9wcm94eRgEIAEoCRITCgtodHRwc19wcm94eRgFIAEoCRIVCg1hY2Nlc3Nfa2V5X2lkGAYgASgJEhkKEXNlY3JldF9hY2Nlc3Nfa2V5GAcgASgJEhUKDXNlc3Npb25fdG9rZW4YCCABKAkSFgoOZW5jcnlwdGlvbl9rZXkYCSABKAlCBgoEdHlwZSJJCgtCYWNrdXBTdGF0ZRIMCgRuYW1lGAEgASgJEh8KBXN0YXRlGAIgASgOMhAucHJvdG8uU3RhdGVUeXBlEgsKA21zZxgDIAEoCSI4ChBDcmVhdGVMVlJlc3BvbnNlEiQKBnZvbHVtZRgBIAEoCzIULnByb3RvLkxvZ2ljYWxWb2x1bWUiNQoPUmVtb3ZlTFZSZXF1ZXN0EgwKBG5hbWUYASABKAkSFAoMZGV2aWNlX2NsYXNzGAIgASgJIkAKFENyZWF0ZUJhY2t1cFJlc3BvbnNlEigKDGJhY2t1cF9zdGF0ZRgBIAEoCzISLnByb3RvLkJhY2t1cFN0YXRlIpwBChdDcmVhdGVMVlNuYXBzaG90UmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHRhZ3MYAiADKAkSFAoMZGV2aWNlX2NsYXNzGAMgASgJEhUKDXNvdXJjZV92b2x1bWUYBCABKAkSDwoHc2l6ZV9nYhgFIAEoBBITCgthY2Nlc3NfdHlwZRgGIAEoCRISCgpzaXplX2J5dGVzGAcgASgDIkIKGENyZWF0ZUxWU25hcHNob3RSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzIULnByb3RvLkxvZ2ljYWxWb2x1bWUiWgoPUmVzaXplTFZSZXF1ZXN0EgwKBG5hbWUYASABKAkSDwoHc2l6ZV9nYhgCIAEoBBIUCgxkZXZpY2VfY2xhc3MYAyABKAkSEgoKc2l6ZV9ieXRlcxgHIAEoAyImChBSZXNpemVMVlJlc3BvbnNlEhIKCnNpemVfYnl0ZXMYASABKAMiOgoRR2V0TFZMaXN0UmVzcG9uc2USJQoHdm9sdW1lcxgBIAMoCzIULnByb3RvLkxvZ2ljYWxWb2x1bWUiKgoUR2V0RnJlZUJ5dGVzUmVzcG9uc2USEgoKZnJlZV9ieXRlcxgBIAEoBCIoChBHZXRMVkxpc3RSZXF1ZXN0EhQKDGRldmljZV9jbGFzcxgBIAEoCSIrChNHZXRGcmVlQnl0ZXNSZXF1ZXN0EhQKDGRldmljZV9jbGFzcxgBIAEoCSJECg1XYXRjaFJlc3BvbnNlEhIKCmZyZWVfYnl0ZXMYASABKAQSHwoFaXRlbXMYAiADKAsyEC5wcm90by5XYXRjaEl0ZW0icQoJV2F0Y2hJdGVtEhIKCmZyZWVfYnl0ZXMYASABKAQSFAoMZGV2aWNlX2NsYXNzGAIgASgJEhIKCnNpemVfYnl0ZXMYAyABKAQSJgoJdGhpbl9wb29sGAQgASgLMhMucHJvdG8uVGhpblBvb2xJdGVtIm8KDFRoaW5Qb29sSXRlbRIUCgxkYXRhX3BlcmNlbnQYASABKAESGAoQbWV0YWRhdGFfcGVyY2VudBgCIAEoARIbChNvdmVycHJvdmlzaW9uX2J5dGVzGAMgASgEEhIKCnNpemVfYnl0ZXMYBCABKAQqNAoJU3RhdGVUeXBlEg4KCklOUFJPR1JFU1MQABIMCghDT01QTEVURRABEgkKBUVSUk9SEAIyygIKCUxWU2VydmljZRI7CghDcmVhdGVMVhIWLnByb3RvLkNyZWF0ZUxWUmVxdWVzdBoXLnByb3RvLkNyZWF0ZUxWUmVzcG9uc2USMAoIUmVtb3ZlTFYSFi5wcm90by5SZW1vdmVMVlJlcXVlc3QaDC5wcm90by5FbXB0eRIwCghSZXNpemVMVhIWLnByb3RvLlJlc2l6ZUxWUmVxdWVzdBoMLnByb3RvLkVtcHR5EkcKDENyZWF0ZUJhY2t1cBIaLnByb3RvLkNyZWF0ZUJhY2t1cFJlcXVlc3QaGy5wcm90by5DcmVhdGVCYWNrdXBSZXNwb25zZRJTChBDcmVhdGVMVlNuYXBzaG90Eh4ucHJvdG8uQ3JlYXRlTFZTbmFwc2hvdFJlcXVlc3QaHy5wcm90by5DcmVhdGVMVlNuYXBzaG90UmVzcG9uc2UywwEKCVZHU2VydmljZRI+CglHZXRMVkxpc3QSFy5wcm90by5HZXRMVkxpc3RSZXF1ZXN0GhgucHJvdG8uR2V0TFZMaXN0UmVzcG9uc2USRwoMR2V0RnJlZUJ5dGVzEhoucHJvdG8uR2V0RnJlZUJ5dGVzUmVxdWVzdBobLnByb3RvLkdldEZyZWVCeXRlc1Jlc3BvbnNlEi0KBVdhdGNoEgwucHJvdG8uRW1wdHkaFC5wcm90by5XYXRjaFJlc3BvbnNlMAFiBnByb3RvMw");
 
 /**
  * Empty is the request or response of calls that carry no data.
@@ -83,6 +90,27 @@ export type LogicalVolume = Message<"proto.LogicalVolume"> & {
    * @generated from field: repeated string tags = 5;
    */
   tags: string[];
+
+  /**
+   * Volume size in bytes (upstream v0.23; the only size upstream v0.36.5 and later read).
+   *
+   * @generated from field: int64 size_bytes = 6;
+   */
+  sizeBytes: bigint;
+
+  /**
+   * The volume's device path as lvm reports it, /dev/<vg>/<name> (upstream v0.33).
+   *
+   * @generated from field: string path = 7;
+   */
+  path: string;
+
+  /**
+   * lvm's lv_attr of the volume, e.g. "-wi-a-----" (upstream v0.35).
+   *
+   * @generated from field: string attr = 8;
+   */
+  attr: string;
 };
 
 /**
@@ -177,6 +205,66 @@ export const CreateLVRequestSchema: GenMessage<CreateLVRequest> = /*@__PURE__*/
   messageDesc(file_lvmd_lvmd, 3);
 
 /**
+ * OptionClassCreateLVRequest is CreateLVRequest as upstream TopoLVM sends it since v0.18:
+ * field 5 is the name of an lvcreate option class (a string) where the fork has data_source,
+ * and since v0.23 the size is size_bytes (size_gb, still sent rounded down by v0.23 to
+ * v0.36.4, is reserved since v0.36.5).
+ *
+ * @generated from message proto.OptionClassCreateLVRequest
+ */
+export type OptionClassCreateLVRequest = Message<"proto.OptionClassCreateLVRequest"> & {
+  /**
+   * The logical volume name.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Volume size in GiB (upstream v0.5 to v0.36.4).
+   *
+   * @generated from field: uint64 size_gb = 2;
+   */
+  sizeGb: bigint;
+
+  /**
+   * Tags to add to the volume during creation.
+   *
+   * @generated from field: repeated string tags = 3;
+   */
+  tags: string[];
+
+  /**
+   * The device class (volume group) to create the volume in; empty means the default class.
+   *
+   * @generated from field: string device_class = 4;
+   */
+  deviceClass: string;
+
+  /**
+   * The lvcreate option class (lvmd.yaml lvcreate-option-classes) whose options lvcreate
+   * gets instead of the device class's stripe and lvcreate-options (upstream v0.18).
+   *
+   * @generated from field: string lvcreate_option_class = 5;
+   */
+  lvcreateOptionClass: string;
+
+  /**
+   * Volume size in bytes (upstream v0.23).
+   *
+   * @generated from field: int64 size_bytes = 6;
+   */
+  sizeBytes: bigint;
+};
+
+/**
+ * Describes the message proto.OptionClassCreateLVRequest.
+ * Use `create(OptionClassCreateLVRequestSchema)` to create a new message.
+ */
+export const OptionClassCreateLVRequestSchema: GenMessage<OptionClassCreateLVRequest> = /*@__PURE__*/
+  messageDesc(file_lvmd_lvmd, 4);
+
+/**
  * CreateBackupRequest is the input of CreateBackup.
  *
  * @generated from message proto.CreateBackupRequest
@@ -195,7 +283,7 @@ export type CreateBackupRequest = Message<"proto.CreateBackupRequest"> & {
  * Use `create(CreateBackupRequestSchema)` to create a new message.
  */
 export const CreateBackupRequestSchema: GenMessage<CreateBackupRequest> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 4);
+  messageDesc(file_lvmd_lvmd, 5);
 
 /**
  * DataSource is where volume data is restored from or backed up to.
@@ -231,7 +319,7 @@ export type DataSource = Message<"proto.DataSource"> & {
  * Use `create(DataSourceSchema)` to create a new message.
  */
 export const DataSourceSchema: GenMessage<DataSource> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 5);
+  messageDesc(file_lvmd_lvmd, 6);
 
 /**
  * S3 locates backup data in S3-compatible object storage.
@@ -308,7 +396,7 @@ export type DataSource_S3 = Message<"proto.DataSource.S3"> & {
  * Use `create(DataSource_S3Schema)` to create a new message.
  */
 export const DataSource_S3Schema: GenMessage<DataSource_S3> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 5, 0);
+  messageDesc(file_lvmd_lvmd, 6, 0);
 
 /**
  * BackupState reports the state of a backup.
@@ -343,7 +431,7 @@ export type BackupState = Message<"proto.BackupState"> & {
  * Use `create(BackupStateSchema)` to create a new message.
  */
 export const BackupStateSchema: GenMessage<BackupState> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 6);
+  messageDesc(file_lvmd_lvmd, 7);
 
 /**
  * CreateLVResponse is the response of CreateLV.
@@ -364,7 +452,7 @@ export type CreateLVResponse = Message<"proto.CreateLVResponse"> & {
  * Use `create(CreateLVResponseSchema)` to create a new message.
  */
 export const CreateLVResponseSchema: GenMessage<CreateLVResponse> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 7);
+  messageDesc(file_lvmd_lvmd, 8);
 
 /**
  * RemoveLVRequest is the input of RemoveLV.
@@ -392,7 +480,7 @@ export type RemoveLVRequest = Message<"proto.RemoveLVRequest"> & {
  * Use `create(RemoveLVRequestSchema)` to create a new message.
  */
 export const RemoveLVRequestSchema: GenMessage<RemoveLVRequest> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 8);
+  messageDesc(file_lvmd_lvmd, 9);
 
 /**
  * CreateBackupResponse is the response of CreateBackup.
@@ -413,7 +501,92 @@ export type CreateBackupResponse = Message<"proto.CreateBackupResponse"> & {
  * Use `create(CreateBackupResponseSchema)` to create a new message.
  */
 export const CreateBackupResponseSchema: GenMessage<CreateBackupResponse> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 9);
+  messageDesc(file_lvmd_lvmd, 10);
+
+/**
+ * CreateLVSnapshotRequest is the input of CreateLVSnapshot (upstream v0.13): a thin snapshot
+ * of a thin volume, activated read-only ("ro") or read-write ("rw").
+ *
+ * @generated from message proto.CreateLVSnapshotRequest
+ */
+export type CreateLVSnapshotRequest = Message<"proto.CreateLVSnapshotRequest"> & {
+  /**
+   * The snapshot's logical volume name.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Tags to add to the snapshot.
+   *
+   * @generated from field: repeated string tags = 2;
+   */
+  tags: string[];
+
+  /**
+   * The device class of the source (a thin class); empty means the default class.
+   *
+   * @generated from field: string device_class = 3;
+   */
+  deviceClass: string;
+
+  /**
+   * The logical volume to snapshot.
+   *
+   * @generated from field: string source_volume = 4;
+   */
+  sourceVolume: string;
+
+  /**
+   * The snapshot's size in GiB (upstream v0.13 to v0.36.4; reserved since v0.36.5).
+   *
+   * @generated from field: uint64 size_gb = 5;
+   */
+  sizeGb: bigint;
+
+  /**
+   * "ro" or "rw".
+   *
+   * @generated from field: string access_type = 6;
+   */
+  accessType: string;
+
+  /**
+   * The snapshot's size in bytes: at least the source's; 0 means the source's.
+   *
+   * @generated from field: int64 size_bytes = 7;
+   */
+  sizeBytes: bigint;
+};
+
+/**
+ * Describes the message proto.CreateLVSnapshotRequest.
+ * Use `create(CreateLVSnapshotRequestSchema)` to create a new message.
+ */
+export const CreateLVSnapshotRequestSchema: GenMessage<CreateLVSnapshotRequest> = /*@__PURE__*/
+  messageDesc(file_lvmd_lvmd, 11);
+
+/**
+ * CreateLVSnapshotResponse is the output of CreateLVSnapshot.
+ *
+ * @generated from message proto.CreateLVSnapshotResponse
+ */
+export type CreateLVSnapshotResponse = Message<"proto.CreateLVSnapshotResponse"> & {
+  /**
+   * The snapshot.
+   *
+   * @generated from field: proto.LogicalVolume snapshot = 1;
+   */
+  snapshot?: LogicalVolume | undefined;
+};
+
+/**
+ * Describes the message proto.CreateLVSnapshotResponse.
+ * Use `create(CreateLVSnapshotResponseSchema)` to create a new message.
+ */
+export const CreateLVSnapshotResponseSchema: GenMessage<CreateLVSnapshotResponse> = /*@__PURE__*/
+  messageDesc(file_lvmd_lvmd, 12);
 
 /**
  * ResizeLVRequest is the input of ResizeLV. The volume must exist; its size is set to
@@ -442,6 +615,13 @@ export type ResizeLVRequest = Message<"proto.ResizeLVRequest"> & {
    * @generated from field: string device_class = 3;
    */
   deviceClass: string;
+
+  /**
+   * The new volume size in bytes: the volume grows to at least this (upstream v0.23).
+   *
+   * @generated from field: int64 size_bytes = 7;
+   */
+  sizeBytes: bigint;
 };
 
 /**
@@ -449,7 +629,29 @@ export type ResizeLVRequest = Message<"proto.ResizeLVRequest"> & {
  * Use `create(ResizeLVRequestSchema)` to create a new message.
  */
 export const ResizeLVRequestSchema: GenMessage<ResizeLVRequest> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 10);
+  messageDesc(file_lvmd_lvmd, 13);
+
+/**
+ * ResizeLVResponse is what ResizeLV answers (upstream v0.36.5; the fork's clients read it as
+ * Empty and ignore the field).
+ *
+ * @generated from message proto.ResizeLVResponse
+ */
+export type ResizeLVResponse = Message<"proto.ResizeLVResponse"> & {
+  /**
+   * The volume's size in bytes after the call.
+   *
+   * @generated from field: int64 size_bytes = 1;
+   */
+  sizeBytes: bigint;
+};
+
+/**
+ * Describes the message proto.ResizeLVResponse.
+ * Use `create(ResizeLVResponseSchema)` to create a new message.
+ */
+export const ResizeLVResponseSchema: GenMessage<ResizeLVResponse> = /*@__PURE__*/
+  messageDesc(file_lvmd_lvmd, 14);
 
 /**
  * GetLVListResponse is the response of GetLVList.
@@ -470,7 +672,7 @@ export type GetLVListResponse = Message<"proto.GetLVListResponse"> & {
  * Use `create(GetLVListResponseSchema)` to create a new message.
  */
 export const GetLVListResponseSchema: GenMessage<GetLVListResponse> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 11);
+  messageDesc(file_lvmd_lvmd, 15);
 
 /**
  * GetFreeBytesResponse is the response of GetFreeBytes.
@@ -491,7 +693,7 @@ export type GetFreeBytesResponse = Message<"proto.GetFreeBytesResponse"> & {
  * Use `create(GetFreeBytesResponseSchema)` to create a new message.
  */
 export const GetFreeBytesResponseSchema: GenMessage<GetFreeBytesResponse> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 12);
+  messageDesc(file_lvmd_lvmd, 16);
 
 /**
  * GetLVListRequest is the input of GetLVList.
@@ -512,7 +714,7 @@ export type GetLVListRequest = Message<"proto.GetLVListRequest"> & {
  * Use `create(GetLVListRequestSchema)` to create a new message.
  */
 export const GetLVListRequestSchema: GenMessage<GetLVListRequest> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 13);
+  messageDesc(file_lvmd_lvmd, 17);
 
 /**
  * GetFreeBytesRequest is the input of GetFreeBytes.
@@ -533,7 +735,7 @@ export type GetFreeBytesRequest = Message<"proto.GetFreeBytesRequest"> & {
  * Use `create(GetFreeBytesRequestSchema)` to create a new message.
  */
 export const GetFreeBytesRequestSchema: GenMessage<GetFreeBytesRequest> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 14);
+  messageDesc(file_lvmd_lvmd, 18);
 
 /**
  * WatchResponse is one message of the Watch stream.
@@ -561,7 +763,7 @@ export type WatchResponse = Message<"proto.WatchResponse"> & {
  * Use `create(WatchResponseSchema)` to create a new message.
  */
 export const WatchResponseSchema: GenMessage<WatchResponse> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 15);
+  messageDesc(file_lvmd_lvmd, 19);
 
 /**
  * WatchItem is the free space of one device class.
@@ -582,6 +784,20 @@ export type WatchItem = Message<"proto.WatchItem"> & {
    * @generated from field: string device_class = 2;
    */
   deviceClass: string;
+
+  /**
+   * Size of the volume group in bytes (upstream v0.8.2).
+   *
+   * @generated from field: uint64 size_bytes = 3;
+   */
+  sizeBytes: bigint;
+
+  /**
+   * The class's thin pool; unset for a thick class (upstream v0.11).
+   *
+   * @generated from field: proto.ThinPoolItem thin_pool = 4;
+   */
+  thinPool?: ThinPoolItem | undefined;
 };
 
 /**
@@ -589,7 +805,49 @@ export type WatchItem = Message<"proto.WatchItem"> & {
  * Use `create(WatchItemSchema)` to create a new message.
  */
 export const WatchItemSchema: GenMessage<WatchItem> = /*@__PURE__*/
-  messageDesc(file_lvmd_lvmd, 16);
+  messageDesc(file_lvmd_lvmd, 20);
+
+/**
+ * ThinPoolItem is the state of a thin device class's pool (upstream v0.11, size_bytes v0.12).
+ *
+ * @generated from message proto.ThinPoolItem
+ */
+export type ThinPoolItem = Message<"proto.ThinPoolItem"> & {
+  /**
+   * Data space of the pool in use, percent.
+   *
+   * @generated from field: double data_percent = 1;
+   */
+  dataPercent: number;
+
+  /**
+   * Metadata space of the pool in use, percent.
+   *
+   * @generated from field: double metadata_percent = 2;
+   */
+  metadataPercent: number;
+
+  /**
+   * Free space of the pool counting its overprovision ratio, in bytes.
+   *
+   * @generated from field: uint64 overprovision_bytes = 3;
+   */
+  overprovisionBytes: bigint;
+
+  /**
+   * Physical data space of the pool in bytes.
+   *
+   * @generated from field: uint64 size_bytes = 4;
+   */
+  sizeBytes: bigint;
+};
+
+/**
+ * Describes the message proto.ThinPoolItem.
+ * Use `create(ThinPoolItemSchema)` to create a new message.
+ */
+export const ThinPoolItemSchema: GenMessage<ThinPoolItem> = /*@__PURE__*/
+  messageDesc(file_lvmd_lvmd, 21);
 
 /**
  * StateType is the state of a backup. The zero value is INPROGRESS (upstream has no
@@ -653,7 +911,8 @@ export const LVService: GenService<{
     output: typeof EmptySchema;
   },
   /**
-   * ResizeLV resizes a logical volume.
+   * ResizeLV resizes a logical volume. lvmd-agent answers a ResizeLVResponse (upstream
+   * v0.36.5's reply), which the fork's clients read as this Empty.
    *
    * @generated from rpc proto.LVService.ResizeLV
    */
@@ -671,6 +930,16 @@ export const LVService: GenService<{
     methodKind: "unary";
     input: typeof CreateBackupRequestSchema;
     output: typeof CreateBackupResponseSchema;
+  },
+  /**
+   * CreateLVSnapshot makes a thin snapshot of a thin volume (upstream v0.13).
+   *
+   * @generated from rpc proto.LVService.CreateLVSnapshot
+   */
+  createLVSnapshot: {
+    methodKind: "unary";
+    input: typeof CreateLVSnapshotRequestSchema;
+    output: typeof CreateLVSnapshotResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_lvmd_lvmd, 0);

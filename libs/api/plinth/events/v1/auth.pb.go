@@ -229,6 +229,68 @@ func (x *TokenRevoked) GetReason() TokenRevocationReason {
 	return TokenRevocationReason_TOKEN_REVOCATION_REASON_UNSPECIFIED
 }
 
+// UserAccessRevoked says every token of a user was revoked at once: the user was disabled,
+// their role or password changed, or an administrator revoked all their tokens. It is
+// published once per change, in the same transaction, whether or not the user held a live
+// token then, so credentials that other services issued to the user (vagrant-server's login
+// and invite tokens) end with the user's access even when no TokenRevoked accompanies it.
+// Re-enabling a user publishes nothing.
+//
+// Subject: plinth.auth.user.access_revoked.
+type UserAccessRevoked struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id of the user whose tokens were revoked.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Why; the same reason as the TokenRevoked events of the change.
+	Reason        TokenRevocationReason `protobuf:"varint,2,opt,name=reason,proto3,enum=plinth.events.v1.TokenRevocationReason" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserAccessRevoked) Reset() {
+	*x = UserAccessRevoked{}
+	mi := &file_plinth_events_v1_auth_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserAccessRevoked) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserAccessRevoked) ProtoMessage() {}
+
+func (x *UserAccessRevoked) ProtoReflect() protoreflect.Message {
+	mi := &file_plinth_events_v1_auth_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserAccessRevoked.ProtoReflect.Descriptor instead.
+func (*UserAccessRevoked) Descriptor() ([]byte, []int) {
+	return file_plinth_events_v1_auth_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *UserAccessRevoked) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *UserAccessRevoked) GetReason() TokenRevocationReason {
+	if x != nil {
+		return x.Reason
+	}
+	return TokenRevocationReason_TOKEN_REVOCATION_REASON_UNSPECIFIED
+}
+
 // LoginSucceeded records a successful password login (an audit trail; nothing needs it to
 // work).
 //
@@ -251,7 +313,7 @@ type LoginSucceeded struct {
 
 func (x *LoginSucceeded) Reset() {
 	*x = LoginSucceeded{}
-	mi := &file_plinth_events_v1_auth_proto_msgTypes[1]
+	mi := &file_plinth_events_v1_auth_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -263,7 +325,7 @@ func (x *LoginSucceeded) String() string {
 func (*LoginSucceeded) ProtoMessage() {}
 
 func (x *LoginSucceeded) ProtoReflect() protoreflect.Message {
-	mi := &file_plinth_events_v1_auth_proto_msgTypes[1]
+	mi := &file_plinth_events_v1_auth_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -276,7 +338,7 @@ func (x *LoginSucceeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginSucceeded.ProtoReflect.Descriptor instead.
 func (*LoginSucceeded) Descriptor() ([]byte, []int) {
-	return file_plinth_events_v1_auth_proto_rawDescGZIP(), []int{1}
+	return file_plinth_events_v1_auth_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *LoginSucceeded) GetUserId() string {
@@ -328,7 +390,7 @@ type LoginFailed struct {
 
 func (x *LoginFailed) Reset() {
 	*x = LoginFailed{}
-	mi := &file_plinth_events_v1_auth_proto_msgTypes[2]
+	mi := &file_plinth_events_v1_auth_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -340,7 +402,7 @@ func (x *LoginFailed) String() string {
 func (*LoginFailed) ProtoMessage() {}
 
 func (x *LoginFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_plinth_events_v1_auth_proto_msgTypes[2]
+	mi := &file_plinth_events_v1_auth_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -353,7 +415,7 @@ func (x *LoginFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginFailed.ProtoReflect.Descriptor instead.
 func (*LoginFailed) Descriptor() ([]byte, []int) {
-	return file_plinth_events_v1_auth_proto_rawDescGZIP(), []int{2}
+	return file_plinth_events_v1_auth_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *LoginFailed) GetUsername() string {
@@ -385,7 +447,10 @@ const file_plinth_events_v1_auth_proto_rawDesc = "" +
 	"\fTokenRevoked\x12\x19\n" +
 	"\btoken_id\x18\x01 \x01(\tR\atokenId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x12?\n" +
-	"\x06reason\x18\x03 \x01(\x0e2'.plinth.events.v1.TokenRevocationReasonR\x06reason:\x1d\x8a\xb5\x18\x19plinth.auth.token.revoked\"\xa8\x01\n" +
+	"\x06reason\x18\x03 \x01(\x0e2'.plinth.events.v1.TokenRevocationReasonR\x06reason:\x1d\x8a\xb5\x18\x19plinth.auth.token.revoked\"\x92\x01\n" +
+	"\x11UserAccessRevoked\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12?\n" +
+	"\x06reason\x18\x02 \x01(\x0e2'.plinth.events.v1.TokenRevocationReasonR\x06reason:#\x8a\xb5\x18\x1fplinth.auth.user.access_revoked\"\xa8\x01\n" +
 	"\x0eLoginSucceeded\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
 	"\busername\x18\x02 \x01(\tR\busername\x12%\n" +
@@ -425,22 +490,24 @@ func file_plinth_events_v1_auth_proto_rawDescGZIP() []byte {
 }
 
 var file_plinth_events_v1_auth_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plinth_events_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_plinth_events_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_plinth_events_v1_auth_proto_goTypes = []any{
 	(TokenRevocationReason)(0), // 0: plinth.events.v1.TokenRevocationReason
 	(LoginFailureReason)(0),    // 1: plinth.events.v1.LoginFailureReason
 	(*TokenRevoked)(nil),       // 2: plinth.events.v1.TokenRevoked
-	(*LoginSucceeded)(nil),     // 3: plinth.events.v1.LoginSucceeded
-	(*LoginFailed)(nil),        // 4: plinth.events.v1.LoginFailed
+	(*UserAccessRevoked)(nil),  // 3: plinth.events.v1.UserAccessRevoked
+	(*LoginSucceeded)(nil),     // 4: plinth.events.v1.LoginSucceeded
+	(*LoginFailed)(nil),        // 5: plinth.events.v1.LoginFailed
 }
 var file_plinth_events_v1_auth_proto_depIdxs = []int32{
 	0, // 0: plinth.events.v1.TokenRevoked.reason:type_name -> plinth.events.v1.TokenRevocationReason
-	1, // 1: plinth.events.v1.LoginFailed.reason:type_name -> plinth.events.v1.LoginFailureReason
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	0, // 1: plinth.events.v1.UserAccessRevoked.reason:type_name -> plinth.events.v1.TokenRevocationReason
+	1, // 2: plinth.events.v1.LoginFailed.reason:type_name -> plinth.events.v1.LoginFailureReason
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_plinth_events_v1_auth_proto_init() }
@@ -455,7 +522,7 @@ func file_plinth_events_v1_auth_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plinth_events_v1_auth_proto_rawDesc), len(file_plinth_events_v1_auth_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -18,6 +18,7 @@
 //   | plinth.auth.token.revoked           | plinth.events.v1.TokenRevoked       | auth           |
 //   | plinth.auth.login.succeeded         | plinth.events.v1.LoginSucceeded     | auth           |
 //   | plinth.auth.login.failed            | plinth.events.v1.LoginFailed        | auth           |
+//   | plinth.auth.user.access_revoked     | plinth.events.v1.UserAccessRevoked  | auth           |
 //   | plinth.vagrant.job.state_changed    | plinth.events.v1.JobStateChanged    | vagrant-server |
 //   | plinth.vagrant.runner.state_changed | plinth.events.v1.RunnerStateChanged | vagrant-server |
 //   | plinth.vagrant.target.state_changed | plinth.events.v1.TargetStateChanged | vagrant-server |
