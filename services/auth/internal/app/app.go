@@ -24,7 +24,7 @@ import (
 // user, the gRPC services and the purge job; Run serves. stdout receives the generated first
 // admin password, once, outside the JSON log.
 func Open(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (_ *service.Service, err error) {
-	s, err := service.New(service.Options{Name: "auth", Logger: log, Admin: cfg.Admin})
+	s, err := service.New(service.Options{Name: "auth", Logger: log, Admin: cfg.Admin, ClientLimits: cfg.ClientLimits})
 	if err != nil {
 		return nil, err
 	}
@@ -56,14 +56,26 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	authpb.RegisterAuthServiceServer(srv.GRPC(), authgrpc.NewAuthServer(svc, clients, log))
-	adminpb.RegisterAdminServiceServer(srv.GRPC(), authgrpc.NewAdminServer(svc, log))
-	authv3.RegisterAuthorizationServer(srv.GRPC(), authgrpc.NewExtAuthzServer(svc, cfg.publicPaths(), log))
+	register(srv, svc, clients, cfg, log)
+	gw, err := gatewayServer(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if gw != nil {
+		register(gw, svc, authgrpc.GatewayClientAddress(), cfg, log)
+	}
 
 	s.Every("purge", cfg.PurgeInterval, func(ctx context.Context) error {
 		return purge(ctx, st, cfg.Lockout().Forget, log)
 	})
 	return s, nil
+}
+
+// register serves auth's services on srv, finding a login's address with clients.
+func register(srv *server.Server, svc *identity.Service, clients *authgrpc.ClientAddress, cfg Config, log *slog.Logger) {
+	authpb.RegisterAuthServiceServer(srv.GRPC(), authgrpc.NewAuthServer(svc, clients, log))
+	adminpb.RegisterAdminServiceServer(srv.GRPC(), authgrpc.NewAdminServer(svc, log))
+	authv3.RegisterAuthorizationServer(srv.GRPC(), authgrpc.NewExtAuthzServer(svc, cfg.publicPaths(), log))
 }
 
 // bootstrap creates the first user, admin, when there are none. A generated password goes to

@@ -23,7 +23,11 @@ type Config struct {
 	LockAddrAfter   int           `env:"PLINTH_AUTH_LOCK_ADDR_AFTER" flag:"lock-addr-after" default:"20" usage:"failed logins from one client address, any username, before it is throttled"`
 	LockBase        time.Duration `env:"PLINTH_AUTH_LOCK_BASE" flag:"lock-base" default:"30s" usage:"first throttle interval; doubles with each further failure"`
 	LockMax         time.Duration `env:"PLINTH_AUTH_LOCK_MAX" flag:"lock-max" default:"1h" usage:"longest throttle interval"`
-	TrustedProxies  []string      `env:"PLINTH_AUTH_TRUSTED_PROXIES" flag:"trusted-proxies" usage:"CIDRs of proxies (the gateway) whose x-forwarded-for is believed"`
+	TrustedProxies  []string      `env:"PLINTH_AUTH_TRUSTED_PROXIES" flag:"trusted-proxies" usage:"CIDRs of proxies whose x-forwarded-for is believed on the gRPC port; never loopback (every local account connects from there): the gateway uses the gateway listener"`
+	GatewayAddr     string        `env:"PLINTH_AUTH_GATEWAY_ADDR" flag:"gateway-addr" usage:"a second gRPC listener for the gateway alone, whose x-forwarded-for is believed: unix:///abs/path (mode 0600: auth's own user only) or host:port with mutual TLS (PLINTH_AUTH_GATEWAY_TLS_*); empty: none"`
+	GatewayTLSCert  string        `env:"PLINTH_AUTH_GATEWAY_TLS_CERT" flag:"gateway-tls-cert" usage:"PEM certificate of the gateway listener (required when PLINTH_AUTH_GATEWAY_ADDR is host:port)"`
+	GatewayTLSKey   string        `env:"PLINTH_AUTH_GATEWAY_TLS_KEY" flag:"gateway-tls-key" usage:"its PEM key"`
+	GatewayClientCA string        `env:"PLINTH_AUTH_GATEWAY_TLS_CLIENT_CA" flag:"gateway-tls-client-ca" usage:"PEM certificate(s) the gateway's client certificate must be or chain to: the gateway's identity"`
 	PublicPaths     []string      `env:"PLINTH_AUTH_PUBLIC_PATHS" flag:"public-paths" usage:"gateway paths allowed without a token (ext_authz); empty: login, health, reflection"`
 	PurgeInterval   time.Duration `env:"PLINTH_AUTH_PURGE_INTERVAL" flag:"purge-interval" default:"10m" usage:"how often expired tokens and stale counters are deleted"`
 	HashMemoryKiB   int           `env:"PLINTH_AUTH_ARGON2_MEMORY_KIB" flag:"argon2-memory-kib" default:"19456" usage:"argon2id memory (KiB); raising it rehashes on next login"`
@@ -31,6 +35,7 @@ type Config struct {
 	HashParallelism int           `env:"PLINTH_AUTH_ARGON2_PARALLELISM" flag:"argon2-parallelism" default:"1" usage:"argon2id lanes"`
 	HashConcurrency int           `env:"PLINTH_AUTH_ARGON2_CONCURRENCY" flag:"argon2-concurrency" default:"0" usage:"logins hashing at once (0: GOMAXPROCS, the cores auth may use)"`
 	HashQueue       int           `env:"PLINTH_AUTH_ARGON2_QUEUE" flag:"argon2-queue" default:"0" usage:"logins waiting to hash beyond those; more are refused with ResourceExhausted (0: twice the concurrency)"`
+	MaxTokens       int           `env:"PLINTH_AUTH_MAX_TOKENS_PER_USER" flag:"max-tokens-per-user" default:"100" usage:"live (unexpired, unrevoked) tokens one user may hold; a login beyond is refused with ResourceExhausted (0: no limit)"`
 }
 
 // Defaults returns a Config with the auth service's own ports; Load fills the rest.
@@ -53,6 +58,9 @@ func (c *Config) Validate() error {
 	if c.PurgeInterval < time.Second {
 		errs = append(errs, errors.New("PLINTH_AUTH_PURGE_INTERVAL: must be at least 1s"))
 	}
+	if c.MaxTokens < 0 {
+		errs = append(errs, errors.New("PLINTH_AUTH_MAX_TOKENS_PER_USER: must not be negative (0: no limit)"))
+	}
 	if c.HashConcurrency < 0 || c.HashQueue < 0 {
 		errs = append(errs, errors.New("PLINTH_AUTH_ARGON2_CONCURRENCY, PLINTH_AUTH_ARGON2_QUEUE: must not be negative (0: the default)"))
 	}
@@ -62,6 +70,10 @@ func (c *Config) Validate() error {
 	if err := c.Lockout().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("PLINTH_AUTH_LOCK_*: %w", err))
 	}
+	if _, err := authgrpc.NewClientAddress(c.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Errorf("PLINTH_AUTH_TRUSTED_PROXIES: %w", err))
+	}
+	errs = append(errs, c.validateGateway())
 	if c.AdminPassword != "" {
 		if err := identity.ValidatePassword(c.AdminPassword); err != nil {
 			errs = append(errs, fmt.Errorf("PLINTH_ADMIN_PASSWORD: %w", err))
@@ -87,7 +99,7 @@ func (c *Config) Lockout() identity.LockoutPolicy {
 // identityOptions are the identity rules' settings.
 func (c *Config) identityOptions(log *slog.Logger) identity.Options {
 	return identity.Options{Hash: c.HashParams(), Lockout: c.Lockout(), TokenTTL: c.TokenTTL, Logger: log,
-		HashConcurrency: c.HashConcurrency, HashQueue: c.HashQueue}
+		HashConcurrency: c.HashConcurrency, HashQueue: c.HashQueue, Tokens: identity.TokenQuota{MaxPerUser: c.MaxTokens}}
 }
 
 // publicPaths are the gateway paths ext_authz allows without a token.

@@ -31,6 +31,9 @@ const badLoginMessage = "wrong username or password"
 //   - identity.ErrBadLogin → Unauthenticated: the credentials are wrong; retrying the same fails.
 //   - *identity.LockedError, *identity.BusyError → ResourceExhausted with RetryInfo and a
 //     retry-after header: wait.
+//   - *identity.TokenQuotaError → ResourceExhausted with its message (the limit, its setting,
+//     what frees a place), without RetryInfo: no wait of ours frees a place, signing out
+//     elsewhere, an admin's revoke or the tokens' expiry does.
 //   - identity.ErrNoToken, identity.ErrBadToken → Unauthenticated with upstream's messages
 //     (the admin API): sign in (again).
 //   - *identity.RoleError, identity.ErrNotAdmin → PermissionDenied: the caller is known but
@@ -51,6 +54,7 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	var locked *identity.LockedError
 	var busy *identity.BusyError
 	var denied *identity.RoleError
+	var quota *identity.TokenQuotaError
 	switch fe, isField := identity.IsFieldError(err); {
 	case isField:
 		return status.Error(codes.InvalidArgument, fe.Error())
@@ -60,6 +64,8 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		return retryStatus(ctx, "too many failed logins", locked.RetryAfter)
 	case errors.As(err, &busy):
 		return retryStatus(ctx, "too many logins at once", busy.RetryAfter)
+	case errors.As(err, &quota):
+		return status.Error(codes.ResourceExhausted, quota.Error())
 	case errors.Is(err, identity.ErrNoToken):
 		return status.Error(codes.Unauthenticated, authn.MsgNoToken)
 	case errors.Is(err, identity.ErrBadToken):

@@ -29,6 +29,8 @@ func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", identity.ErrBadLogin), codes.Unauthenticated, badLoginMessage},
 		{&identity.LockedError{RetryAfter: 1500 * time.Millisecond}, codes.ResourceExhausted, "too many failed logins; retry after 2s"},
 		{&identity.BusyError{RetryAfter: identity.BusyRetryAfter}, codes.ResourceExhausted, "too many logins at once; retry after 1s"},
+		{&identity.TokenQuotaError{Username: "alice", Live: 100, Limit: 100}, codes.ResourceExhausted,
+			"quota: user alice holds 100 live tokens, at most 100 allowed (PLINTH_AUTH_MAX_TOKENS_PER_USER); sign out elsewhere or ask an admin to revoke them"},
 		{identity.ErrNotFound, codes.NotFound, "user not found"},
 		{identity.ErrExists, codes.AlreadyExists, "user already exists"},
 		{identity.ErrNoToken, codes.Unauthenticated, authn.MsgNoToken},
@@ -81,5 +83,35 @@ func TestClientAddressBelievesForwardedForOnlyFromTrustedProxies(t *testing.T) {
 		if got := c.Of(tc.ctx); got != tc.want {
 			t.Errorf("case %d: %q, want %q", i, got, tc.want)
 		}
+	}
+	for _, lo := range []string{"127.0.0.1/32", "10.0.0.0/0", "::1/128", "::/0"} {
+		if _, err := NewClientAddress([]string{lo}); !errors.Is(err, ErrLoopbackProxy) {
+			t.Errorf("trusted proxy %s: %v, want ErrLoopbackProxy", lo, err)
+		}
+	}
+}
+
+// TestGatewayClientAddressIsTheLastEntry: on the gateway listener the gateway wrote the last
+// x-forwarded-for entry; entries before it are its client's and never chosen.
+func TestGatewayClientAddressIsTheLastEntry(t *testing.T) {
+	c := GatewayClientAddress()
+	unix := peer.NewContext(context.Background(), &peer.Peer{Addr: &net.UnixAddr{Name: "@", Net: "unix"}})
+	with := func(xff string) context.Context {
+		return metadata.NewIncomingContext(unix, metadata.Pairs("x-forwarded-for", xff))
+	}
+	for xff, want := range map[string]string{
+		"203.0.113.9":               "203.0.113.9",
+		"198.51.100.1, 203.0.113.9": "203.0.113.9",
+		"198.51.100.1, garbage":     "",
+		"::ffff:192.0.2.8":          "192.0.2.8",
+		"198.51.100.1, 127.0.0.1":   "127.0.0.1",
+		"":                          "",
+	} {
+		if got := c.Of(with(xff)); got != want {
+			t.Errorf("x-forwarded-for %q: %q, want %q", xff, got, want)
+		}
+	}
+	if got := c.Of(unix); got != "" {
+		t.Errorf("no header: %q", got)
 	}
 }

@@ -148,3 +148,26 @@ func TestLockoutPolicy(t *testing.T) {
 		}
 	}
 }
+
+func TestTokenQuotaAdmit(t *testing.T) {
+	for _, c := range []struct {
+		limit, live int
+		refused     bool
+	}{
+		{0, 1_000_000, false}, // no limit
+		{100, 0, false},
+		{100, 99, false},
+		{100, 100, true},
+		{3, 7, true}, // the limit was lowered below what the user holds
+	} {
+		err := TokenQuota{MaxPerUser: c.limit}.Admit("alice", c.live)
+		var qe *TokenQuotaError
+		if errors.As(err, &qe) != c.refused {
+			t.Errorf("limit %d, %d live: %v, want refused=%v", c.limit, c.live, err, c.refused)
+			continue
+		}
+		if c.refused && (qe.Limit != c.limit || qe.Live != c.live || qe.Username != "alice") {
+			t.Errorf("limit %d, %d live: %+v", c.limit, c.live, qe)
+		}
+	}
+}

@@ -21,8 +21,10 @@ type Options struct {
 	// both are refused with *BusyError before any hashing.
 	HashConcurrency int
 	HashQueue       int
-	Now             func() time.Time // nil: time.Now
-	Logger          *slog.Logger     // nil: discard
+	// Tokens bounds the live tokens of one user; a login beyond it is a *TokenQuotaError.
+	Tokens TokenQuota
+	Now    func() time.Time // nil: time.Now
+	Logger *slog.Logger     // nil: discard
 }
 
 // Service is the auth use cases: login, logout, token checks and user administration.
@@ -48,6 +50,9 @@ func NewService(store Store, o Options) (*Service, error) {
 	if o.TokenTTL < time.Minute {
 		return nil, errors.New("token TTL must be at least a minute")
 	}
+	if o.Tokens.MaxPerUser < 0 {
+		return nil, fmt.Errorf("%s: must not be negative (0: no limit)", TokensQuotaSetting)
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -64,7 +69,9 @@ func NewService(store Store, o Options) (*Service, error) {
 
 // Login checks a username and password and issues a token. Every credential failure returns
 // ErrBadLogin, whatever the cause; a throttle returns *LockedError; too many logins hashing at
-// once *BusyError (before anything is counted or hashed); malformed input *FieldError.
+// once *BusyError (before anything is counted or hashed); malformed input *FieldError; a user
+// who already holds as many live tokens as Options.Tokens allows *TokenQuotaError, once the
+// password was checked (so it tells nobody else whether the user exists).
 func (s *Service) Login(ctx context.Context, username, password, clientAddr string) (string, Token, error) {
 	a := Attempt{Username: username, ClientAddress: clientAddr, At: s.opts.Now()}
 	if err := ValidateUsername(username); err != nil {
@@ -120,7 +127,8 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 		return "", Token{}, err
 	}
 	t := Token{ID: TokenID(token), UserID: u.ID, CreatedAt: a.At, ExpiresAt: a.At.Add(s.opts.TokenTTL)}
-	if err := s.store.CreateToken(ctx, t, a); err != nil {
+	admit := func(live int) error { return s.opts.Tokens.Admit(u.Username, live) }
+	if err := s.store.CreateToken(ctx, t, a, admit); err != nil {
 		return "", Token{}, err
 	}
 	s.gate.vouch(clientAddr, a.At)

@@ -94,3 +94,42 @@ func TestLoginRehashesWithRaisedParameters(t *testing.T) {
 		t.Fatalf("wrong password: %v", err)
 	}
 }
+
+// TestTokenQuotaFreedByExpiry: a user at the token quota gets *TokenQuotaError and no token,
+// whoever else logs in; once their tokens expire (here: the clock moves past the TTL) the
+// places are free again — expired tokens never count.
+func TestTokenQuotaFreedByExpiry(t *testing.T) {
+	t.Parallel()
+	st, ctx := open(t)
+	clock := time.Now()
+	svc, err := identity.NewService(st, identity.Options{Hash: cheap(), Lockout: identity.DefaultLockoutPolicy(), TokenTTL: time.Hour,
+		Tokens: identity.TokenQuota{MaxPerUser: 2}, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"vera", "walt"} {
+		if _, err := svc.AddUser(ctx, u, u+"-password", authz.Viewer); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if _, _, err := svc.Login(ctx, "vera", "vera-password", "192.0.2.1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err = svc.Login(ctx, "vera", "vera-password", "192.0.2.1")
+	var qe *identity.TokenQuotaError
+	if !errors.As(err, &qe) || qe.Username != "vera" || qe.Live != 2 || qe.Limit != 2 ||
+		!strings.Contains(err.Error(), identity.TokensQuotaSetting) {
+		t.Fatalf("the third login: %v, want a *TokenQuotaError for vera naming %s", err, identity.TokensQuotaSetting)
+	}
+	if _, _, err := svc.Login(ctx, "walt", "walt-password", "192.0.2.1"); err != nil {
+		t.Fatalf("another user: %v", err)
+	}
+	clock = clock.Add(time.Hour + time.Second)
+	for range 2 {
+		if _, _, err := svc.Login(ctx, "vera", "vera-password", "192.0.2.1"); err != nil {
+			t.Fatalf("after the first tokens expired: %v", err)
+		}
+	}
+}

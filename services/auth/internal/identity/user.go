@@ -101,7 +101,12 @@ type Store interface {
 
 	// CreateToken stores a token issued by a successful login, records the success (resetting
 	// the username's failure counter, taking back the attempt's address count) and its event.
-	CreateToken(ctx context.Context, t Token, a Attempt) error
+	// First, holding a lock of the user that every CreateToken of the user takes (on any
+	// replica), it counts the user's live tokens at t.CreatedAt — unexpired, unrevoked — and
+	// asks admit (nil: admit all): when admit refuses, the store keeps no token and records no
+	// success event but still takes the attempt back (the password was right), and returns
+	// admit's error.
+	CreateToken(ctx context.Context, t Token, a Attempt, admit func(live int) error) error
 	// ValidToken reports whether id is an existing, unexpired, unrevoked token of an enabled
 	// user, and that user's account.
 	ValidToken(ctx context.Context, id string, now time.Time) (a authn.Account, ok bool, err error)

@@ -32,7 +32,7 @@ func attemptKeys(a identity.Attempt) []counterKey {
 }
 
 // BeginAttempt counts the attempt against the (username, address) pair and the address, unless
-// either is throttled. The counter rows are locked (FOR UPDATE) for the decision, so concurrent attempts on
+// either is throttled. The counter rows are locked (created or updated by one upsert) for the decision, so concurrent attempts on
 // any replica see each other's counts and cannot slip past the threshold together.
 func (s *Store) BeginAttempt(ctx context.Context, a identity.Attempt, p identity.LockoutPolicy) error {
 	keys := attemptKeys(a)
@@ -40,13 +40,14 @@ func (s *Store) BeginAttempt(ctx context.Context, a identity.Attempt, p identity
 		var locked time.Duration
 		counters := make([]identity.Counter, len(keys))
 		for i, k := range keys {
-			if _, err := tx.Exec(ctx, `INSERT INTO login_failures (kind, key, failures, last_failure_at)
-				VALUES ($1, $2, 0, $3) ON CONFLICT DO NOTHING`, k.kind, k.key, neverFailed); err != nil {
-				return fmt.Errorf("create failure counter: %w", err)
-			}
+			// One statement creates the counter or locks the one there: with an insert and a
+			// separate SELECT … FOR UPDATE, a successful login of the same pair deleting the
+			// row in between (forgiveAttempt) left nothing to lock, and the racing login failed
+			// with Internal.
 			c := &counters[i]
-			if err := tx.QueryRow(ctx, `SELECT failures, last_failure_at FROM login_failures
-				WHERE kind = $1 AND key = $2 FOR UPDATE`, k.kind, k.key).Scan(&c.Failures, &c.LastFailure); err != nil {
+			if err := tx.QueryRow(ctx, `INSERT INTO login_failures (kind, key, failures, last_failure_at)
+				VALUES ($1, $2, 0, $3) ON CONFLICT (kind, key) DO UPDATE SET kind = EXCLUDED.kind
+				RETURNING failures, last_failure_at`, k.kind, k.key, neverFailed).Scan(&c.Failures, &c.LastFailure); err != nil {
 				return fmt.Errorf("lock failure counter: %w", err)
 			}
 			threshold := p.PairThreshold

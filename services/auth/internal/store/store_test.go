@@ -71,7 +71,7 @@ func TestTokensAndRevocationEvents(t *testing.T) {
 	now := time.Now()
 	a := identity.Attempt{Username: "carol", ClientAddress: "10.0.0.1", At: now}
 	for _, id := range []string{"t1", "t2", "t3"} {
-		if err := st.CreateToken(ctx, identity.Token{ID: id, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, a); err != nil {
+		if err := st.CreateToken(ctx, identity.Token{ID: id, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, a, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,7 +152,7 @@ func TestLockoutCountsConcurrentAttemptsExactly(t *testing.T) {
 		t.Fatalf("after the lock interval: %v", err)
 	}
 	u, _ := st.CreateUser(ctx, "dave", "$h", authz.Operator)
-	if err := st.CreateToken(ctx, identity.Token{ID: "x", UserID: u.ID, CreatedAt: later, ExpiresAt: later.Add(time.Hour)}, a); err != nil {
+	if err := st.CreateToken(ctx, identity.Token{ID: "x", UserID: u.ID, CreatedAt: later, ExpiresAt: later.Add(time.Hour)}, a, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < p.PairThreshold; i++ {
@@ -246,7 +246,7 @@ func TestSetRoleKeepsAnAdminAndRevokesTokens(t *testing.T) {
 	dan, _ := st.CreateUser(ctx, "dan", "$h", authz.Operator)
 	now := time.Now()
 	for _, id := range []string{"d1", "d2"} {
-		if err := st.CreateToken(ctx, identity.Token{ID: id, UserID: dan.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, identity.Attempt{Username: "dan", At: now}); err != nil {
+		if err := st.CreateToken(ctx, identity.Token{ID: id, UserID: dan.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, identity.Attempt{Username: "dan", At: now}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

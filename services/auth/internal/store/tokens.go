@@ -14,13 +14,33 @@ import (
 )
 
 // CreateToken stores a login's token, resets the username's failure counter, takes the
-// attempt's count back from the address counter and records login.succeeded — atomically.
-func (s *Store) CreateToken(ctx context.Context, t identity.Token, a identity.Attempt) error {
-	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+// attempt's count back from the address counter and records login.succeeded — atomically,
+// once admit accepted the user's count of live tokens. The user's row is locked first
+// (FOR NO KEY UPDATE: concurrent logins of the user, on any replica, wait for each other,
+// while token inserts of other users and their foreign-key checks do not), so the count
+// admit sees is still true when the token is inserted. A refusal keeps no token and no
+// event, but still takes the attempt back: the password was right, and a user held at the
+// quota must not be throttled for trying.
+func (s *Store) CreateToken(ctx context.Context, t identity.Token, a identity.Attempt, admit func(live int) error) error {
+	var refused error
+	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var username string
-		err := tx.QueryRow(ctx, `INSERT INTO tokens (id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)
-			RETURNING (SELECT username FROM users WHERE id = $2)`, t.ID, t.UserID, t.CreatedAt, t.ExpiresAt).Scan(&username)
-		if err != nil {
+		if err := tx.QueryRow(ctx, `SELECT username FROM users WHERE id = $1 FOR NO KEY UPDATE`, t.UserID).Scan(&username); err != nil {
+			return notFound(err, "lock user")
+		}
+		// A statement of its own after the lock: it reads what the logins before it committed.
+		var live int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM tokens WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2`,
+			t.UserID, t.CreatedAt).Scan(&live); err != nil {
+			return fmt.Errorf("count live tokens: %w", err)
+		}
+		if admit != nil {
+			if refused = admit(live); refused != nil {
+				return forgiveAttempt(ctx, tx, a)
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO tokens (id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
+			t.ID, t.UserID, t.CreatedAt, t.ExpiresAt); err != nil {
 			return fmt.Errorf("insert token: %w", err)
 		}
 		if err := forgiveAttempt(ctx, tx, a); err != nil {
@@ -30,6 +50,10 @@ func (s *Store) CreateToken(ctx context.Context, t identity.Token, a identity.At
 			UserId: t.UserID, Username: username, ClientAddress: a.ClientAddress, TokenId: t.ID,
 		})
 	})
+	if err != nil {
+		return err
+	}
+	return refused
 }
 
 // ValidToken reports whether id is an existing, unexpired, unrevoked token of an enabled user,
@@ -65,7 +89,9 @@ func (s *Store) RevokeToken(ctx context.Context, id string, reason identity.Revo
 }
 
 // revokeUserTokens revokes every live token of a user inside tx, one event per token, so that
-// every cache holding any of them drops it.
+// every cache holding any of them drops it, and records user.access_revoked once, even when
+// the user held no live token: credentials other services issued to the user (vagrant-server's
+// login tokens) end with it, and a user who had signed out has no token.revoked to carry it.
 func (s *Store) revokeUserTokens(ctx context.Context, tx pgx.Tx, userID string, reason identity.RevokeReason) (int, error) {
 	rows, err := tx.Query(ctx, `UPDATE tokens SET revoked_at = now(), revoke_reason = $2
 		WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now() RETURNING id`, userID, reason.String())
@@ -81,11 +107,19 @@ func (s *Store) revokeUserTokens(ctx context.Context, tx pgx.Tx, userID string, 
 			return 0, err
 		}
 	}
+	if err := s.publish(ctx, tx, &eventsv1.UserAccessRevoked{UserId: userID, Reason: revocationReason(reason)}); err != nil {
+		return 0, err
+	}
 	return len(ids), nil
 }
 
 func revokedEvent(tokenID, userID string, r identity.RevokeReason) *eventsv1.TokenRevoked {
-	reason := map[identity.RevokeReason]eventsv1.TokenRevocationReason{
+	return &eventsv1.TokenRevoked{TokenId: tokenID, UserId: userID, Reason: revocationReason(r)}
+}
+
+// revocationReason is r as the events publish it.
+func revocationReason(r identity.RevokeReason) eventsv1.TokenRevocationReason {
+	return map[identity.RevokeReason]eventsv1.TokenRevocationReason{
 		identity.RevokeLogout:          eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_LOGOUT,
 		identity.RevokePasswordChanged: eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_PASSWORD_CHANGED,
 		identity.RevokeUserDisabled:    eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_USER_DISABLED,
@@ -94,7 +128,6 @@ func revokedEvent(tokenID, userID string, r identity.RevokeReason) *eventsv1.Tok
 		// "role_changed").
 		identity.RevokeRoleChanged: eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN,
 	}[r]
-	return &eventsv1.TokenRevoked{TokenId: tokenID, UserId: userID, Reason: reason}
 }
 
 // Purge deletes tokens that expired or were revoked before cutoff (no cache can hold them any

@@ -30,7 +30,7 @@ type behaviour = testenv.Case[*StoreTest]
 // behaviours is the conformance table.
 func behaviours() []behaviour {
 	var all []behaviour
-	for _, group := range [][]behaviour{userBehaviours(), tokenBehaviours(), throttleBehaviours()} {
+	for _, group := range [][]behaviour{userBehaviours(), tokenBehaviours(), quotaBehaviours(), throttleBehaviours()} {
 		all = append(all, group...)
 	}
 	return all
@@ -66,7 +66,7 @@ func login(st *StoreTest, u identity.User, id, addr string) identity.Token {
 	st.T.Helper()
 	at := now()
 	t := identity.Token{ID: id, UserID: u.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-	testenv.OK(st.T, st.Store.CreateToken(st.Ctx, t, identity.Attempt{Username: u.Username, ClientAddress: addr, At: at}))
+	testenv.OK(st.T, st.Store.CreateToken(st.Ctx, t, identity.Attempt{Username: u.Username, ClientAddress: addr, At: at}, nil))
 	return t
 }
 

@@ -15,7 +15,7 @@ func tokenBehaviours() []behaviour {
 			u := user(st, "Alice", authz.Viewer)
 			at := now()
 			tok := identity.Token{ID: identity.TokenID("t1"), UserID: u.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", ClientAddress: "192.0.2.1", At: at}))
+			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", ClientAddress: "192.0.2.1", At: at}, nil))
 			st.Restart()
 			a, valid, err := st.Store.ValidToken(st.Ctx, tok.ID, at.Add(time.Hour-time.Second))
 			testenv.OK(st.T, err)
@@ -61,7 +61,7 @@ func tokenBehaviours() []behaviour {
 			u := user(st, "alice", authz.Operator)
 			at := now()
 			dead := identity.Token{ID: identity.TokenID("expired"), UserID: u.ID, CreatedAt: at.Add(-3 * time.Hour), ExpiresAt: at.Add(-2 * time.Hour)}
-			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, dead, identity.Attempt{Username: "alice", At: at}))
+			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, dead, identity.Attempt{Username: "alice", At: at}, nil))
 			revoked := login(st, u, identity.TokenID("revoked"), "192.0.2.1")
 			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, revoked.ID, identity.RevokeLogout))
 			kept := login(st, u, identity.TokenID("kept"), "192.0.2.1")
