@@ -25,6 +25,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/config"
 	"github.com/plinth-dev/plinth/libs/platform/mtls"
+	"github.com/plinth-dev/plinth/libs/platform/netlimit"
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/telemetry"
@@ -126,7 +127,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 		UnaryTimeout: cfg.UnaryTimeout, Lifetime: s.Lifetime(), Log: calls,
 		TracerProvider: tracerProvider(cfg), Propagator: telemetry.Propagator(),
 	})
-	gs, hs := newGRPCServer(px, cat, cfg, log)
+	clientCalls := netlimit.NewCalls(netlimit.CallLimits{PerClient: cfg.MaxCallsPerClient, Setting: envMaxCallsPerClient})
+	gs, hs := newGRPCServer(px, cat, cfg, clientCalls, log)
 	h, err := front.New(front.Options{
 		GRPC: gs, Services: append(cat.Services(), healthpb.Health_ServiceDesc.ServiceName),
 		CORSOrigins: cfg.CORSOrigins, Console: o.Console, MaxMessageBytes: cfg.MaxMessageBytes,
@@ -135,8 +137,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 	if err != nil {
 		return nil, err
 	}
-	portConns := front.NewConns(front.ConnLimits{PerClient: cfg.MaxConnsPerClient, Total: cfg.MaxConns})
-	if err := registerConnMetrics(s.Metrics(), portConns); err != nil {
+	// The port's caps per client address and in total (libs/platform/netlimit, shared with
+	// every service's gRPC port), counted in plinth_gateway_connections,
+	// plinth_gateway_connections_refused_total{limit} and plinth_gateway_calls_refused_total;
+	// refusals are counted, never logged: the gateway is the edge, where a flood is expected.
+	portConns := netlimit.NewConns(netlimit.ConnLimits{PerClient: cfg.MaxConnsPerClient, Total: cfg.MaxConns,
+		PerClientSetting: envMaxConnsPerClient, TotalSetting: envMaxConns})
+	if err := netlimit.Register(s.Metrics(), "plinth_gateway", "the gateway's port", portConns, clientCalls); err != nil {
 		return nil, err
 	}
 	g := &Gateway{Service: s, backends: backends}
@@ -184,7 +191,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 }
 
 // dialBackends connects to every configured backend: with mutual TLS those BackendTLS
-// names (their files re-read when they change), plaintext the others.
+// names (their files re-read when they change), plaintext the others; each through a pool of
+// connections (connPool), opened as the calls in progress outgrow one.
 func dialBackends(s *service.Service, cfg Config, log *slog.Logger) (map[string]grpc.ClientConnInterface, error) {
 	withTLS, err := cfg.BackendTLS()
 	if err != nil {
@@ -204,11 +212,13 @@ func dialBackends(s *service.Service, cfg Config, log *slog.Logger) (map[string]
 			}
 			opts = append(opts, grpc.WithTransportCredentials(client.Credentials()))
 		}
-		conn, err := s.Dial(name, addr, opts...)
-		if err != nil {
-			return nil, err
+		pool := make([]*grpc.ClientConn, backendConns)
+		for i := range pool {
+			if pool[i], err = s.Dial(name, addr, opts...); err != nil {
+				return nil, err
+			}
 		}
-		conns[name] = conn
+		conns[name] = newConnPool(pool, streamsPerConn)
 	}
 	return conns, nil
 }
@@ -272,13 +282,17 @@ func openVerifier(s *service.Service, cfg Config, authConn grpc.ClientConnInterf
 }
 
 // newGRPCServer builds the gateway's gRPC server: the proxy for every routed call, the
-// gateway's own health, and reflection over every routed service's descriptors.
-func newGRPCServer(px *proxy.Proxy, cat *catalog.Catalog, cfg Config, log *slog.Logger) (*grpc.Server, *health.Server) {
+// gateway's own health, and reflection over every routed service's descriptors. calls
+// counts each client's calls right after the proxy's request checks (which must come first:
+// grpc-go decodes a unary request before any interceptor, and only they take its note), so
+// a call over its cap costs little more.
+func newGRPCServer(px *proxy.Proxy, cat *catalog.Catalog, cfg Config, calls *netlimit.Calls, log *slog.Logger) (*grpc.Server, *health.Server) {
 	rec := recovery.WithRecoveryHandlerContext(server.RecoverPanic(log))
-	opts := append(px.ServerOptions(),
+	opts := append(px.ServerOptions(), calls.ServerOptions()...)
+	opts = append(opts,
 		grpc.ChainUnaryInterceptor(recovery.UnaryServerInterceptor(rec)),
 		grpc.ChainStreamInterceptor(recovery.StreamServerInterceptor(rec)),
-		grpc.MaxHeaderListSize(server.DefaultMaxHeaderListSize),
+		grpc.MaxHeaderListSize(front.MaxHeaderListBytes),
 	)
 	opts = append(opts, front.ServerOptions(cfg.MaxMessageBytes, cfg.IdleTimeout)...)
 	gs := grpc.NewServer(opts...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/services/gateway/internal/front"
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 
@@ -35,11 +36,20 @@ type Config struct {
 	MaxMessageBytes   int           `env:"PLINTH_GATEWAY_MAX_MESSAGE_BYTES" flag:"max-message-bytes" default:"16777216" usage:"largest response message relayed; also caps every route's request limit (4 MiB, routes.MaxRequestBytes)"`
 	IdleTimeout       time.Duration `env:"PLINTH_GATEWAY_IDLE_TIMEOUT" flag:"idle-timeout" usage:"a connection (HTTP/1.1 keep-alive, HTTP/2) that carries no request for this long is closed (default 2m, routes.IdleTimeout)"`
 	MaxConnsPerClient int           `env:"PLINTH_GATEWAY_MAX_CONNS_PER_CLIENT" flag:"max-conns-per-client" usage:"most connections one client address (an IPv6 client's /64) holds at once; more are closed at accept (default 64, routes.MaxConnsPerClient)"`
+	MaxCallsPerClient int           `env:"PLINTH_GATEWAY_MAX_CALLS_PER_CLIENT" flag:"max-calls-per-client" usage:"most calls (streams included) one client address has in progress across its connections; more are refused with ResourceExhausted (default 512; one connection carries at most 256)"`
 	MaxConns          int           `env:"PLINTH_GATEWAY_MAX_CONNS" flag:"max-conns" usage:"most connections the gateway's port holds at once; more are closed at accept (default 2048, routes.MaxConns)"`
 
 	KoorAddr  string `env:"PLINTH_GATEWAY_KOOR_ADDR" flag:"koor-addr" usage:"a second port serving the Koor data-control-center UI build of PLINTH_GATEWAY_KOOR_UI_DIR at / and the same /api surface (host:port; unset: off)"`
 	KoorUIDir string `env:"PLINTH_GATEWAY_KOOR_UI_DIR" flag:"koor-ui-dir" usage:"a Koor data-control-center UI build (its .output/public, with index.html) for PLINTH_GATEWAY_KOOR_ADDR"`
 }
+
+// The connection limits' setting names, as their tags spell them: the metrics' help and the
+// refusal of a call over its cap name them.
+const (
+	envMaxConnsPerClient = "PLINTH_GATEWAY_MAX_CONNS_PER_CLIENT"
+	envMaxCallsPerClient = "PLINTH_GATEWAY_MAX_CALLS_PER_CLIENT"
+	envMaxConns          = "PLINTH_GATEWAY_MAX_CONNS"
+)
 
 // Defaults returns a Config with the gateway's own ports and the connection limits both
 // gateways share (routes: the generated Envoy configs carry the same); Load fills the rest.
@@ -48,6 +58,7 @@ func Defaults() Config {
 	c.GRPCAddr, c.AdminAddr = "127.0.0.1:8080", "127.0.0.1:8180"
 	c.IdleTimeout = routes.IdleTimeout
 	c.MaxConns, c.MaxConnsPerClient = routes.MaxConns, routes.MaxConnsPerClient
+	c.MaxCallsPerClient = front.DefaultMaxCallsPerClient
 	return c
 }
 
@@ -98,6 +109,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConnsPerClient < 1 || c.MaxConnsPerClient > c.MaxConns {
 		errs = append(errs, fmt.Errorf("PLINTH_GATEWAY_MAX_CONNS_PER_CLIENT: must be between 1 and PLINTH_GATEWAY_MAX_CONNS (%d)", c.MaxConns))
+	}
+	if c.MaxCallsPerClient < front.MaxConcurrentStreams {
+		errs = append(errs, fmt.Errorf("PLINTH_GATEWAY_MAX_CALLS_PER_CLIENT: must be at least %d (what one connection may carry)", front.MaxConcurrentStreams))
 	}
 	if (c.KoorAddr == "") != (c.KoorUIDir == "") {
 		errs = append(errs, errors.New("PLINTH_GATEWAY_KOOR_ADDR and PLINTH_GATEWAY_KOOR_UI_DIR: set both (the Koor UI's port and its build) or neither"))

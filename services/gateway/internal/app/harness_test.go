@@ -35,7 +35,9 @@ const adminPassword = "admin-secret-pw"
 // suite is one real auth (the binary, on its own schema and the test NATS), in-process
 // backends that record what reached them, and gateways in front of them.
 type suite struct {
-	natsURL  string
+	natsURL string
+	db      testenv.Database
+	// authAddr is auth's gateway listener, a unix socket, as make up wires them.
 	authAddr string
 	stats    *recorder
 	lvmd     *recorder
@@ -49,8 +51,8 @@ type suite struct {
 func newSuite(t *testing.T) *suite {
 	t.Helper()
 	s := &suite{natsURL: testenv.NATS(t), logs: &testenv.SyncBuffer{}}
-	db := testenv.DB(t)
-	s.authAddr = startAuth(t, db.URL, s.natsURL)
+	s.db = testenv.DB(t)
+	s.authAddr = startAuth(t, s.db.URL, s.natsURL)
 
 	s.stats, s.lvmd, s.vagrant = newRecorder(), newRecorder(), newRecorder()
 	gs := s.stats.server(t)
@@ -109,7 +111,9 @@ func (s *suite) gateway(t *testing.T, o app.Options, extra ...string) *gateway {
 	return &gateway{addr: g.Addr(), admin: r.Service.AdminAddr(), koor: g.KoorAddr(), conn: dial(t, g.Addr()), running: r}
 }
 
-// startAuth builds and runs the real auth binary until the test ends, and returns its address.
+// startAuth builds and runs the real auth binary until the test ends, and returns the address
+// of its gateway listener: a unix socket, whose x-forwarded-for auth believes (make up's
+// wiring).
 func startAuth(t *testing.T, dbURL, natsURL string) string {
 	t.Helper()
 	bin := buildAuth(t)
@@ -118,9 +122,10 @@ func startAuth(t *testing.T, dbURL, natsURL string) string {
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", p[0])
+	gateway := "unix://" + filepath.Join(shortTempDir(t), "auth-gateway.sock")
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "PLINTH_DATABASE_URL="+dbURL, "PLINTH_NATS_URL="+natsURL,
-		"PLINTH_GRPC_ADDR="+addr, "PLINTH_ADMIN_ADDR=off", "PLINTH_LOG_FORMAT=json",
+		"PLINTH_GRPC_ADDR="+addr, "PLINTH_AUTH_GATEWAY_ADDR="+gateway, "PLINTH_ADMIN_ADDR=off", "PLINTH_LOG_FORMAT=json",
 		"PLINTH_ADMIN_PASSWORD="+adminPassword, "PLINTH_AUTH_ARGON2_MEMORY_KIB=8192", "PLINTH_AUTH_ARGON2_ITERATIONS=1")
 	var out testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -138,14 +143,14 @@ func startAuth(t *testing.T, dbURL, natsURL string) string {
 			<-done
 		}
 	})
-	conn := dial(t, addr)
+	conn := dial(t, gateway)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
 		cancel()
 		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
-			return addr
+			return gateway
 		}
 		select {
 		case <-done:

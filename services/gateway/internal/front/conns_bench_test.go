@@ -2,6 +2,7 @@ package front
 
 import (
 	"bytes"
+	"github.com/plinth-dev/plinth/libs/platform/netlimit"
 	"io"
 	"net"
 	"os"
@@ -24,7 +25,7 @@ const heldConns = 1000
 func BenchmarkIdleConnections(b *testing.B) {
 	for _, proto := range []string{"http1", "http2"} {
 		b.Run(proto, func(b *testing.B) {
-			conns := NewConns(ConnLimits{})
+			conns := netlimit.NewConns(netlimit.ConnLimits{})
 			addr := servePort(b, conns, time.Hour)
 			var goroutines, heap, rss float64
 			for range b.N {
@@ -40,7 +41,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 
 // holdIdle opens heldConns idle connections, measures the growth per connection once the
 // gateway holds them all, and closes them.
-func holdIdle(b *testing.B, addr string, conns *Conns, h2 bool) (goroutines, heap, rss float64) {
+func holdIdle(b *testing.B, addr string, conns *netlimit.Conns, h2 bool) (goroutines, heap, rss float64) {
 	g0, h0, r0 := usage()
 	held := make([]net.Conn, 0, heldConns)
 	defer func() {

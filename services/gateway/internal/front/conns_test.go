@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plinth-dev/plinth/libs/platform/netlimit"
 	"io"
 	"net"
 	"net/http"
@@ -25,7 +26,7 @@ const within = 15 * time.Second
 // servePort serves the gateway's port on 127.0.0.1 with a handler answering "ok" to every
 // HTTP/1.1 request and a bare gRPC server, both with idle timeout idle, connections admitted
 // by conns. It returns the port's address.
-func servePort(t testing.TB, conns *Conns, idle time.Duration) string {
+func servePort(t testing.TB, conns *netlimit.Conns, idle time.Duration) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -113,7 +114,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // served; once it closes some, it may connect again.
 func TestConnCapPerClient(t *testing.T) {
 	const perClient = 4
-	conns := NewConns(ConnLimits{PerClient: perClient, Total: 100})
+	conns := netlimit.NewConns(netlimit.ConnLimits{PerClient: perClient, Total: 100})
 	addr := servePort(t, conns, 0)
 	var held []*h1Client
 	for range perClient {
@@ -152,7 +153,7 @@ func TestConnCapPerClient(t *testing.T) {
 // TestConnCapTotal: at PLINTH_GATEWAY_MAX_CONNS the port closes every new connection, from
 // any client, at accept.
 func TestConnCapTotal(t *testing.T) {
-	conns := NewConns(ConnLimits{PerClient: 10, Total: 3})
+	conns := netlimit.NewConns(netlimit.ConnLimits{PerClient: 10, Total: 3})
 	addr := servePort(t, conns, 0)
 	for _, from := range []string{"127.0.0.1", "127.0.0.1", "127.0.0.2"} {
 		if err := dialFrom(t, from, addr).get(); err != nil {
@@ -167,35 +168,11 @@ func TestConnCapTotal(t *testing.T) {
 	}
 }
 
-// TestClientKey: a client is its IPv4 address, or its IPv6 /64; a unix socket peer has none.
-func TestClientKey(t *testing.T) {
-	key := func(a net.Addr) string {
-		k, ok := clientKey(a)
-		if !ok {
-			return "none"
-		}
-		return k.String()
-	}
-	for _, tt := range []struct {
-		addr net.Addr
-		want string
-	}{
-		{&net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 1}, "192.0.2.7"},
-		{&net.TCPAddr{IP: net.ParseIP("::ffff:192.0.2.7"), Port: 1}, "192.0.2.7"},
-		{&net.TCPAddr{IP: net.ParseIP("2001:db8:1:2:3:4:5:6"), Port: 1}, "2001:db8:1:2::"},
-		{&net.UnixAddr{Name: "@", Net: "unix"}, "none"},
-	} {
-		if got := key(tt.addr); got != tt.want {
-			t.Errorf("%v: %s, want %s", tt.addr, got, tt.want)
-		}
-	}
-}
-
 // TestIdleConnectionsClosed: an HTTP/1.1 keep-alive connection and an HTTP/2 (gRPC)
 // connection that carry no request for the idle timeout are closed by the gateway.
 func TestIdleConnectionsClosed(t *testing.T) {
 	const idle = 300 * time.Millisecond
-	conns := NewConns(ConnLimits{})
+	conns := netlimit.NewConns(netlimit.ConnLimits{})
 	addr := servePort(t, conns, idle)
 
 	h1 := dialFrom(t, "127.0.0.1", addr)
@@ -251,7 +228,7 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp := newSplit(&flakyListener{Listener: lis, fails: 3}, nil)
+	sp := newSplit(&flakyListener{Listener: lis, fails: 3}, nil, ReadHeaderTimeout)
 	defer sp.close()
 	c := dialFrom(t, "127.0.0.1", lis.Addr().String())
 	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\n\r\n"); err != nil {

@@ -8,6 +8,7 @@
 package front
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/plinth-dev/plinth/libs/platform/netlimit"
 	"github.com/plinth-dev/plinth/services/gateway/internal/proxy"
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
@@ -43,12 +45,14 @@ const DefaultIdleTimeout = routes.IdleTimeout
 // request message over every route's limit (routes.LargestRequestBytes, capped by
 // maxMessageBytes) is refused from its 5-byte prefix before it is read (grpc-go checks the
 // length first); responses up to maxMessageBytes; a connection without calls for idle gets
-// GOAWAY and is closed, as HTTP/1.1's are (0: DefaultIdleTimeout).
+// GOAWAY and is closed, as HTTP/1.1's are (0: DefaultIdleTimeout); a connection carries at
+// most MaxConcurrentStreams calls at once.
 func ServerOptions(maxMessageBytes int, idle time.Duration) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(min(maxMessageBytes, routes.LargestRequestBytes())),
 		grpc.MaxSendMsgSize(maxMessageBytes),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: idleTimeout(idle)}),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 	}
 }
 
@@ -175,7 +179,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "":
 		h.notRPC(w, r)
 	default:
-		if bound(w, r, messageLimit(r.URL.Path, h.maxMessageBytes)) {
+		limit := messageLimit(r.URL.Path, h.maxMessageBytes)
+		if headersTooLarge(w, r) || connectVersion(w, r, proto) || readRequest(w, r, proto, limit) {
 			return
 		}
 		ctx = context.WithValue(proxy.WithProtocol(ctx, proto), handlerKey{}, h)
@@ -256,7 +261,12 @@ type ServeOptions struct {
 	// (0: DefaultIdleTimeout); give the gRPC server the same through ServerOptions.
 	IdleTimeout time.Duration
 	// Conns admits every accepted connection (the connection caps); nil: no caps.
-	Conns *Conns
+	Conns *netlimit.Conns
+	// HeaderTimeout bounds how long a connection may take to send its first request's
+	// headers, HTTP/1.1 or HTTP/2 (0: ReadHeaderTimeout).
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds how long an HTTP/1.1 request's body may take (0: RequestBodyTimeout).
+	BodyTimeout time.Duration
 }
 
 // Serve serves the port on lis until ctx ends: HTTP/2 prior-knowledge connections (gRPC
@@ -265,10 +275,11 @@ type ServeOptions struct {
 // gracefully within o.Grace — in-flight calls finish, streams were ended by the proxy's
 // lifetime — and cuts what remains.
 func Serve(ctx context.Context, lis net.Listener, h http.Handler, gs *grpc.Server, o ServeOptions) error {
-	sp := newSplit(lis, o.Conns)
+	headerTimeout, bodyTimeout := cmp.Or(o.HeaderTimeout, ReadHeaderTimeout), cmp.Or(o.BodyTimeout, RequestBodyTimeout)
+	sp := newSplit(lis, o.Conns, headerTimeout)
 	srv := &http.Server{
-		Handler: h, MaxHeaderBytes: MaxHeaderBytes,
-		ReadHeaderTimeout: ReadHeaderTimeout, IdleTimeout: idleTimeout(o.IdleTimeout),
+		Handler: bodyDeadline(h, bodyTimeout), MaxHeaderBytes: MaxHeaderBytes,
+		ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout(o.IdleTimeout),
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(sp.h1) }()

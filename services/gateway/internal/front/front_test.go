@@ -85,7 +85,7 @@ func TestSplitRoutesByPreface(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp := newSplit(lis, nil)
+	sp := newSplit(lis, nil, ReadHeaderTimeout)
 	defer sp.close()
 	for _, tt := range []struct {
 		send string

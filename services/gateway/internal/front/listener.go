@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/netlimit"
 )
 
 // h2Preface opens every cleartext HTTP/2 connection with prior knowledge (RFC 9113 §3.4):
@@ -21,16 +23,19 @@ var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
 // first admitted by conns (the connection caps), before any of it is read.
 type split struct {
 	lis    net.Listener
-	conns  *Conns
+	conns  *netlimit.Conns
 	h1, h2 *subListener
 	once   sync.Once
+	// headerTimeout bounds the wait for a connection's first bytes, and an HTTP/2
+	// connection's first request (watchFirstRequest).
+	headerTimeout time.Duration
 }
 
-func newSplit(lis net.Listener, conns *Conns) *split {
+func newSplit(lis net.Listener, conns *netlimit.Conns, headerTimeout time.Duration) *split {
 	if conns == nil {
-		conns = NewConns(ConnLimits{})
+		conns = netlimit.NewConns(netlimit.ConnLimits{})
 	}
-	s := &split{lis: lis, conns: conns}
+	s := &split{lis: lis, conns: conns, headerTimeout: headerTimeout}
 	done := make(chan struct{})
 	s.h1 = &subListener{addr: lis.Addr(), conns: make(chan net.Conn), done: done, close: s.close}
 	s.h2 = &subListener{addr: lis.Addr(), conns: make(chan net.Conn), done: done, close: s.close}
@@ -65,7 +70,7 @@ func (s *split) accept(done chan struct{}) {
 			continue
 		}
 		delay = 0
-		if c, ok := s.conns.admit(c); ok {
+		if c, ok := s.conns.Admit(c); ok {
 			go s.route(c, done)
 		}
 	}
@@ -91,7 +96,8 @@ func retryable(err error) bool {
 // differs from the preface within its first two bytes, so only an HTTP/2 client waits for
 // the whole preface.
 func (s *split) route(c net.Conn, done chan struct{}) {
-	_ = c.SetReadDeadline(time.Now().Add(ReadHeaderTimeout))
+	start := time.Now()
+	_ = c.SetReadDeadline(start.Add(s.headerTimeout))
 	r := bufio.NewReaderSize(c, 4096)
 	isH2 := true
 	for n := 1; n <= len(h2Preface); n++ {
@@ -106,12 +112,12 @@ func (s *split) route(c net.Conn, done chan struct{}) {
 		}
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	dst := s.h1
+	dst, conn := s.h1, net.Conn(&peekedConn{Conn: c, r: r})
 	if isH2 {
-		dst = s.h2
+		dst, conn = s.h2, watchFirstRequest(conn, s.headerTimeout-time.Since(start))
 	}
 	select {
-	case dst.conns <- &peekedConn{Conn: c, r: r}:
+	case dst.conns <- conn:
 	case <-done:
 		_ = c.Close()
 	}

@@ -43,9 +43,12 @@ func forwardable(key string, tracing bool) bool {
 // outgoing turns the client's metadata into the backend call's, in place (md is the
 // caller's own copy): everything that describes the call, minus any plinth-account-id, -name
 // or -role the client sent (only a verified token names an account), plus the account's when
-// the gateway verified a token (account.ID set), plus the client's address appended to
-// x-forwarded-for as a proxy does. A tracing gateway drops the client's trace context, to
-// inject its own.
+// the gateway verified a token (account.ID set). x-forwarded-for is the gateway's alone: it
+// names the TCP peer and nothing a client sent, since any client can write the header and
+// auth counts failed logins per the address it names (a client's own entries would let it
+// pick its address and lock out whomever it likes). The gateway is the edge: no client of it
+// is a proxy it trusts. A unix-socket peer has no address, and its calls carry none. A
+// tracing gateway drops the client's trace context, to inject its own.
 func outgoing(md metadata.MD, p *peer.Peer, account authn.Account, tracing bool) metadata.MD {
 	for k := range md {
 		if !forwardable(k, tracing) {
@@ -57,15 +60,16 @@ func outgoing(md metadata.MD, p *peer.Peer, account authn.Account, tracing bool)
 			md[k] = v
 		}
 	}
+	delete(md, forwardedFor)
 	if ip := peerIP(p); ip != "" {
-		xff := strings.Join(md.Get("x-forwarded-for"), ", ")
-		if xff != "" {
-			xff += ", "
-		}
-		md.Set("x-forwarded-for", xff+ip)
+		md.Set(forwardedFor, ip)
 	}
 	return md
 }
+
+// forwardedFor names the client's address to the backend (auth believes it only on the
+// gateway's own channel to it).
+const forwardedFor = "x-forwarded-for"
 
 // responseHeaders filters, in place, a backend's header or trailer metadata (grpc-go hands
 // out copies) before it reaches the client.

@@ -22,7 +22,8 @@ func TestOutgoingMetadata(t *testing.T) {
 	)
 	tcp := &peer.Peer{Addr: &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 5000}}
 	out := outgoing(in.Copy(), tcp, authn.Account{}, true)
-	want := metadata.Pairs("authorization", "Bearer plt_x", "x-forwarded-for", "203.0.113.9, 127.0.0.1",
+	// The client's own x-forwarded-for is replaced by its TCP address: it cannot pick one.
+	want := metadata.Pairs("authorization", "Bearer plt_x", "x-forwarded-for", "127.0.0.1",
 		"x-request-id", "r1", "vagrant-token", "v")
 	if len(out) != len(want) {
 		t.Fatalf("out = %v, want %v", out, want)
@@ -48,11 +49,15 @@ func TestOutgoingMetadata(t *testing.T) {
 			t.Errorf("untraced: the forged %s passed: %q", k, got)
 		}
 	}
-	unix := &peer.Peer{Addr: &net.UnixAddr{Name: "@", Net: "unix"}}
-	if got := outgoing(metadata.MD{}, unix, authn.Account{}, true).Get("x-forwarded-for"); len(got) != 0 {
-		t.Errorf("a unix-socket peer has no address to forward: %q", got)
+	forged := metadata.Pairs("x-forwarded-for", "203.0.113.9", "X-Forwarded-For", "198.51.100.1, 192.0.2.1")
+	if got := outgoing(forged.Copy(), tcp, authn.Account{}, true).Get("x-forwarded-for"); len(got) != 1 || got[0] != "127.0.0.1" {
+		t.Errorf("several forged x-forwarded-for: %q, want the peer's address alone", got)
 	}
-	if got := outgoing(metadata.MD{}, nil, authn.Account{}, true).Get("x-forwarded-for"); len(got) != 0 {
+	unix := &peer.Peer{Addr: &net.UnixAddr{Name: "@", Net: "unix"}}
+	if got := outgoing(forged.Copy(), unix, authn.Account{}, true).Get("x-forwarded-for"); len(got) != 0 {
+		t.Errorf("a unix-socket peer has no address to forward, and its own must not pass: %q", got)
+	}
+	if got := outgoing(forged.Copy(), nil, authn.Account{}, true).Get("x-forwarded-for"); len(got) != 0 {
 		t.Errorf("no peer: %q", got)
 	}
 }

@@ -117,18 +117,6 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	if err != nil {
 		return err
 	}
-	var account authn.Account
-	if r.Access == routes.Token {
-		if p.o.Auth == nil {
-			return status.Error(codes.Unavailable, "token checks need the auth backend, which is not configured on this gateway")
-		}
-		actx, err := p.o.Auth.Authenticate(ctx, method)
-		if err != nil {
-			return err
-		}
-		// Authenticate also checked the account's role against the method (authz).
-		account, _ = authn.AccountFrom(actx)
-	}
 	shape, known := p.o.Methods.Shape(method)
 	if !known {
 		// No deadline of our own and full duplex for a method whose shape is unknown.
@@ -136,6 +124,34 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 	}
 	streaming := shape.ClientStreams || shape.ServerStreams
 	call.Streaming = streaming
+	var account authn.Account
+	if r.Access == routes.Token {
+		if p.o.Auth == nil {
+			return status.Error(codes.Unavailable, "token checks need the auth backend, which is not configured on this gateway")
+		}
+		actx, aerr := p.o.Auth.Authenticate(ctx, method)
+		if aerr != nil {
+			return aerr
+		}
+		// Authenticate also checked the account's role against the method (authz).
+		account, _ = authn.AccountFrom(actx)
+		// actx ends when auth revokes the token (a sign-out, a disabled user, a role
+		// change): the backend call is made in it, so a stream ends with its token — also
+		// to backends that take no Plinth token (lvmd-agent, cnpgi-plugin), which cannot end
+		// it themselves — and the client is told Unauthenticated, not the Canceled the
+		// backend call ends with. Not auth's own unary calls: Logout, a password change or
+		// revoking one's own tokens end the very token they run with, and the revocation
+		// event can reach this gateway before auth's answer does — that answer must pass.
+		if !endsWithToken(r.Backend, streaming) {
+			actx = ctx
+		}
+		ctx = actx
+		defer func() {
+			if ended := server.EndedBy(actx); ended != nil {
+				err = ended
+			}
+		}()
+	}
 	var cancel context.CancelFunc
 	if streaming {
 		ctx, cancel = context.WithCancel(ctx)
@@ -162,6 +178,12 @@ func (p *Proxy) Handle(_ any, ss grpc.ServerStream) (err error) {
 		return forwardOne(ss, cs)
 	}
 	return p.pump(ss, cs, cancel)
+}
+
+// endsWithToken reports whether a call to backend ends when its token is revoked: every
+// call but auth's unary ones, which may revoke the token they carry themselves.
+func endsWithToken(backend string, streaming bool) bool {
+	return streaming || backend != routes.Auth
 }
 
 // forwardOne serves a method whose client sends one message (unary and server streaming):
