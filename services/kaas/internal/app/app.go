@@ -18,6 +18,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/service"
+	"github.com/plinth-dev/plinth/services/kaas/internal/access"
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 	kaasgrpc "github.com/plinth-dev/plinth/services/kaas/internal/grpc"
 	"github.com/plinth-dev/plinth/services/kaas/internal/inspect"
@@ -46,7 +47,7 @@ func (a *App) RESTAddr() string {
 // Open assembles kaas: its database and events, the token check against auth, the
 // providers, the cluster rules, the gRPC service and REST gateway, and the reconciler.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error) {
-	s, err := service.New(service.Options{Name: "kaas", Logger: log, Admin: cfg.Admin})
+	s, err := service.New(service.Options{Name: "kaas", Logger: log, Admin: cfg.Admin, ClientLimits: cfg.ClientLimits})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 		return nil, err
 	}
 	st := store.New(pool)
-	svc, err := cluster.NewService(st, rules, vault, inspect.New(providers, vault, cfg.InspectTimeout, log), providers, providers.Default())
+	svc, err := cluster.NewService(st, rules, access.NewCredentials(vault, cfg.KubeconfigTTL), inspect.New(providers, vault, cfg.InspectTimeout, log), providers, providers.Default())
 	if err != nil {
 		return nil, err
 	}

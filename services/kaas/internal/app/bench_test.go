@@ -89,7 +89,10 @@ func createClusters(b *testing.B, e *env, c kaaspb.ClusterClient, prefix string,
 func BenchmarkAPIWith1000Clusters(b *testing.B) {
 	e := newEnv(b, maastest.Options{DeployTime: 10 * time.Millisecond, ReleaseTime: 10 * time.Millisecond})
 	e.maas.Add(1000, "standard")
-	c := e.start(b, e.config(b, func(c *app.Config) { c.Workers, c.Poll, c.Resync = 16, 200*time.Millisecond, time.Minute })).client
+	// One admin makes every cluster: no per-user quota (0), or the 11th would be refused.
+	c := e.start(b, e.config(b, func(c *app.Config) {
+		c.Workers, c.Poll, c.Resync, c.MaxClustersPerUser, c.MaxMachinesPerUser = 16, 200*time.Millisecond, time.Minute, 0, 0
+	})).client
 	names, took := createClusters(b, e, c, "api", 1000, 0)
 	// Printed, not logged: the setup is a figure of its own (benchmarks hide passing logs).
 	fmt.Printf("setup: 1,000 clusters (one MAAS machine each) RUNNING %v after their CreateCluster calls began\n", took.Round(time.Millisecond))
@@ -137,7 +140,9 @@ func BenchmarkReconcile100Clusters(b *testing.B) {
 	for i := range b.N {
 		e := newEnv(b, maastest.Options{DeployTime: 100 * time.Millisecond, ReleaseTime: 10 * time.Millisecond})
 		e.maas.Add(300, "standard")
-		c := e.start(b, e.config(b, func(c *app.Config) { c.Workers, c.Poll, c.Resync = 8, 200*time.Millisecond, time.Minute })).client
+		c := e.start(b, e.config(b, func(c *app.Config) {
+			c.Workers, c.Poll, c.Resync, c.MaxClustersPerUser, c.MaxMachinesPerUser = 8, 200*time.Millisecond, time.Minute, 0, 0
+		})).client
 		_, took := createClusters(b, e, c, fmt.Sprintf("rec%d", i), 100, 2)
 		b.ReportMetric(took.Seconds(), "s-to-100-RUNNING")
 		b.ReportMetric(300/took.Seconds(), "machines/s")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/services/kaas/internal/access"
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 	"github.com/plinth-dev/plinth/services/kaas/internal/pki"
 	"github.com/plinth-dev/plinth/services/kaas/internal/provider/maas"
@@ -21,25 +22,28 @@ import (
 type Config struct {
 	config.Common
 
-	AuthAddr         string        `env:"PLINTH_AUTH_ADDR" flag:"auth-addr" default:"127.0.0.1:7001" usage:"auth's gRPC address; every call's token is checked there"`
-	RESTAddr         string        `env:"PLINTH_KAAS_REST_ADDR" flag:"rest-addr" usage:"address of upstream's REST API (grpc-gateway paths /api/v1/...): host:port or off"`
-	Provider         string        `env:"PLINTH_KAAS_PROVIDER" flag:"provider" default:"vagrant" usage:"machine provider of new clusters: vagrant or maas"`
-	Versions         []string      `env:"PLINTH_KAAS_VERSIONS" flag:"versions" default:"v1.32.13,v1.33.13" usage:"Kubernetes versions clusters may run"`
-	DefaultVersion   string        `env:"PLINTH_KAAS_DEFAULT_VERSION" flag:"default-version" usage:"version of clusters that name none (empty: the newest)"`
-	InstanceTypes    []string      `env:"PLINTH_KAAS_INSTANCE_TYPES" flag:"instance-types" default:"standard,gpu" usage:"instance types pools may ask for; the first is the default"`
-	MaxPoolSize      int           `env:"PLINTH_KAAS_MAX_POOL_SIZE" flag:"max-pool-size" default:"100" usage:"most machines in one worker pool"`
-	SecretKey        string        `env:"PLINTH_KAAS_SECRET_KEY" secret:"true" usage:"32-byte key (base64 or hex) sealing clusters' key material at rest"`
-	SecretKeyFile    string        `env:"PLINTH_KAAS_SECRET_KEY_FILE" flag:"secret-key-file" usage:"file holding the secret key (instead of PLINTH_KAAS_SECRET_KEY)"`
-	Instance         string        `env:"PLINTH_KAAS_INSTANCE" flag:"instance" usage:"this replica's name in reconciler leases (empty: host, pid and a random suffix)"`
-	Workers          int           `env:"PLINTH_KAAS_WORKERS" flag:"workers" default:"8" usage:"clusters this replica reconciles at once"`
-	Lease            time.Duration `env:"PLINTH_KAAS_LEASE" flag:"lease" default:"30s" usage:"how long a replica holds a cluster without renewing"`
-	Poll             time.Duration `env:"PLINTH_KAAS_POLL" flag:"poll" default:"2s" usage:"delay between passes of a cluster still converging"`
-	Resync           time.Duration `env:"PLINTH_KAAS_RESYNC" flag:"resync" default:"1m" usage:"delay before a converged cluster's machines are looked at again"`
-	RetryMax         time.Duration `env:"PLINTH_KAAS_RETRY_MAX" flag:"retry-max" default:"1m" usage:"longest backoff after failed passes"`
-	FailAfter        int           `env:"PLINTH_KAAS_FAIL_AFTER" flag:"fail-after" default:"5" usage:"failed passes in a row (provider unreachable) before the status turns ERROR or DEGRADED"`
-	ProvisionTimeout time.Duration `env:"PLINTH_KAAS_PROVISION_TIMEOUT" flag:"provision-timeout" default:"30m" usage:"a machine not ready this long after it was requested fails"`
-	CallTimeout      time.Duration `env:"PLINTH_KAAS_CALL_TIMEOUT" flag:"call-timeout" default:"2m" usage:"bound of one provider call"`
-	InspectTimeout   time.Duration `env:"PLINTH_KAAS_INSPECT_TIMEOUT" flag:"inspect-timeout" default:"3s" usage:"how long GetClusterNodesStatus asks providers and clusters"`
+	AuthAddr           string        `env:"PLINTH_AUTH_ADDR" flag:"auth-addr" default:"127.0.0.1:7001" usage:"auth's gRPC address; every call's token is checked there"`
+	RESTAddr           string        `env:"PLINTH_KAAS_REST_ADDR" flag:"rest-addr" usage:"address of upstream's REST API (grpc-gateway paths /api/v1/...): host:port or off"`
+	Provider           string        `env:"PLINTH_KAAS_PROVIDER" flag:"provider" default:"vagrant" usage:"machine provider of new clusters: vagrant or maas"`
+	Versions           []string      `env:"PLINTH_KAAS_VERSIONS" flag:"versions" default:"v1.32.13,v1.33.13" usage:"Kubernetes versions clusters may run"`
+	DefaultVersion     string        `env:"PLINTH_KAAS_DEFAULT_VERSION" flag:"default-version" usage:"version of clusters that name none (empty: the newest)"`
+	InstanceTypes      []string      `env:"PLINTH_KAAS_INSTANCE_TYPES" flag:"instance-types" default:"standard,gpu" usage:"instance types pools may ask for; the first is the default"`
+	MaxPoolSize        int           `env:"PLINTH_KAAS_MAX_POOL_SIZE" flag:"max-pool-size" default:"100" usage:"most machines in one worker pool"`
+	MaxClustersPerUser int           `env:"PLINTH_KAAS_MAX_CLUSTERS_PER_USER" flag:"max-clusters-per-user" default:"10" usage:"most clusters one user may own, not counting those being deleted (0: no limit)"`
+	MaxMachinesPerUser int           `env:"PLINTH_KAAS_MAX_MACHINES_PER_USER" flag:"max-machines-per-user" default:"50" usage:"most machines the node pools of one user's clusters may ask for, control planes included (0: no limit)"`
+	SecretKey          string        `env:"PLINTH_KAAS_SECRET_KEY" secret:"true" usage:"32-byte key (base64 or hex) sealing clusters' key material at rest"`
+	SecretKeyFile      string        `env:"PLINTH_KAAS_SECRET_KEY_FILE" flag:"secret-key-file" usage:"file holding the secret key (instead of PLINTH_KAAS_SECRET_KEY)"`
+	Instance           string        `env:"PLINTH_KAAS_INSTANCE" flag:"instance" usage:"this replica's name in reconciler leases (empty: host, pid and a random suffix)"`
+	Workers            int           `env:"PLINTH_KAAS_WORKERS" flag:"workers" default:"8" usage:"clusters this replica reconciles at once"`
+	Lease              time.Duration `env:"PLINTH_KAAS_LEASE" flag:"lease" default:"30s" usage:"how long a replica holds a cluster without renewing"`
+	Poll               time.Duration `env:"PLINTH_KAAS_POLL" flag:"poll" default:"2s" usage:"delay between passes of a cluster still converging"`
+	Resync             time.Duration `env:"PLINTH_KAAS_RESYNC" flag:"resync" default:"1m" usage:"delay before a converged cluster's machines are looked at again"`
+	RetryMax           time.Duration `env:"PLINTH_KAAS_RETRY_MAX" flag:"retry-max" default:"1m" usage:"longest backoff after failed passes"`
+	FailAfter          int           `env:"PLINTH_KAAS_FAIL_AFTER" flag:"fail-after" default:"5" usage:"failed passes in a row (provider unreachable) before the status turns ERROR or DEGRADED"`
+	ProvisionTimeout   time.Duration `env:"PLINTH_KAAS_PROVISION_TIMEOUT" flag:"provision-timeout" default:"30m" usage:"a machine not ready this long after it was requested fails"`
+	CallTimeout        time.Duration `env:"PLINTH_KAAS_CALL_TIMEOUT" flag:"call-timeout" default:"2m" usage:"bound of one provider call"`
+	InspectTimeout     time.Duration `env:"PLINTH_KAAS_INSPECT_TIMEOUT" flag:"inspect-timeout" default:"3s" usage:"how long GetClusterNodesStatus asks providers and clusters"`
+	KubeconfigTTL      time.Duration `env:"PLINTH_KAAS_KUBECONFIG_TTL" flag:"kubeconfig-ttl" default:"8h" usage:"validity of the client certificate in each kubeconfig GetCluster issues (at most 24h, never beyond the caller's token)"`
 
 	MAAS    MAASConfig
 	Vagrant VagrantConfig
@@ -96,6 +100,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must be positive", d.name))
 		}
 	}
+	if c.KubeconfigTTL < time.Minute || c.KubeconfigTTL > access.MaxTTL {
+		errs = append(errs, fmt.Errorf("PLINTH_KAAS_KUBECONFIG_TTL: between 1m and %s (a certificate cannot be revoked)", access.MaxTTL))
+	}
 	if c.Lease < time.Second {
 		errs = append(errs, errors.New("PLINTH_KAAS_LEASE: at least 1s (it is renewed every third of it)"))
 	}
@@ -130,7 +137,11 @@ func (c *Config) Rules() (cluster.Rules, error) {
 	if err != nil {
 		return cluster.Rules{}, fmt.Errorf("PLINTH_KAAS_VERSIONS: %w", err)
 	}
-	r := cluster.Rules{Catalog: cat, InstanceTypes: c.InstanceTypes, MaxPoolSize: c.MaxPoolSize, FailAfter: c.FailAfter}
+	quota := cluster.Quota{MaxClusters: c.MaxClustersPerUser, MaxMachines: c.MaxMachinesPerUser}
+	if err := quota.Validate(); err != nil {
+		return cluster.Rules{}, err // it names the variable
+	}
+	r := cluster.Rules{Catalog: cat, InstanceTypes: c.InstanceTypes, MaxPoolSize: c.MaxPoolSize, FailAfter: c.FailAfter, Quota: quota}
 	if err := r.Validate(); err != nil {
 		return cluster.Rules{}, fmt.Errorf("PLINTH_KAAS_INSTANCE_TYPES / PLINTH_KAAS_MAX_POOL_SIZE: %w", err)
 	}

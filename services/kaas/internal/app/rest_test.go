@@ -210,10 +210,17 @@ func TestRESTAsCNCTScripts(t *testing.T) {
 // newUserToken creates a user with role through auth's AdminService and signs it in.
 func newUserToken(t *testing.T, e *env, role authz.Role) string {
 	t.Helper()
+	return newNamedUserToken(t, e, "kaas-"+string(role), role)
+}
+
+// newNamedUserToken is newUserToken for a user called name, so that a test can have several
+// users of one role.
+func newNamedUserToken(t *testing.T, e *env, name string, role authz.Role) string {
+	t.Helper()
 	conn := grpcConn(t, e.authAddr)
 	ctx := ctxT(t, 30*time.Second)
 	admin := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+e.token)
-	name, pw := "kaas-"+string(role), string(role)+"-password"
+	pw := name + "-password"
 	if _, err := adminpb.NewAdminServiceClient(conn).CreateUser(admin, &adminpb.CreateUserRequest{Username: name, Password: pw, Role: string(role)}); err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,8 @@ type vagrantEnv struct {
 	client      vagrant.VagrantClient
 	bridge      string
 	binDir      string
+	// db is vagrant-server's schema: its jobs and job_output tables.
+	db testenv.Database
 }
 
 // requireNetns skips (fails under PLINTH_TEST_STRICT=1) where netns machines or a
@@ -100,8 +102,8 @@ func freeSubnet(t *testing.T) string {
 
 func startVagrant(t *testing.T, e *env) *vagrantEnv {
 	t.Helper()
-	v := &vagrantEnv{binDir: requireNetns(t)}
-	server := startProc(t, "vagrant-server", []string{"PLINTH_DATABASE_URL=" + testenv.DB(t).URL, "PLINTH_NATS_URL=" + e.natsURL,
+	v := &vagrantEnv{binDir: requireNetns(t), db: testenv.DB(t)}
+	server := startProc(t, "vagrant-server", []string{"PLINTH_DATABASE_URL=" + v.db.URL, "PLINTH_NATS_URL=" + e.natsURL,
 		"PLINTH_GRPC_ADDR=127.0.0.1:0", "PLINTH_ADMIN_ADDR=off"}, true)
 	v.addr = server.Addr()
 	conn, err := grpc.NewClient(v.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -121,14 +123,16 @@ func startVagrant(t *testing.T, e *env) *vagrantEnv {
 	v.bridge = "pk" + hex.EncodeToString(suffix)
 	runner := startProc(t, "vagrant-runner", []string{"PLINTH_VAGRANT_SERVER_ADDR=" + v.addr, "PLINTH_VAGRANT_TOKEN=" + v.token,
 		"PLINTH_VAGRANT_RUNNER_STATE_DIR=" + t.TempDir(), "PLINTH_ADMIN_ADDR=off", "PLINTH_VAGRANT_RUNNER_HEARTBEAT=2s",
-		"PLINTH_VAGRANT_NETNS_BRIDGE=" + v.bridge, "PLINTH_VAGRANT_NETNS_SUBNET=" + freeSubnet(t), "PLINTH_SHUTDOWN_TIMEOUT=5s"}, false)
+		"PLINTH_VAGRANT_NETNS_BRIDGE=" + v.bridge, "PLINTH_VAGRANT_NETNS_SUBNET=" + freeSubnet(t), "PLINTH_SHUTDOWN_TIMEOUT=5s",
+		// The machines are sandboxed: they see the kube binaries read-only at the same path.
+		"PLINTH_VAGRANT_NETNS_SHARE=" + v.binDir}, false)
 	// Runs before the runner and the server stop (cleanups run last-registered first): every
 	// machine a failed test left behind is destroyed, then the test's bridge goes.
 	t.Cleanup(func() {
 		v.destroyAll(t)
 		_ = exec.Command("ip", "link", "del", v.bridge).Run()
-		// The bootstrap jobs carry the machines' keys (base64 PEM): neither the server nor the
-		// runner may log them.
+		// Neither the server nor the runner may log a key (the bootstrap jobs carry them
+		// sealed for their machine).
 		for _, p := range []*proc{server, runner} {
 			for _, marker := range []string{"PRIVATE KEY", "LS0tLS1CRUdJTiBFQyBQUklWQVRF"} {
 				if strings.Contains(p.logs.String(), marker) {

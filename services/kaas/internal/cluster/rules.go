@@ -36,6 +36,8 @@ type Rules struct {
 	// FailAfter is how many failed reconciler passes in a row (an unreachable provider)
 	// show in the status (see Derive); 0: never.
 	FailAfter int
+	// Quota bounds what one user's clusters may hold.
+	Quota Quota
 }
 
 // Validate reports a misconfiguration.
@@ -54,7 +56,7 @@ func (r Rules) Validate() error {
 	if r.MaxPoolSize < 1 {
 		return fmt.Errorf("the maximum pool size must be at least 1")
 	}
-	return nil
+	return r.Quota.Validate()
 }
 
 // PoolSpec is a node pool as a request describes it.

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
@@ -16,8 +18,16 @@ import (
 // made; Update loads the cluster under a lock, passes it to update and writes exactly the
 // Change update returns — the view and its events (outbox) — in that transaction, waking
 // the reconciler; an error from update saves nothing.
+//
+// Quotas are counted per owner (Cluster.Owner.ID) under a lock of that owner held until
+// the write commits, so two requests of one owner cannot both pass a limit only one fits:
+// Create passes admit what the new cluster's owner's clusters hold (Usage) and writes c
+// only when admit returns nil (a nil admit admits everything); UpdateOwned is Update that
+// also passes update what the owner's other clusters hold. The count leaves out clusters
+// being deleted and pools being deleted, as Machines does.
 type Store interface {
-	Create(ctx context.Context, c Change, secrets []byte) (View, error)
+	Create(ctx context.Context, c Change, secrets []byte, admit func(Usage) error) (View, error)
+	UpdateOwned(ctx context.Context, name string, update func(View, Usage) (Change, error)) (View, error)
 	Get(ctx context.Context, name string) (View, error)
 	Secrets(ctx context.Context, name string) ([]byte, error)
 	// Detail is the cluster's own row with its sealed key material, in one read.
@@ -26,11 +36,20 @@ type Store interface {
 	Update(ctx context.Context, name string, update func(View) (Change, error)) (View, error)
 }
 
-// Credentials makes a cluster's key material (sealed, as the store keeps it) and the admin
-// kubeconfig from it.
+// Credentials makes a cluster's key material (sealed, as the store keeps it) and, from it, a
+// kubeconfig for a caller: what it may do in the cluster follows from its role; nil when the
+// role gets none.
 type Credentials interface {
 	New(cluster string) (sealed []byte, err error)
-	Kubeconfig(sealed []byte, cluster, endpoint string) ([]byte, error)
+	Kubeconfig(sealed []byte, cluster, endpoint string, who Caller) ([]byte, error)
+}
+
+// Caller is the verified user a request comes from.
+type Caller struct {
+	ID, Name string
+	Role     authz.Role
+	// Expires is when the caller's token ends (zero: not known).
+	Expires time.Time
 }
 
 // NodeStatus is a machine as its provider and its cluster's API server see it now.
@@ -100,9 +119,9 @@ func (s *Service) NodesStatus(ctx context.Context, name string) (View, []NodeSta
 // Rules are the limits requests are checked against.
 func (s *Service) Rules() Rules { return s.rules }
 
-// Create validates and records a new cluster with its key material; the reconciler
-// provisions it.
-func (s *Service) Create(ctx context.Context, spec CreateSpec) (View, error) {
+// Create validates and records a new cluster with its key material, owned by who unless
+// that would take who beyond the quota; the reconciler provisions it.
+func (s *Service) Create(ctx context.Context, spec CreateSpec, who Caller) (View, error) {
 	pools, v, err := s.rules.Create(spec)
 	if err != nil {
 		return View{}, err
@@ -114,8 +133,10 @@ func (s *Service) Create(ctx context.Context, spec CreateSpec) (View, error) {
 	if err != nil {
 		return View{}, fmt.Errorf("make the cluster's key material: %w", err)
 	}
-	c := Cluster{UID: uuid.NewString(), Name: spec.Name, Provider: s.provider, Version: v.String(), TargetVersion: v.String()}
-	return s.store.Create(ctx, New(c, pools, s.rules.FailAfter), sealed)
+	c := Cluster{UID: uuid.NewString(), Name: spec.Name, Owner: Owner{ID: who.ID, Name: who.Name}, Provider: s.provider,
+		Version: v.String(), TargetVersion: v.String()}
+	change := New(c, pools, s.rules.FailAfter)
+	return s.store.Create(ctx, change, sealed, func(held Usage) error { return s.rules.Quota.AdmitNew(change.View, held) })
 }
 
 // Get returns a cluster with its pools and machines.
@@ -136,9 +157,9 @@ func (s *Service) Info(ctx context.Context, name string) (View, Cause, error) {
 	return v, Explain(v, s.rules.FailAfter), nil
 }
 
-// Detail returns a cluster and, once its API endpoint is known, its admin kubeconfig (nil
-// before).
-func (s *Service) Detail(ctx context.Context, name string) (Cluster, []byte, error) {
+// Detail returns a cluster and, once its API endpoint is known, a kubeconfig for who (nil
+// before, and for a caller whose role gets none).
+func (s *Service) Detail(ctx context.Context, name string, who Caller) (Cluster, []byte, error) {
 	if err := ValidName("name", name); err != nil {
 		return Cluster{}, nil, err
 	}
@@ -146,7 +167,7 @@ func (s *Service) Detail(ctx context.Context, name string) (Cluster, []byte, err
 	if err != nil || c.Endpoint == "" {
 		return c, nil, err
 	}
-	kc, err := s.creds.Kubeconfig(sealed, c.Name, c.Endpoint)
+	kc, err := s.creds.Kubeconfig(sealed, c.Name, c.Endpoint, who)
 	return c, kc, err
 }
 
@@ -156,6 +177,18 @@ func (s *Service) List(ctx context.Context) ([]Cluster, error) { return s.store.
 // update runs change on the cluster called name and saves it settled (see Update).
 func (s *Service) update(ctx context.Context, name string, change func(*View) error) (View, error) {
 	return s.store.Update(ctx, name, func(before View) (Change, error) { return Update(before, change, s.rules.FailAfter) })
+}
+
+// grow is update for changes that may add machines: the result must fit its owner's
+// machine quota, counted under the owner's lock (see Store).
+func (s *Service) grow(ctx context.Context, name string, change func(*View) error) (View, error) {
+	return s.store.UpdateOwned(ctx, name, func(before View, others Usage) (Change, error) {
+		c, err := Update(before, change, s.rules.FailAfter)
+		if err != nil {
+			return Change{}, err
+		}
+		return c, s.rules.Quota.AdmitChange(before, c.View, others)
+	})
 }
 
 // Delete starts deleting a cluster; already reports a deletion that was under way.
@@ -171,7 +204,7 @@ func (s *Service) Delete(ctx context.Context, name string) (v View, already bool
 	return v, already, err
 }
 
-// AddPools adds worker pools, all or none.
+// AddPools adds worker pools, all or none, within the owner's machine quota.
 func (s *Service) AddPools(ctx context.Context, name string, specs []PoolSpec) error {
 	if err := ValidName("clusterName", name); err != nil {
 		return err
@@ -182,7 +215,7 @@ func (s *Service) AddPools(ctx context.Context, name string, specs []PoolSpec) e
 	if _, err := s.rules.WorkerPools("worker_node_pools", specs, nil); err != nil {
 		return err
 	}
-	_, err := s.update(ctx, name, func(v *View) error {
+	_, err := s.grow(ctx, name, func(v *View) error {
 		if err := mutable(v); err != nil {
 			return err
 		}
@@ -261,7 +294,8 @@ type ScaleSpec struct {
 	Count int
 }
 
-// Scale sets the machine counts of worker pools, all or none.
+// Scale sets the machine counts of worker pools, all or none; a scale-up within the owner's
+// machine quota.
 func (s *Service) Scale(ctx context.Context, name string, specs []ScaleSpec) error {
 	if err := ValidName("clusterName", name); err != nil {
 		return err
@@ -289,7 +323,7 @@ func (s *Service) Scale(ctx context.Context, name string, specs []ScaleSpec) err
 			return err
 		}
 	}
-	_, err := s.update(ctx, name, func(v *View) error {
+	_, err := s.grow(ctx, name, func(v *View) error {
 		if err := mutable(v); err != nil {
 			return err
 		}

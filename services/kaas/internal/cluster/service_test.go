@@ -14,8 +14,8 @@ import (
 
 type noCreds struct{}
 
-func (noCreds) New(string) ([]byte, error)                        { return []byte("sealed"), nil }
-func (noCreds) Kubeconfig([]byte, string, string) ([]byte, error) { return nil, nil }
+func (noCreds) New(string) ([]byte, error)                                { return []byte("sealed"), nil }
+func (noCreds) Kubeconfig([]byte, string, string, Caller) ([]byte, error) { return nil, nil }
 
 // lacking is a provider "local" that cannot build machines of the versions it lacks.
 type lacking struct{ versions []string }
@@ -45,7 +45,7 @@ func TestRequestsNeedingMachinesArePreflighted(t *testing.T) {
 			t.Fatalf("%s: %v, want the missing binary", what, err)
 		}
 	}
-	_, err = s.Create(ctx, CreateSpec{Name: "new", Version: "v1.33.13", ControlPlane: PoolSpec{Count: 1}})
+	_, err = s.Create(ctx, CreateSpec{Name: "new", Version: "v1.33.13", ControlPlane: PoolSpec{Count: 1}}, Caller{})
 	unmet("create", err)
 	if _, err := store.Get(ctx, "new"); !IsNotFound(err) {
 		t.Fatalf("a refused create recorded the cluster: %v", err)
@@ -74,7 +74,7 @@ func TestRequestsNeedingMachinesArePreflighted(t *testing.T) {
 	if err := s.Scale(ctx, "old", []ScaleSpec{{Name: "w", Count: 3}}); err != nil {
 		t.Fatalf("v1.32.13 machines can be built: %v", err)
 	}
-	if _, err := s.Create(ctx, CreateSpec{Name: "fine", Version: "v1.32.13", ControlPlane: PoolSpec{Count: 1}}); err != nil {
+	if _, err := s.Create(ctx, CreateSpec{Name: "fine", Version: "v1.32.13", ControlPlane: PoolSpec{Count: 1}}, Caller{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Upgrade(ctx, "old", "v1.32.14"); err != nil {
@@ -86,7 +86,7 @@ func TestRequestsNeedingMachinesArePreflighted(t *testing.T) {
 func seed(t *testing.T, store Store, v View) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := store.Create(ctx, New(v.Cluster, v.Pools, 0), nil); err != nil {
+	if _, err := store.Create(ctx, New(v.Cluster, v.Pools, 0), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := store.Update(ctx, v.Name, func(before View) (Change, error) {

@@ -118,6 +118,8 @@ type Cluster struct {
 	ID   int64
 	UID  string // distinguishes a cluster from an earlier one of the same name at providers
 	Name string
+	// Owner created the cluster; its quota counts the cluster's machines.
+	Owner Owner
 	// Provider names the machine provider ("maas", "vagrant").
 	Provider string
 	// Version is what the cluster runs; TargetVersion is what it was asked to run. They

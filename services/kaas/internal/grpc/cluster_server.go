@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/kaas/internal/cluster"
 )
@@ -25,8 +26,8 @@ func NewClusterServer(svc *cluster.Service, log *slog.Logger) *ClusterServer {
 	return &ClusterServer{svc: svc, log: log}
 }
 
-// CreateCluster records the cluster and returns at once; the reconciler provisions it
-// (status PROVISIONING until every machine is ready).
+// CreateCluster records the cluster, owned by the caller, and returns at once; the
+// reconciler provisions it (status PROVISIONING until every machine is ready).
 func (s *ClusterServer) CreateCluster(ctx context.Context, req *kaaspb.CreateClusterMsg) (*kaaspb.CreateClusterReply, error) {
 	if len(req.GetWorkerNodePools()) > maxRepeated {
 		return nil, input.Invalid("worker_node_pools", "has %d pools; at most %d are allowed", len(req.GetWorkerNodePools()), maxRepeated)
@@ -38,17 +39,17 @@ func (s *ClusterServer) CreateCluster(ctx context.Context, req *kaaspb.CreateClu
 	if len(cp.GetLabels()) > cluster.MaxLabels {
 		return nil, input.Invalid("control_plane_nodes.labels", "has %d labels; at most %d are allowed", len(cp.GetLabels()), cluster.MaxLabels)
 	}
-	v, err := s.svc.Create(ctx, spec)
+	v, err := s.svc.Create(ctx, spec, caller(ctx))
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err, "cluster", input.Quote(req.GetName()))
 	}
 	return &kaaspb.CreateClusterReply{Ok: true, Cluster: item(v.Cluster)}, nil
 }
 
-// GetCluster returns the cluster's status and, once its API endpoint is known, its admin
-// kubeconfig.
+// GetCluster returns the cluster's status and, once its API endpoint is known, a kubeconfig
+// for the caller: a certificate issued now, with what the caller's role may do there.
 func (s *ClusterServer) GetCluster(ctx context.Context, req *kaaspb.GetClusterMsg) (*kaaspb.GetClusterReply, error) {
-	c, kc, err := s.svc.Detail(ctx, req.GetName())
+	c, kc, err := s.svc.Detail(ctx, req.GetName(), caller(ctx))
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err, "cluster", input.Quote(req.GetName()))
 	}
@@ -164,6 +165,18 @@ func (s *ClusterServer) UpgradeCluster(ctx context.Context, req *kaaspb.UpgradeC
 		return nil, toStatus(ctx, s.log, err, "cluster", input.Quote(req.GetName()), "version", input.Quote(req.GetVersion()))
 	}
 	return &kaaspb.UpgradeClusterReply{Ok: true}, nil
+}
+
+// caller is the account the token check put into ctx; a call without one (none reaches a
+// handler) is a caller of no role, who gets no kubeconfig, and whose clusters have no owner
+// and count against the quota of every such cluster together (see cluster.Owner), never
+// against nobody's.
+func caller(ctx context.Context) cluster.Caller {
+	a, ok := authn.AccountFrom(ctx)
+	if !ok {
+		return cluster.Caller{}
+	}
+	return cluster.Caller{ID: a.ID, Name: a.Name, Role: a.Role, Expires: a.Expires}
 }
 
 func item(c cluster.Cluster) *kaaspb.ClusterItem {

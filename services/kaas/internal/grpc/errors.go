@@ -24,6 +24,10 @@ import (
 //     refuses it now (being deleted, still being created, upgrading); retry once it changed.
 //   - cluster.ErrUnmet → FailedPrecondition: the request is valid but the provider lacks what
 //     its machines need (the message names it and how to get it); retry once it is there.
+//   - cluster.ErrQuota → ResourceExhausted: the request is valid but would take the cluster's
+//     owner beyond a per-user quota (the message names the limit and its setting); retry
+//     once clusters or machines were deleted, or ask for the limit to be raised. Not
+//     FailedPrecondition: nothing about the cluster's state is wrong, the user's share is used up.
 //   - anything else → grpcerr.Unexpected: context errors keep their codes, an unreachable
 //     database is Unavailable, the rest Internal with a fixed message; the cause is logged
 //     with the RPC and attrs, never sent.
@@ -41,6 +45,8 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		return status.Error(codes.AlreadyExists, err.Error())
 	case errors.Is(err, cluster.ErrConflict), errors.Is(err, cluster.ErrUnmet):
 		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, cluster.ErrQuota):
+		return status.Error(codes.ResourceExhausted, err.Error())
 	}
 	return grpcerr.Unexpected(ctx, log, err, attrs...)
 }

@@ -27,6 +27,8 @@ func TestToStatus(t *testing.T) {
 		{cluster.ClusterExists("x"), codes.AlreadyExists},
 		{&cluster.ConflictError{Reason: "being deleted"}, codes.FailedPrecondition},
 		{&cluster.UnmetError{Reason: "/usr/bin/etcd is missing"}, codes.FailedPrecondition},
+		{&cluster.QuotaError{Owner: cluster.Owner{ID: "u", Name: "alice"}, What: "clusters", Have: 10, Limit: 10, Adding: 1,
+			Setting: cluster.ClustersQuotaSetting}, codes.ResourceExhausted},
 		{context.DeadlineExceeded, codes.DeadlineExceeded},
 		{&pgconn.ConnectError{}, codes.Unavailable},
 		{errors.New("disk on fire"), codes.Internal},

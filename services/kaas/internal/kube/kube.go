@@ -1,4 +1,4 @@
-// Package kube reads a cluster's own Kubernetes API with its admin credentials: whether the
+// Package kube reads a cluster's own Kubernetes API as kaas itself (pki.Self): whether the
 // API server is ready and which version it serves, and its nodes' readiness and versions.
 package kube
 
@@ -24,7 +24,7 @@ const Unknown = "unknown"
 // NotRegistered is a machine whose node the API does not have (yet).
 const NotRegistered = "not registered"
 
-// Client is a cluster's API as its admin.
+// Client is a cluster's API as kaas.
 type Client struct {
 	kubernetes.Interface
 	Config *rest.Config
@@ -33,7 +33,7 @@ type Client struct {
 // Connect builds a client for the cluster whose API server is at endpoint (host:port); each
 // request is bounded by timeout.
 func Connect(keys *pki.Cluster, cluster, endpoint string, timeout time.Duration) (*Client, error) {
-	kc, err := pki.Kubeconfig(keys, cluster, endpoint)
+	kc, err := pki.SelfKubeconfig(keys, cluster, endpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -105,11 +105,16 @@ func (v *Vault) Open(sealed []byte, cluster string) (*Cluster, error) {
 	return &c, nil
 }
 
-// Kubeconfig is the admin kubeconfig of cluster, whose API server is at endpoint.
-func (v *Vault) Kubeconfig(sealed []byte, cluster, endpoint string) ([]byte, error) {
+// Kubeconfig is a kubeconfig of cluster (API server at endpoint) for a user with a client
+// certificate issued now for spec.
+func (v *Vault) Kubeconfig(sealed []byte, cluster, endpoint string, spec CertSpec) ([]byte, error) {
 	c, err := v.Open(sealed, cluster)
 	if err != nil {
 		return nil, err
 	}
-	return Kubeconfig(c, cluster, endpoint)
+	user, err := c.Issue(spec)
+	if err != nil {
+		return nil, err
+	}
+	return KubeconfigFor(c.CA.CertPEM, user, cluster, spec.CommonName, endpoint)
 }

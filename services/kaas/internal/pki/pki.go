@@ -1,7 +1,7 @@
 // Package pki makes and keeps a cluster's key material: its certificate authorities (one for
 // Kubernetes, one for etcd, so that a node's certificate never opens etcd), the
-// service-account signing key, the admin's client certificate and a kubeadm bootstrap token;
-// it issues the certificates machines need and builds the admin kubeconfig. Everything is
+// service-account signing key and a kubeadm bootstrap token; it issues the certificates
+// machines and users need, each when it is needed, and builds kubeconfigs. Everything is
 // sealed (AES-256-GCM) before it is stored.
 package pki
 
@@ -24,11 +24,18 @@ import (
 // Lifetimes: CAs outlive any cluster kaas is expected to keep; leaf certificates are renewed
 // by the bootstrap that issues them (every deploy and upgrade issues fresh ones).
 const (
-	CALifetime    = 10 * 365 * 24 * time.Hour
-	LeafLifetime  = 365 * 24 * time.Hour
-	backdate      = time.Hour // against clock skew between kaas and the machines
-	AdminUserName = "kaas-admin"
-	AdminGroup    = "system:masters" // what kubeadm's admin.conf is in: RBAC allows it everything
+	CALifetime   = 10 * 365 * 24 * time.Hour
+	LeafLifetime = 365 * 24 * time.Hour
+	backdate     = time.Hour // against clock skew between kaas and the machines
+	// SelfLifetime bounds the certificates kaas issues to itself for each connection to a
+	// cluster (and to a first control-plane machine's bootstrap): a copy that leaks is
+	// worth an hour.
+	SelfLifetime = time.Hour
+	// SelfUserName is kaas's own user in its clusters.
+	SelfUserName = "plinth:kaas"
+	// MastersGroup is Kubernetes' superuser group, which RBAC never checks: only kaas's own
+	// short-lived certificates are in it (as kubeadm's super-admin.conf), never a user's.
+	MastersGroup = "system:masters"
 )
 
 // KeyPair is a PEM certificate and its PEM private key.
@@ -46,8 +53,8 @@ type Cluster struct {
 	FrontProxyCA KeyPair `json:"front_proxy_ca"`
 	// ServiceAccountKey signs service-account tokens (PEM EC private key).
 	ServiceAccountKey []byte `json:"sa_key"`
-	// Admin is the admin's client certificate (CN kaas-admin, O system:masters).
-	Admin KeyPair `json:"admin"`
+	// Clusters made before issue #36 also hold an "admin" key pair (system:masters, a year):
+	// it is no longer read, used or handed out.
 	// BootstrapToken lets kubeadm join machines ("abcdef.0123456789abcdef").
 	BootstrapToken string `json:"bootstrap_token"`
 }
@@ -72,9 +79,6 @@ func New(name string) (*Cluster, error) {
 	if c.ServiceAccountKey, err = keyPEM(sa); err != nil {
 		return nil, err
 	}
-	if c.Admin, err = c.Issue(CertSpec{CommonName: AdminUserName, Orgs: []string{AdminGroup}, Client: true}); err != nil {
-		return nil, err
-	}
 	if c.BootstrapToken, err = bootstrapToken(); err != nil {
 		return nil, err
 	}
@@ -89,6 +93,14 @@ type CertSpec struct {
 	IPs        []net.IP
 	Server     bool // TLS server authentication
 	Client     bool // TLS client authentication
+	// NotAfter ends the certificate's validity; zero means LeafLifetime from now.
+	NotAfter time.Time
+}
+
+// Self is a client certificate for kaas itself, valid SelfLifetime: what kaas reads and
+// changes its clusters' API with.
+func (c *Cluster) Self() (KeyPair, error) {
+	return c.Issue(CertSpec{CommonName: SelfUserName, Orgs: []string{MastersGroup}, Client: true, NotAfter: time.Now().Add(SelfLifetime)})
 }
 
 // Issue signs a certificate for spec with the cluster CA.
@@ -127,7 +139,7 @@ func newCA(cn string) (KeyPair, error) {
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-	}, CALifetime, nil, nil)
+	}, time.Now().Add(CALifetime), nil, nil)
 }
 
 func issue(ca KeyPair, spec CertSpec) (KeyPair, error) {
@@ -151,18 +163,21 @@ func issue(ca KeyPair, spec CertSpec) (KeyPair, error) {
 	if spec.Client {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
 	}
-	return create(tmpl, LeafLifetime, caCert, caKey)
+	notAfter := spec.NotAfter
+	if notAfter.IsZero() {
+		notAfter = time.Now().Add(LeafLifetime)
+	}
+	return create(tmpl, notAfter, caCert, caKey)
 }
 
-// create makes a key and its certificate from tmpl (serial and validity filled in), signed
-// by parentKey, or self-signed when parent is nil.
-func create(tmpl *x509.Certificate, lifetime time.Duration, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (KeyPair, error) {
+// create makes a key and its certificate from tmpl (serial and validity filled in, valid
+// until notAfter), signed by parentKey, or self-signed when parent is nil.
+func create(tmpl *x509.Certificate, notAfter time.Time, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (KeyPair, error) {
 	key, err := newKey()
 	if err != nil {
 		return KeyPair{}, err
 	}
-	now := time.Now().Add(-backdate)
-	tmpl.SerialNumber, tmpl.NotBefore, tmpl.NotAfter = serial(), now, now.Add(lifetime)
+	tmpl.SerialNumber, tmpl.NotBefore, tmpl.NotAfter = serial(), time.Now().Add(-backdate), notAfter
 	if parent == nil {
 		parent, parentKey = tmpl, key
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -53,16 +54,20 @@ func TestKeyMaterialChainsAndSeals(t *testing.T) {
 	if err := leaf.VerifyHostname("10.213.0.7"); err != nil {
 		t.Fatal(err)
 	}
-	admin := parse(t, c.Admin)
-	if admin.Subject.CommonName != AdminUserName || admin.Subject.Organization[0] != AdminGroup ||
-		admin.ExtKeyUsage[0] != x509.ExtKeyUsageClientAuth {
-		t.Fatalf("admin certificate %v", admin.Subject)
+	self, err := c.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := parse(t, self); s.Subject.CommonName != SelfUserName || s.Subject.Organization[0] != MastersGroup ||
+		s.ExtKeyUsage[0] != x509.ExtKeyUsageClientAuth || time.Until(s.NotAfter) > SelfLifetime {
+		t.Fatalf("kaas's own certificate %v until %v", s.Subject, s.NotAfter)
 	}
 	if h, err := c.CACertHash(); err != nil || !strings.HasPrefix(h, "sha256:") || len(h) != 71 {
 		t.Fatalf("CA hash %q %v", h, err)
 	}
 
-	kc, err := v.Kubeconfig(sealed, "prod", "10.213.0.7:6443")
+	until := time.Now().Add(2 * time.Hour).Truncate(time.Second)
+	kc, err := v.Kubeconfig(sealed, "prod", "10.213.0.7:6443", CertSpec{CommonName: "plinth:ann", Orgs: []string{"plinth:viewers"}, Client: true, NotAfter: until})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +77,10 @@ func TestKeyMaterialChainsAndSeals(t *testing.T) {
 	}
 	if rc.Host != "https://10.213.0.7:6443" || !bytes.Equal(rc.CAData, c.CA.CertPEM) || len(rc.CertData) == 0 {
 		t.Fatalf("rest config %+v", rc)
+	}
+	user := parse(t, KeyPair{CertPEM: rc.CertData, KeyPEM: rc.KeyData})
+	if user.Subject.CommonName != "plinth:ann" || len(user.Subject.Organization) != 1 || user.Subject.Organization[0] != "plinth:viewers" || !user.NotAfter.Equal(until) {
+		t.Fatalf("user certificate %v until %v", user.Subject, user.NotAfter)
 	}
 }
 

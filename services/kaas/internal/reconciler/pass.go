@@ -54,6 +54,7 @@ func (p *pass) run(ctx context.Context) (time.Duration, string) {
 	}
 	p.release(ctx)
 	if p.view.Deleting {
+		p.grantAccess(ctx) // forgets the cluster
 		if len(p.view.Machines) == 0 && len(p.errs) == 0 {
 			if err := p.r.store.Remove(ctx, p.claim.ID, p.r.o.Owner, cluster.Remove); err != nil {
 				return p.aborted(ctx, err)
@@ -64,6 +65,7 @@ func (p *pass) run(ctx context.Context) (time.Duration, string) {
 		return p.finish(ctx)
 	}
 	p.provisionControlPlane(ctx)
+	p.grantAccess(ctx)
 	p.provisionWorkers(ctx)
 	p.upgrade(ctx)
 	if cluster.Measure(p.view).Converged(p.view) && len(p.errs) == 0 {

@@ -115,6 +115,7 @@ type Reconciler struct {
 	wake      chan struct{}
 	passes    *prometheus.CounterVec
 	duration  prometheus.Histogram
+	grants    grants
 }
 
 // New builds a reconciler.

@@ -39,13 +39,13 @@ type Store struct {
 // New returns a store on pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-const clusterColumns = `id, uid, name, provider, version, target_version, status, status_message, deleting,
+const clusterColumns = `id, uid, name, owner_id, owner_name, provider, version, target_version, status, status_message, deleting,
 	ready_once, endpoint, attempts, last_error, created_at, updated_at`
 
 // scanCluster reads clusterColumns, then extra columns into extra.
 func scanCluster(row pgx.Row, extra ...any) (cluster.Cluster, error) {
 	var c cluster.Cluster
-	dest := append([]any{&c.ID, &c.UID, &c.Name, &c.Provider, &c.Version, &c.TargetVersion, &c.Status, &c.StatusMessage,
+	dest := append([]any{&c.ID, &c.UID, &c.Name, &c.Owner.ID, &c.Owner.Name, &c.Provider, &c.Version, &c.TargetVersion, &c.Status, &c.StatusMessage,
 		&c.Deleting, &c.ReadyOnce, &c.Endpoint, &c.Attempts, &c.LastError, &c.CreatedAt, &c.UpdatedAt}, extra...)
 	err := row.Scan(dest...)
 	return c, err

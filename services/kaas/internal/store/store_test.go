@@ -68,7 +68,7 @@ func create(t *testing.T, s *store.Store, name string) cluster.View {
 	v, err := s.Create(context.Background(), cluster.New(cluster.Cluster{UID: "uid-" + name, Name: name, Provider: "maas", Version: "v1.32.13", TargetVersion: "v1.32.13"},
 		[]cluster.Pool{{Name: cluster.ControlPlanePool, Role: cluster.RoleControlPlane, InstanceType: "standard", Count: 1, NextOrdinal: 1},
 			{Name: "w", Role: cluster.RoleWorker, InstanceType: "gpu", Count: 2, Labels: []cluster.Label{{Name: "a", Value: "b"}}, NextOrdinal: 1}}, 3),
-		[]byte("sealed"))
+		[]byte("sealed"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

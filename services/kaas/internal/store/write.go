@@ -16,13 +16,26 @@ import (
 )
 
 // Create writes a new cluster, its pools, sealed key material and events as c (cluster.New)
-// has them, and wakes the reconciler.
-func (s *Store) Create(ctx context.Context, c cluster.Change, secrets []byte) (cluster.View, error) {
+// has them, and wakes the reconciler — once admit, given what the cluster's owner's clusters
+// hold, counted under the owner's lock (see lockOwner), has returned nil.
+func (s *Store) Create(ctx context.Context, c cluster.Change, secrets []byte, admit func(cluster.Usage) error) (cluster.View, error) {
 	v := c.View
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `INSERT INTO clusters (uid, name, provider, version, target_version, status, status_message, secrets)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id, created_at, updated_at`,
-			v.UID, v.Name, v.Provider, v.Version, v.TargetVersion, v.Status, v.StatusMessage, secrets).
+		if admit != nil {
+			if err := lockOwner(ctx, tx, v.Owner.ID); err != nil {
+				return err
+			}
+			held, err := usage(ctx, tx, v.Owner.ID, 0)
+			if err != nil {
+				return err
+			}
+			if err := admit(held); err != nil {
+				return err
+			}
+		}
+		err := tx.QueryRow(ctx, `INSERT INTO clusters (uid, name, owner_id, owner_name, provider, version, target_version, status,
+			status_message, secrets) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id, created_at, updated_at`,
+			v.UID, v.Name, v.Owner.ID, v.Owner.Name, v.Provider, v.Version, v.TargetVersion, v.Status, v.StatusMessage, secrets).
 			Scan(&v.ID, &v.CreatedAt, &v.UpdatedAt)
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
@@ -47,13 +60,20 @@ func (s *Store) Create(ctx context.Context, c cluster.Change, secrets []byte) (c
 // Update locks the cluster, passes it to update and writes the change it returns (see
 // cluster.Store). It bumps the generation, so a reconciler pass already running runs again.
 func (s *Store) Update(ctx context.Context, name string, update func(cluster.View) (cluster.Change, error)) (cluster.View, error) {
+	return s.update(ctx, name, func(_ pgx.Tx, before cluster.View) (cluster.Change, error) {
+		return update(before.Clone()) // update may change what it is given; before stays as loaded
+	})
+}
+
+// update is Update with the transaction, for what must be read in it besides the cluster.
+func (s *Store) update(ctx context.Context, name string, update func(pgx.Tx, cluster.View) (cluster.Change, error)) (cluster.View, error) {
 	var after cluster.View
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		before, err := s.lock(ctx, tx, 0, name)
 		if err != nil {
 			return err
 		}
-		c, err := update(before.Clone()) // update may change what it is given; before stays as loaded
+		c, err := update(tx, before)
 		if err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ import (
 // Open assembles the stats service: its database, NATS, the token check against auth, the
 // configured sources, the collector with its usage history, and the gRPC server; Run serves.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service, err error) {
-	s, err := service.New(service.Options{Name: "stats", Logger: log, Admin: cfg.Admin})
+	s, err := service.New(service.Options{Name: "stats", Logger: log, Admin: cfg.Admin, ClientLimits: cfg.ClientLimits})
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func newChange(name string) cluster.Change {
 
 func (st *StoreTest) create(name string) cluster.View {
 	st.T.Helper()
-	v, err := st.Store.Create(st.Ctx, newChange(name), []byte("sealed-"+name))
+	v, err := st.Store.Create(st.Ctx, newChange(name), []byte("sealed-"+name), nil)
 	if err != nil {
 		st.T.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func (st *StoreTest) sameEvents(what string, want []proto.Message) {
 }
 
 func behaviours() []behaviour {
-	return []behaviour{
+	return append(quotaBehaviours(), []behaviour{
 		{Name: "create keeps the change and publishes its events", Run: func(st *StoreTest) {
 			c := newChange("alpha")
 			v := st.create("alpha")
@@ -128,7 +128,7 @@ func behaviours() []behaviour {
 			first := st.create("alpha")
 			dup := newChange("alpha")
 			dup.View.UID = "other"
-			if _, err := st.Store.Create(st.Ctx, dup, []byte("x")); !errors.Is(err, cluster.ErrExists) {
+			if _, err := st.Store.Create(st.Ctx, dup, []byte("x"), nil); !errors.Is(err, cluster.ErrExists) {
 				st.T.Fatalf("duplicate: %v", err)
 			}
 			st.Restart()
@@ -306,7 +306,7 @@ func behaviours() []behaviour {
 				st.T.Fatalf("attempts after 8 concurrent read-modify-writes: %d %v", got.Attempts, err)
 			}
 		}},
-	}
+	}...)
 }
 
 func notFound(t *testing.T, what string, err error) {

@@ -26,10 +26,16 @@ func NewMemory() *Memory {
 	return &Memory{views: map[string]cluster.View{}, secrets: map[string][]byte{}}
 }
 
-// Create records c's cluster and pools and its events.
-func (m *Memory) Create(_ context.Context, c cluster.Change, secrets []byte) (cluster.View, error) {
+// Create records c's cluster and pools and its events, once admit (unless nil) admits what
+// the owner's clusters hold; the store's one lock serialises every owner's writes.
+func (m *Memory) Create(_ context.Context, c cluster.Change, secrets []byte, admit func(cluster.Usage) error) (cluster.View, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if admit != nil {
+		if err := admit(m.usage(c.View.Owner.ID, "")); err != nil {
+			return cluster.View{}, err
+		}
+	}
 	v := c.View.Clone()
 	if _, ok := m.views[v.Name]; ok {
 		return cluster.View{}, cluster.ClusterExists(v.Name)
@@ -88,16 +94,35 @@ func (m *Memory) List(context.Context) ([]cluster.Cluster, error) {
 	return out, nil
 }
 
+// usage is what ownerID's clusters but the one called except hold, as the Postgres store
+// counts it (cluster.Machines).
+func (m *Memory) usage(ownerID, except string) cluster.Usage {
+	var u cluster.Usage
+	for name, v := range m.views {
+		if v.Owner.ID != ownerID || name == except || v.Deleting {
+			continue
+		}
+		u.Clusters++
+		u.Machines += cluster.Machines(v)
+	}
+	return u
+}
+
 // Update passes the cluster to update and keeps the change it returns, as the Postgres
 // store does: new machines get ids, nothing is kept when update fails.
-func (m *Memory) Update(_ context.Context, name string, update func(cluster.View) (cluster.Change, error)) (cluster.View, error) {
+func (m *Memory) Update(ctx context.Context, name string, update func(cluster.View) (cluster.Change, error)) (cluster.View, error) {
+	return m.UpdateOwned(ctx, name, func(v cluster.View, _ cluster.Usage) (cluster.Change, error) { return update(v) })
+}
+
+// UpdateOwned is Update that also passes update what the owner's other clusters hold.
+func (m *Memory) UpdateOwned(_ context.Context, name string, update func(cluster.View, cluster.Usage) (cluster.Change, error)) (cluster.View, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	before, ok := m.views[name]
 	if !ok {
 		return cluster.View{}, cluster.NotFound(name)
 	}
-	c, err := update(before.Clone())
+	c, err := update(before.Clone(), m.usage(before.Owner.ID, name))
 	if err != nil {
 		return cluster.View{}, err
 	}

@@ -27,8 +27,8 @@ const (
 )
 
 // bootstrapFiles are the files the bootstrap of machine m (address addr, directory dir)
-// needs, as "name=<base64>" arguments.
-func bootstrapFiles(m provider.Machine, b provider.Bootstrap, addr, dir string) ([]string, error) {
+// needs, as "name=<base64>" lines: what is sealed for the machine (sealedArgs).
+func bootstrapFiles(m provider.Machine, b provider.Bootstrap, addr, dir string) ([]byte, error) {
 	p := b.PKI
 	files := map[string][]byte{"ca.crt": p.CA.CertPEM, "kwok.yaml": []byte(kwokConfigFile)}
 	pkiDir := filepath.Join(dir, "pki")
@@ -60,11 +60,26 @@ func bootstrapFiles(m provider.Machine, b provider.Bootstrap, addr, dir string) 
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	args := make([]string, 0, len(names))
+	var out []byte
 	for _, n := range names {
-		args = append(args, n+"="+base64.StdEncoding.EncodeToString(files[n]))
+		out = append(append(append(out, n+"="...), base64.StdEncoding.EncodeToString(files[n])...), '\n')
 	}
-	return args, nil
+	return out, nil
+}
+
+// sealedArgs are the bootstrap's positional arguments: files sealed for the machine's key
+// (PEM), as the script's unseal takes them. Only ciphertext reaches the job's arguments, so
+// vagrant-server's job rows and streams, and whoever reads them, hold no private key.
+func sealedArgs(machineKey string, files []byte) ([]string, error) {
+	pub, err := pki.ParseMachineKey(machineKey)
+	if err != nil {
+		return nil, err
+	}
+	s, err := pki.SealFor(pub, files)
+	if err != nil {
+		return nil, err
+	}
+	return []string{base64.StdEncoding.EncodeToString(s.Wrapped), base64.StdEncoding.EncodeToString(s.Ciphertext), s.MAC}, nil
 }
 
 func controlPlaneFiles(files map[string][]byte, m provider.Machine, b provider.Bootstrap, addr, pkiDir string) error {
@@ -98,7 +113,13 @@ func controlPlaneFiles(files map[string][]byte, m provider.Machine, b provider.B
 		return err
 	}
 	if b.Init {
-		files["admin.crt"], files["admin.key"] = p.Admin.CertPEM, p.Admin.KeyPEM
+		// kaas's own identity for an hour, to create the simulated nodes' RBAC; the script
+		// deletes it once done.
+		self, err := p.Self()
+		if err != nil {
+			return err
+		}
+		files["kaas.crt"], files["kaas.key"] = self.CertPEM, self.KeyPEM
 		files["rbac-role.json"], files["rbac-binding.json"] = rbacObjects()
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/services/kaas/internal/pki"
 	"github.com/plinth-dev/plinth/services/kaas/internal/provider"
 )
 
@@ -69,8 +70,25 @@ func (p *Provider) advance(ctx context.Context, m provider.Machine, b provider.B
 			if !r.OK || err != nil {
 				return p.observation(m, st, provider.Failed, "failed", failed("reading the machine's address", r)), nil
 			}
-			st.Address, st.Step = addr, stepBootstrap
-			if isCP(m) && !b.Init {
+			st.Address, st.Step = addr, stepKey
+		case stepKey:
+			r, err := p.runJob(ctx, &st, "exec", []string{"/bin/sh", "-c", withVars(keyScript, [][2]string{{"D", p.dir(m)}})}, left())
+			if err != nil {
+				return provider.Observation{}, err
+			}
+			if !r.Done {
+				return p.observation(m, st, provider.Pending, "running", waiting("making the machine's key", r)), nil
+			}
+			pub, err := pki.ParseMachineKey(r.Output)
+			if !r.OK || err != nil {
+				return p.observation(m, st, provider.Failed, "failed", failed("making the machine's key", r)), nil
+			}
+			pem, err := pki.MachineKeyPEM(pub)
+			if err != nil {
+				return provider.Observation{}, err
+			}
+			st.MachineKey, st.Step = string(pem), stepBootstrap
+			if isCP(m) && !b.Init && st.EtcdCluster == "" {
 				st.Step = stepEtcd
 			}
 		case stepEtcd:
@@ -87,6 +105,10 @@ func (p *Provider) advance(ctx context.Context, m provider.Machine, b provider.B
 			if st.Job == "" {
 				if o, held := p.prerequisites(m, b, st); held {
 					return o, nil
+				}
+				if st.MachineKey == "" {
+					st.Step = stepKey // a machine provisioned before kaas sealed its files
+					continue
 				}
 			}
 			args, err := p.bootstrapArgs(m, b, st)
@@ -124,6 +146,10 @@ func (p *Provider) bootstrapArgs(m provider.Machine, b provider.Bootstrap, st pr
 	if err != nil {
 		return nil, err
 	}
+	sealed, err := sealedArgs(st.MachineKey, files)
+	if err != nil {
+		return nil, fmt.Errorf("seal the bootstrap files for %s: %w", m.Name, err)
+	}
 	role, api, initFlag := "worker", b.Endpoint, "0"
 	if isCP(m) {
 		role, api = "control-plane", net.JoinHostPort(st.Address, "6443")
@@ -144,7 +170,7 @@ func (p *Provider) bootstrapArgs(m provider.Machine, b provider.Bootstrap, st pr
 		{"API", api}, {"ROLE", role}, {"INIT", initFlag}, {"ETCD_CLUSTER", etcdCluster}, {"ETCD_STATE", etcdState},
 		{"LEADER_ELECT", leader}, {"POD_CIDR", podCIDR(st.Address)},
 	})
-	return append([]string{"/bin/sh", "-c", script, "kaas-bootstrap"}, files...), nil
+	return append([]string{"/bin/sh", "-c", script, "kaas-bootstrap"}, sealed...), nil
 }
 
 // Release stops Kubernetes on the machine and removes its files (best effort: a machine that

@@ -104,6 +104,7 @@ func (p *Provider) prerequisites(m provider.Machine, b provider.Bootstrap, st pr
 const (
 	stepUp        = "up"        // the runner creates and starts the machine
 	stepProbe     = "probe"     // read its address
+	stepKey       = "key"       // it makes its own key pair; kaas keeps the public key
 	stepEtcd      = "etcd"      // a joining control-plane machine becomes an etcd member
 	stepBootstrap = "bootstrap" // start Kubernetes on it
 	stepReady     = "ready"     // wait until its API server and Node are ready
@@ -122,6 +123,8 @@ type progress struct {
 	LastJob     string `json:"last_job,omitempty"`
 	EtcdCluster string `json:"etcd_cluster,omitempty"`
 	EtcdState   string `json:"etcd_state,omitempty"`
+	// MachineKey is the machine's public key (PEM), which its bootstrap files are sealed to.
+	MachineKey string `json:"machine_key,omitempty"`
 	// Version is the Kubernetes version the last bootstrap ran.
 	Version string `json:"version,omitempty"`
 	// Release is the release's step: "cleanup", "destroy", "delete".

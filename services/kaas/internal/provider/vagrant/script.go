@@ -6,13 +6,16 @@ import (
 )
 
 // bootstrapScript is the program the bootstrap job runs (/bin/sh -c, inside the machine).
-// Its files come as positional arguments "name=<base64>" and are written to $D/pki; its
-// settings are the variables at the top. It is idempotent: run again (an interrupted job, an
-// upgrade with a new version) it keeps a running etcd, restarts the API server and the
-// controller manager on $V, registers or updates the Node and restarts kwok. Nothing secret
-// is printed. It fails at once, in one last line, when a binary it is about to start is
-// missing (before it starts anything) and when etcd or the API server exits while it waits
-// for the API server, rather than by timing out.
+// Its files come sealed for the machine's own key (keyScript made it; pki.SealFor): the
+// positional arguments are the wrapped keys, the ciphertext (both base64) and the MAC. It
+// verifies and unseals them with openssl into $D/pki (0600), the files being lines
+// "name=<base64>"; no key is ever a command-line argument. Its settings are the variables at
+// the top. It is idempotent: run again (an interrupted job, an upgrade with a new version) it
+// keeps a running etcd, restarts the API server and the controller manager on $V, registers
+// or updates the Node and restarts kwok. Nothing secret is printed. It fails at once, in one
+// last line, when a binary it is about to start is missing (before it starts anything), when
+// the files do not verify, and when etcd or the API server exits while it waits for the API
+// server, rather than by timing out.
 const bootstrapScript = `set -eu
 P="$D/pki"
 fail() { echo "kaas: $*" >&2; exit 1; }
@@ -28,7 +31,15 @@ fi
 need "$BIN/kwok" "run make tools-k8s"
 umask 077
 mkdir -p "$P"
-for f in "$@"; do printf %s "${f#*=}" | base64 -d >"$P/${f%%=*}"; done
+` + unsealScript + `
+unseal "$1" "$2" "$3"
+while IFS= read -r f; do
+  [ -n "$f" ] || continue
+  printf %s "${f#*=}" | base64 -d >"$P/${f%%=*}"
+done <"$W/files"
+rm -rf "$W"
+# kaas's own hour-long identity (first control-plane machine) goes when the job ends, however.
+trap 'rm -f "$P/kaas.key" "$P/kaas.crt"' EXIT
 stop() {
   if running "$1"; then
     p=$(cat "$D/$1.pid"); kill "$p"; i=0
@@ -76,7 +87,7 @@ until curl -sf --cacert "$P/ca.crt" "https://$API/readyz" >/dev/null 2>&1; do
 done
 if [ "$INIT" = 1 ]; then
   for r in clusterroles:rbac-role.json clusterrolebindings:rbac-binding.json; do
-    c=$(api admin application/json POST "/apis/rbac.authorization.k8s.io/v1/${r%%:*}" "${r#*:}")
+    c=$(api kaas application/json POST "/apis/rbac.authorization.k8s.io/v1/${r%%:*}" "${r#*:}")
     case $c in 201|409) ;; *) fail "create RBAC for simulated nodes: HTTP $c";; esac
   done
 fi
@@ -98,6 +109,43 @@ stop kwok
 start kwok "$BIN/kwok" --config "$P/kwok.yaml" --kubeconfig "$P/node.conf" --manage-single-node "$N" \
   --node-ip "$A" --node-lease-duration-seconds 40 --cidr "$POD_CIDR" --server-address 127.0.0.1:10247
 echo "kaas: $N ($ROLE) runs Kubernetes $V at $A"
+`
+
+// unsealScript defines unseal WRAPPED CIPHERTEXT MAC: it opens what pki.SealFor sealed for
+// the machine key $D/machine.key into "$W/files" ($W is a 0700 directory it makes, removed
+// when the script exits), or fails without writing anything when the MAC does not verify.
+const unsealScript = `unseal() {
+  K="$D/machine.key"
+  [ -s "$K" ] || fail "the machine key $K is missing (was the machine's directory removed?)"
+  command -v openssl >/dev/null 2>&1 || fail "openssl is missing: install Debian's openssl (apt-get install openssl)"
+  W=$(mktemp -d "$D/unseal.XXXXXX")
+  trap 'rm -rf "$W"' EXIT
+  printf %s "$1" | base64 -d >"$W/wrapped"
+  printf %s "$2" | base64 -d >"$W/sealed"
+  openssl pkeyutl -decrypt -inkey "$K" -pkeyopt rsa_padding_mode:oaep -pkeyopt rsa_oaep_md:sha256 \
+    -pkeyopt rsa_mgf1_md:sha256 -in "$W/wrapped" -out "$W/keys" 2>/dev/null ||
+    fail "the bootstrap files were not sealed for this machine's key"
+  head -c 64 "$W/keys" >"$W/pass"
+  tail -c +65 "$W/keys" | head -c 64 >"$W/ipad"
+  tail -c +129 "$W/keys" >"$W/opad"
+  mac=$(cat "$W/ipad" "$W/sealed" | openssl dgst -sha256 -binary | cat "$W/opad" - | openssl dgst -sha256 -r | cut -d ' ' -f 1)
+  [ "$mac" = "$3" ] || fail "the sealed bootstrap files do not verify: they were altered on the way"
+  openssl enc -d -aes-256-ctr -pbkdf2 -iter 1 -md sha256 -pass "file:$W/pass" -in "$W/sealed" -out "$W/files" ||
+    fail "the bootstrap files do not decrypt"
+}`
+
+// keyScript makes the machine's own RSA key once, in $D (0600: it never leaves the machine),
+// and prints its public half, to which kaas seals the bootstrap files.
+const keyScript = `set -eu
+fail() { echo "kaas: $*" >&2; exit 1; }
+command -v openssl >/dev/null 2>&1 || fail "openssl is missing: install Debian's openssl (apt-get install openssl)"
+umask 077
+mkdir -p "$D"
+if [ ! -s "$D/machine.key" ]; then
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:3072 -out "$D/machine.key.new" 2>/dev/null || fail "openssl genpkey failed"
+  mv "$D/machine.key.new" "$D/machine.key"
+fi
+openssl pkey -in "$D/machine.key" -pubout
 `
 
 // cleanupScript stops what the bootstrap started and removes the machine's directory, before

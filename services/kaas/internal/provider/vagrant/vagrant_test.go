@@ -3,6 +3,7 @@ package vagrant
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/netip"
 	"os"
@@ -142,7 +143,8 @@ func (h *bootstrapHost) run(role, path string) (stderr string, err error) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script, "kaas-bootstrap")
+	args := append([]string{"-c", script, "kaas-bootstrap"}, h.sealed(map[string]string{"ca.crt": "a CA", "etcd.key": "a key"})...)
+	cmd := exec.CommandContext(ctx, "/bin/sh", args...)
 	cmd.Env = []string{"PATH=" + path}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -151,6 +153,22 @@ func (h *bootstrapHost) run(role, path string) (stderr string, err error) {
 		h.t.Fatalf("the bootstrap did not fail at once: %s", out.String())
 	}
 	return out.String(), err
+}
+
+// sealed makes the machine's key (keyScript, once) and seals files to it, as the bootstrap's
+// arguments.
+func (h *bootstrapHost) sealed(files map[string]string) []string {
+	h.t.Helper()
+	pub := machineKey(h.t, h.machine)
+	var lines []byte
+	for n, c := range files {
+		lines = append(lines, n+"="+base64.StdEncoding.EncodeToString([]byte(c))+"\n"...)
+	}
+	args, err := sealedArgs(pub, lines)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return args
 }
 
 // lastLine is the line kaas's status shows of a failed bootstrap.
@@ -277,7 +295,7 @@ func TestNodeObjectIsMarkedSimulated(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, f := range files {
+		for _, f := range strings.Split(strings.TrimSuffix(string(files), "\n"), "\n") {
 			out = append(out, f[:strings.Index(f, "=")])
 		}
 		return strings.Join(out, " ")
@@ -288,7 +306,7 @@ func TestNodeObjectIsMarkedSimulated(t *testing.T) {
 		t.Fatalf("joining control-plane machine: %s", got)
 	}
 	b.Init = true
-	if got := names(m, b); got != "admin.crt admin.key "+strings.Replace(cp, "node.key", "node.key rbac-binding.json rbac-role.json", 1) {
+	if got := names(m, b); got != strings.Replace(strings.Replace(cp, "kcm.conf", "kaas.crt kaas.key kcm.conf", 1), "node.key", "node.key rbac-binding.json rbac-role.json", 1) {
 		t.Fatalf("first control-plane machine: %s", got)
 	}
 	// A worker gets its own node credentials and the CA certificate, no key of the cluster's.

@@ -48,7 +48,7 @@ func create(st *StoreTest, name string) cluster.View {
 	st.T.Helper()
 	c := cluster.New(cluster.Cluster{UID: "uid-" + name, Name: name, Provider: "maas", Version: "v1.32.13", TargetVersion: "v1.32.13"},
 		[]cluster.Pool{{Name: cluster.ControlPlanePool, Role: cluster.RoleControlPlane, InstanceType: "standard", Count: 1, NextOrdinal: 1}}, 3)
-	return testenv.Must(st.Store.Create(st.Ctx, c, []byte("sealed-"+name)))(st.T)
+	return testenv.Must(st.Store.Create(st.Ctx, c, []byte("sealed-"+name), nil))(st.T)
 }
 
 func claim(st *StoreTest, owner string, lease time.Duration) cluster.Claim {
