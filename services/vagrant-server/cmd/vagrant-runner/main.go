@@ -1,6 +1,6 @@
 // Command vagrant-runner executes vagrant-server jobs: it registers with the server, streams
 // jobs from it and runs them, driving machines through its providers (netns: Linux network
-// namespaces on a private bridge).
+// namespaces on a private bridge, each machine a runc container: a sandbox).
 package main
 
 import (

@@ -28,7 +28,7 @@ import (
 // job output references them), the job queue and the job-output listener, its events, the
 // Vagrant API behind its protocol and token guard, and the job reaper; Run serves.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service, err error) {
-	s, err := service.New(service.Options{Name: "vagrant-server", Logger: log, Admin: cfg.Admin})
+	s, err := service.New(service.Options{Name: "vagrant-server", Logger: log, Admin: cfg.Admin, ClientLimits: cfg.ClientLimits})
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	}
 	queue, err := jobqueue.New(ctx, pool, jobqueue.Options{
 		AckTimeout: cfg.JobAckTimeout, HeartbeatTimeout: cfg.JobHeartbeatTimeout, RunnerTimeout: cfg.RunnerTimeout,
-		Logger: log,
+		MaxUnfinishedPerOwner: cfg.MaxQueuedJobs, Logger: log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start the job queue: %w", err)
@@ -70,9 +70,15 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	st := store.New(pool)
 	// Vagrant tokens for Plinth sessions: signed as every Vagrant token, checked against the
 	// database at every call, revoked by auth's token.revoked events.
-	issuer := tokens.NewIssuer(st, nil)
-	sess := sessions.NewService(st, issuer, sessions.Options{MaxTTL: cfg.SessionTokenTTL, Logger: log})
+	// Every token a user or token owns — session, login, invite — counts against one quota.
+	quota := tokens.Quota{MaxPerOwner: cfg.MaxTokens}
+	issuer := tokens.NewIssuer(st, st, nil)
+	issuer.LimitTokens(quota)
+	sess := sessions.NewService(st, issuer, sessions.Options{MaxTTL: cfg.SessionTokenTTL, Quota: quota, Logger: log})
 	issuer.CheckSessionsWith(sess.Check)
+	// The calls running on session tokens, ended when auth revokes their Plinth token, and on
+	// login tokens a Plinth user owns, ended with the user's access.
+	calls := &authn.Lifetimes{}
 	api := vgrpc.NewServer(vgrpc.Options{
 		Registry:      registry.NewService(st, registry.Options{}),
 		Tokens:        issuer,
@@ -84,6 +90,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		Lifetime:      s.Lifetime(), // long-lived job and log streams end when shutdown begins
 		JobsKept:      cfg.JobsKept,
 		PlinthAuth:    verifier.Authenticate,
+		Calls:         calls,
 	})
 	srv, err := s.GRPC(cfg.GRPC, server.Options{Authenticate: api.Authenticate, AuthExempt: vgrpc.AuthExempt(),
 		CheckRequest: vgrpc.CheckRequest})
@@ -101,7 +108,15 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		catchUp = 7 * 24 * time.Hour
 	}
 	s.Go("session token revocations", func(ctx context.Context) error {
-		sessions.WatchRevocations(ctx, pub.JetStream, st, catchUp, log)
+		sessions.WatchRevocations(ctx, pub.JetStream, st, issuer, func(r sessions.Revoked) {
+			if r.PlinthTokenID != "" {
+				calls.End(r.PlinthTokenID)
+			}
+			if r.UserWide {
+				issuer.ForgetUser(r.UserID)
+				calls.End(tokens.UserKey(r.UserID))
+			}
+		}, catchUp, log)
 		return nil
 	})
 	s.Every("session token purge", 10*time.Minute, func(ctx context.Context) error { return sess.Purge(ctx, catchUp) })

@@ -31,6 +31,10 @@ type Config struct {
 	// SessionTokenTTL caps the lifetime of the Vagrant tokens issued to Plinth sessions
 	// (plinth.vagrant.v1.SessionTokenService); they never outlive their Plinth token anyway.
 	SessionTokenTTL time.Duration `env:"PLINTH_VAGRANT_SESSION_TOKEN_TTL" flag:"session-token-ttl" default:"1h" usage:"longest lifetime of a Vagrant token issued to a Plinth session (0: the Plinth token's); never beyond the Plinth token's expiry"`
+	// MaxQueuedJobs bounds the unfinished jobs (queued, assigned, running) one owner holds.
+	MaxQueuedJobs int `env:"PLINTH_VAGRANT_MAX_QUEUED_JOBS_PER_USER" flag:"max-queued-jobs-per-user" default:"100" usage:"unfinished jobs (queued, assigned or running) one owner (a Plinth user, or the token that made a login token) may hold; QueueJob beyond is refused with ResourceExhausted (0: no limit). kaas queues one job per machine it is creating or changing, all under its one token"`
+	// MaxTokens bounds the live tokens (session, login, invite) one owner holds.
+	MaxTokens int `env:"PLINTH_VAGRANT_MAX_TOKENS_PER_USER" flag:"max-tokens-per-user" default:"100" usage:"live (unexpired, unrevoked) session, login and invite tokens one owner may hold; a token beyond is refused with ResourceExhausted (0: no limit)"`
 	// JobsKept is how many finished jobs (and their output) PruneOldJobs keeps, newest first.
 	JobsKept int `env:"PLINTH_VAGRANT_JOBS_KEPT" flag:"jobs-kept" default:"50" usage:"finished jobs PruneOldJobs keeps (the newest)"`
 }
@@ -55,6 +59,12 @@ func (c *Config) Validate() error {
 	positive("PLINTH_VAGRANT_JOB_REAP_INTERVAL", "job-reap-interval", c.JobReapInterval <= 0)
 	positive("PLINTH_VAGRANT_JOBS_KEPT", "jobs-kept", c.JobsKept <= 0)
 	positive("PLINTH_VAGRANT_RUNNER_TIMEOUT", "runner-timeout", c.RunnerTimeout <= 0)
+	if c.MaxQueuedJobs < 0 {
+		errs = append(errs, errors.New("PLINTH_VAGRANT_MAX_QUEUED_JOBS_PER_USER (-max-queued-jobs-per-user): must not be negative (0: no limit)"))
+	}
+	if c.MaxTokens < 0 {
+		errs = append(errs, errors.New("PLINTH_VAGRANT_MAX_TOKENS_PER_USER (-max-tokens-per-user): must not be negative (0: no limit)"))
+	}
 	if c.SessionTokenTTL < 0 {
 		errs = append(errs, errors.New("PLINTH_VAGRANT_SESSION_TOKEN_TTL (-session-token-ttl): must not be negative"))
 	}

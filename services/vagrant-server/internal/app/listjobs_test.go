@@ -16,7 +16,7 @@ import (
 // client, which refuses messages over 4 MiB, always reads it.
 func TestListJobsIsBoundedNewestFirst(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnv(t, "PLINTH_VAGRANT_MAX_QUEUED_JOBS_PER_USER=0") // one token's 140 waiting jobs
 	c := e.start(t)
 	ctx := call(t, e.bootstrap(t, c))
 	// Each job carries the most labels a job may (64, values of 512 bytes): ~33 KiB, 4.6 MB

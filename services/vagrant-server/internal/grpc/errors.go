@@ -62,8 +62,10 @@ func streamErrorf(format string, args ...any) error {
 //   - jobqueue.ErrUnknownOperation → Unimplemented: a newer client's operation; a retry
 //     will not help.
 //   - tokens.ErrBootstrapped (upstream's answer to a second bootstrap), *notServedError →
-//     PermissionDenied; so is *sessions.NotAllowedError, a session token whose Plinth role
-//     may not call the method (authz's message, as every Plinth service answers it).
+//     PermissionDenied; so is *tokens.NotAllowedError, a token whose role (its session's or
+//     its grant's) may not call the method (authz's message, as every Plinth service answers it), and
+//     jobqueue.ErrRunnerTaken, a runner id another credential registered first: the caller
+//     is known and may not, and no retry will change that; tokens.ErrRoleTooHigh too.
 //   - sessions.ErrSessionEnded (the Plinth token was revoked or expires now),
 //     errNoAccount → Unauthenticated: sign in again.
 //   - sessions.ErrNoExpiry → FailedPrecondition: auth does not say when the session ends
@@ -72,6 +74,9 @@ func streamErrorf(format string, args ...any) error {
 //   - errNoToken, tokens.ErrExpired, tokens.ErrInvalid → Unauthenticated, upstream's
 //     messages (why a token is invalid is logged at debug, never sent).
 //   - *protocolError → InvalidArgument, upstream's negotiation messages.
+//   - *jobqueue.QuotaError, *tokens.QuotaError → ResourceExhausted with its message (the
+//     limit, its setting, what frees a place), without RetryInfo: the caller's own jobs
+//     finishing or tokens expiring frees places, not a wait of ours.
 //   - errStopping → Unavailable.
 //   - anything else → grpcerr.Unexpected: context codes kept; Unavailable only for errors
 //     known to be transient (the database or NATS unreachable); else Internal with a fixed
@@ -86,7 +91,9 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		pre *protocolError
 		nse *notServedError
 		se  *streamError
-		nae *sessions.NotAllowedError
+		nae *tokens.NotAllowedError
+		jqe *jobqueue.QuotaError
+		tqe *tokens.QuotaError
 	)
 	switch {
 	case errors.As(err, &ie):
@@ -107,7 +114,8 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		return status.Error(codes.FailedPrecondition, se.msg)
 	case errors.Is(err, jobqueue.ErrWrongState):
 		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, tokens.ErrBootstrapped), errors.As(err, &nse), errors.As(err, &nae):
+	case errors.Is(err, tokens.ErrBootstrapped), errors.As(err, &nse), errors.As(err, &nae),
+		errors.Is(err, jobqueue.ErrRunnerTaken), errors.Is(err, tokens.ErrRoleTooHigh):
 		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.Is(err, sessions.ErrSessionEnded), errors.Is(err, errNoAccount):
 		return status.Error(codes.Unauthenticated, err.Error())
@@ -120,6 +128,10 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	case errors.Is(err, tokens.ErrInvalid):
 		log.DebugContext(ctx, "token refused", append(append([]any{}, attrs...), "reason", err.Error())...)
 		return status.Error(codes.Unauthenticated, tokens.ErrInvalid.Error())
+	case errors.As(err, &jqe):
+		return status.Error(codes.ResourceExhausted, jqe.Error())
+	case errors.As(err, &tqe):
+		return status.Error(codes.ResourceExhausted, tqe.Error())
 	case errors.Is(err, errStopping):
 		return status.Error(codes.Unavailable, err.Error())
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
@@ -39,7 +40,13 @@ func TestToStatusMapsEachErrorToOneCode(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", registry.Conflict("basis.name", "dev", "basis")), codes.FailedPrecondition, `basis.name: "dev" is already used by another basis`},
 		{registry.Precondition("project.basis", "a project cannot move to another basis"), codes.FailedPrecondition, "project.basis: a project cannot move to another basis"},
 		{tokens.ErrBootstrapped, codes.PermissionDenied, "server is already bootstrapped"},
-		{sessions.NotAllowed(errors.New("role viewer may not call /hashicorp.vagrant.Vagrant/QueueJob (write)")), codes.PermissionDenied, "role viewer may not call /hashicorp.vagrant.Vagrant/QueueJob (write)"},
+		{&jobqueue.QuotaError{Owner: "user:u1", Held: 100, Limit: 100}, codes.ResourceExhausted,
+			`quota: "user:u1" holds 100 unfinished jobs, at most 100 allowed (PLINTH_VAGRANT_MAX_QUEUED_JOBS_PER_USER); wait for some to finish or cancel them`},
+		{&tokens.QuotaError{Owner: "user:u1", Name: "vera", Live: 100, Limit: 100}, codes.ResourceExhausted,
+			"quota: user vera holds 100 live Vagrant tokens, at most 100 allowed (PLINTH_VAGRANT_MAX_TOKENS_PER_USER); let some expire, sign out elsewhere or ask an admin to revoke them"},
+		{tokens.Allow(authz.Viewer, "QueueJob"), codes.PermissionDenied, "role viewer may not call /hashicorp.vagrant.Vagrant/QueueJob (write)"},
+		{fmt.Errorf("runner r: %w", jobqueue.ErrRunnerTaken), codes.PermissionDenied, "runner r: runner id belongs to the credential that registered it first"},
+		{fmt.Errorf("%w (role admin asked by a token of role operator)", tokens.ErrRoleTooHigh), codes.PermissionDenied, tokens.ErrRoleTooHigh.Error() + " (role admin asked by a token of role operator)"},
 		{sessions.ErrSessionEnded, codes.Unauthenticated, sessions.ErrSessionEnded.Error()},
 		{sessions.ErrNoExpiry, codes.FailedPrecondition, sessions.ErrNoExpiry.Error()},
 		{fmt.Errorf("no signing key: %w", tokens.ErrUnknownKey), codes.FailedPrecondition, "vagrant-server is not bootstrapped yet (BootstrapToken): it has no key to sign tokens with"},

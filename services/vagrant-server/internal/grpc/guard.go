@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
 // tokenFree are the calls made before a client has a login token. They still negotiate the
@@ -37,30 +38,46 @@ func (s *Server) Authenticate(ctx context.Context, fullMethod string) (context.C
 		// when auth cannot be asked).
 		return s.plinthAuth(ctx, fullMethod)
 	}
-	if err := s.authenticate(ctx, fullMethod); err != nil {
+	caller, err := s.authenticate(ctx, fullMethod)
+	if err != nil {
 		return nil, toStatus(ctx, s.log, err, "doing", "authenticate the call")
+	}
+	if caller == nil {
+		return ctx, nil
+	}
+	ctx = tokens.WithCaller(ctx, *caller)
+	if key := caller.LifetimeKey(); key != "" {
+		// A session token's calls end, Unauthenticated, when auth revokes its Plinth token,
+		// and a token a Plinth user owns with the user's access (sessions.WatchRevocations
+		// ends them): streams must not outlive the credential they started with.
+		ctx = s.calls.Bind(ctx, key)
 	}
 	return ctx, nil
 }
 
-func (s *Server) authenticate(ctx context.Context, fullMethod string) error {
+// authenticate returns whom the call's token speaks for; nil for the calls that need none.
+func (s *Server) authenticate(ctx context.Context, fullMethod string) (*tokens.Caller, error) {
 	service, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
 	if service != vagrant.Vagrant_ServiceDesc.ServiceName {
-		return &notServedError{method: fullMethod}
+		return nil, &notServedError{method: fullMethod}
 	}
 	if err := checkProtocol(ctx, method); err != nil {
-		return err
+		return nil, err
 	}
 	if tokenFree[method] {
-		return nil
+		return nil, nil
 	}
 	token := bearer(ctx)
 	if token == "" {
-		return errNoToken
+		return nil, errNoToken
 	}
 	// An error reading the key store is the server's (Unavailable when the database is
 	// unreachable): the token may well be good, so the client should retry, not log in.
-	return s.tokens.Authenticate(ctx, token, method)
+	caller, err := s.tokens.Authenticate(ctx, token, method)
+	if err != nil {
+		return nil, err
+	}
+	return &caller, nil
 }
 
 // bearer returns the token in the call's authorization metadata.

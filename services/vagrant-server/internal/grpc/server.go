@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
@@ -42,6 +43,7 @@ type Server struct {
 	acks     *pendingAcks
 
 	plinthAuth func(ctx context.Context, fullMethod string) (context.Context, error)
+	calls      *authn.Lifetimes
 }
 
 // Options configure a Server. Every field but Version, Lifetime, JobsKept and OutputPoll is
@@ -71,6 +73,10 @@ type Options struct {
 	// PlinthAuth authenticates calls to Plinth's own services here with a Plinth bearer
 	// token (authn.Verifier.Authenticate); nil leaves them unserved (PermissionDenied).
 	PlinthAuth func(ctx context.Context, fullMethod string) (context.Context, error)
+	// Calls are the calls running on tokens something revokes, by tokens.Caller.LifetimeKey:
+	// ending one (Calls.End, when auth revokes a Plinth token or a user's access) ends its
+	// calls Unauthenticated. Nil: a Lifetimes of the server's own.
+	Calls *authn.Lifetimes
 }
 
 // DefaultJobsKept is upstream's number of finished jobs PruneOldJobs keeps.
@@ -87,9 +93,12 @@ func NewServer(o Options) *Server {
 	if o.OutputPoll <= 0 {
 		o.OutputPoll = 2 * time.Second
 	}
+	if o.Calls == nil {
+		o.Calls = &authn.Lifetimes{}
+	}
 	return &Server{registry: o.Registry, tokens: o.Tokens, jobs: o.Jobs, output: o.Output, notices: o.OutputNotices,
 		log: o.Logger, version: o.Version, lifetime: o.Lifetime, jobsKept: o.JobsKept, poll: o.OutputPoll,
-		acks: newPendingAcks(), plinthAuth: o.PlinthAuth}
+		acks: newPendingAcks(), plinthAuth: o.PlinthAuth, calls: o.Calls}
 }
 
 // untilStopping returns ctx that also ends when the server starts shutting down.

@@ -12,12 +12,15 @@ import (
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
 // QueueJob validates and queues a job and returns its id at once. The job needs no id, a
 // target runner and an operation this server knows (an unknown one is Unimplemented);
 // expires_in, a Go duration ("30s", "10m"), makes the job fail with DEADLINE_EXCEEDED if no
-// runner has acknowledged it in that time.
+// runner has acknowledged it in that time. The job counts against the owner of the call's
+// token (tokens.Caller.Owner: a Plinth user's, or the token that made it): one holding the
+// queue's limit of unfinished jobs is refused with ResourceExhausted, nothing queued.
 func (s *Server) QueueJob(ctx context.Context, req *vagrant.QueueJobRequest) (*vagrant.QueueJobResponse, error) {
 	var expiresIn time.Duration
 	if v := req.GetExpiresIn(); v != "" {
@@ -27,7 +30,8 @@ func (s *Server) QueueJob(ctx context.Context, req *vagrant.QueueJobRequest) (*v
 		}
 		expiresIn = d
 	}
-	id, err := s.jobs.Queue(ctx, req.GetJob(), expiresIn)
+	caller, _ := tokens.CallerFrom(ctx) // the guard put it there; without one, owner "" counts too
+	id, err := s.jobs.Queue(ctx, req.GetJob(), expiresIn, caller.Owner)
 	if err != nil {
 		return nil, toStatus(ctx, s.log, err, "doing", "queue job")
 	}

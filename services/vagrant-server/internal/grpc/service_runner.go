@@ -10,6 +10,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/platform/input"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
 // cleanupTimeout bounds the database work a stream does after its client went away.
@@ -50,7 +51,11 @@ func (s *Server) RunnerConfig(stream grpc.BidiStreamingServer[vagrant.RunnerConf
 		return toStatus(ctx, s.log, input.Invalid("open.runner", "is required"), "doing", "register runner")
 	}
 	runner := open.GetRunner()
-	session, err := s.jobs.RegisterRunner(ctx, runner)
+	registrant, err := registrantOf(ctx)
+	if err != nil {
+		return toStatus(ctx, s.log, err, "doing", "register runner")
+	}
+	session, err := s.jobs.RegisterRunner(ctx, runner, registrant)
 	if err != nil {
 		return toStatus(ctx, s.log, err, "doing", "register runner", "runner_id", input.Quote(runner.GetId()))
 	}
@@ -93,4 +98,15 @@ func recvStatus(err error) error {
 		return nil
 	}
 	return err
+}
+
+// registrantOf is who the call's token makes the registrant of a runner id (tokens.Caller):
+// the id belongs to the first, and only its registrant's streams take its jobs.
+func registrantOf(ctx context.Context) (string, error) {
+	caller, ok := tokens.CallerFrom(ctx)
+	if !ok {
+		// The guard puts a caller into every runner call; without one nobody may own the id.
+		return "", errors.New("runner call without an authenticated caller")
+	}
+	return caller.Registrant(), nil
 }

@@ -40,6 +40,15 @@ func (s *Server) RunnerJobStream(stream runnerJobStream) error {
 	if err := input.Required("request.runner_id", req.GetRunnerId(), maxID); err != nil {
 		return toStatus(ctx, s.log, err, "doing", "take a job")
 	}
+	// Only the runner id's registrant takes its jobs (a job for kaas's reserved runner holds
+	// a cluster's bootstrap).
+	registrant, err := registrantOf(ctx)
+	if err == nil {
+		err = s.jobs.CheckRegistrant(ctx, req.GetRunnerId(), registrant)
+	}
+	if err != nil {
+		return toStatus(ctx, s.log, err, "doing", "take a job", "runner_id", input.Quote(req.GetRunnerId()))
+	}
 	job, err := s.jobs.Assign(ctx, req.GetRunnerId())
 	if err != nil {
 		if ctx.Err() != nil {
@@ -78,6 +87,12 @@ type received struct {
 func (rj *runnerJob) run(ctx context.Context) error {
 	rj.nackOnError = true
 	defer rj.nackIfHeld(ctx)
+	if ctx.Err() != nil {
+		// The stream ended while the job was being claimed — its token was revoked, or the
+		// server is stopping: the job goes back unseen rather than to a caller who may no
+		// longer have it.
+		return rj.s.stopped(ctx)
+	}
 	// The job was just assigned: its state is known, so the watch needs no read. A cancel
 	// committed before it started is in the state Ack returns.
 	watch := rj.s.jobs.WatchHeld(rj.job.GetId())

@@ -86,7 +86,7 @@ func benchEndToEnd(b *testing.B, runners int) {
 		window <- struct{}{}
 		job := noopJob(anyRunner())
 		job.Labels = map[string]string{"queued_at": strconv.FormatInt(time.Now().UnixNano(), 10)}
-		if _, err := q.Queue(ctx, job, 0); err != nil {
+		if _, err := q.Queue(ctx, job, 0, "token:bench"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -18,6 +18,9 @@ var (
 	// ErrRunnerNotFound: the runner never registered (NotFound); it must open RunnerConfig
 	// first.
 	ErrRunnerNotFound = errors.New("runner not registered")
+	// ErrRunnerTaken: the runner id belongs to another registrant, the one that registered it
+	// first (PermissionDenied): another runner id, not another try, is the way.
+	ErrRunnerTaken = errors.New("runner id belongs to the credential that registered it first")
 	// ErrUnknownOperation: the job's operation is one this server does not know, e.g. a newer
 	// client's (Unimplemented: the request is well-formed, the server lacks the feature).
 	ErrUnknownOperation = errors.New("unknown job operation")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -47,7 +48,11 @@ type jobChange struct {
 
 // write is one change waiting for a group commit.
 type write struct {
-	ctx   context.Context // the request's: its trace context goes with the events
+	ctx context.Context // the request's: its trace context goes with the events
+	// locks are advisory lock keys the write's statements need held (pg_advisory_xact_lock):
+	// the group takes them all first, sorted and once each, so two groups holding writes
+	// of the same owners wait for each other instead of deadlocking.
+	locks []string
 	steps []step
 	// changes lists the events to record, once the steps' rows were read.
 	changes func() []jobChange
@@ -130,12 +135,16 @@ func (q *Queue) runGroup(ctx context.Context, group []*write) (err error, before
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(claimPlan)
+	locks := groupLocks(group)
+	for _, key := range locks {
+		b.Queue(lockSQL, key)
+	}
 	for _, w := range group {
 		for _, s := range w.steps {
 			b.Queue(s.sql, s.args...)
 		}
 	}
-	if err := readGroup(conn.SendBatch(ctx, b), group); err != nil {
+	if err := readGroup(conn.SendBatch(ctx, b), len(locks), group); err != nil {
 		rollback(ctx, conn.Conn())
 		return err, true
 	}
@@ -180,12 +189,31 @@ func (q *Queue) runGroup(ctx context.Context, group []*write) (err error, before
 const claimPlan = `SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true),
 	set_config('jit', 'off', true)`
 
-// readGroup reads the results of BEGIN, the plan settings and every step, in order.
-func readGroup(br pgx.BatchResults, group []*write) (err error) {
+// lockSQL takes one advisory lock of a write until the group's transaction ends.
+const lockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))`
+
+// groupLocks are the advisory lock keys of the group's writes, sorted, each once.
+func groupLocks(group []*write) []string {
+	var keys []string
+	for _, w := range group {
+		keys = append(keys, w.locks...)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// readGroup reads the results of BEGIN, the plan settings, the locks and every step, in
+// order.
+func readGroup(br pgx.BatchResults, locks int, group []*write) (err error) {
 	defer func() { err = errors.Join(err, br.Close()) }()
 	for _, what := range []string{"begin", "plan settings"} {
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("group commit: %s: %w", what, err)
+		}
+	}
+	for range locks {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("group commit: lock: %w", err)
 		}
 	}
 	for _, w := range group {
@@ -214,6 +242,18 @@ func readGroup(br pgx.BatchResults, group []*write) (err error) {
 
 func rollback(ctx context.Context, conn *pgx.Conn) {
 	_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+}
+
+// scanCount returns a scan that reads one count into *dst.
+func scanCount(dst *int) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		for rows.Next() {
+			if err := rows.Scan(dst); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // scanJobRows returns a scan that collects jobColumns rows into *dst.

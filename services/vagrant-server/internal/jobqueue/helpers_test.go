@@ -92,7 +92,7 @@ func noopJob(target *vagrant.Ref_Runner) *vagrant.Job {
 
 func register(t testing.TB, q *jobqueue.Queue, id string, byIDOnly bool, components ...*vagrant.Component) int64 {
 	t.Helper()
-	s, err := q.RegisterRunner(context.Background(), &vagrant.Runner{Id: id, ByIdOnly: byIDOnly, Components: components})
+	s, err := q.RegisterRunner(context.Background(), &vagrant.Runner{Id: id, ByIdOnly: byIDOnly, Components: components}, "token:test")
 	if err != nil {
 		t.Fatalf("RegisterRunner(%s): %v", id, err)
 	}
@@ -101,7 +101,7 @@ func register(t testing.TB, q *jobqueue.Queue, id string, byIDOnly bool, compone
 
 func mustQueue(t testing.TB, q *jobqueue.Queue, job *vagrant.Job, expiresIn time.Duration) string {
 	t.Helper()
-	id, err := q.Queue(context.Background(), job, expiresIn)
+	id, err := q.Queue(context.Background(), job, expiresIn, "token:test")
 	if err != nil {
 		t.Fatalf("Queue: %v", err)
 	}

@@ -23,7 +23,7 @@ func TestListRunners(t *testing.T) {
 	if err := r.q.RunnerOffline(ctx, "runner-5", gone); err != nil {
 		t.Fatal(err)
 	}
-	jobID, err := r.q.Queue(ctx, noopJob(runnerID("runner-2")), 0)
+	jobID, err := r.q.Queue(ctx, noopJob(runnerID("runner-2")), 0, "token:test")
 	if err != nil {
 		t.Fatal(err)
 	}

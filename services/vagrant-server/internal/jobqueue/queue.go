@@ -38,6 +38,9 @@ type Options struct {
 	// ListenCheckInterval is how often an idle LISTEN connection is pinged, so a dead
 	// connection is replaced instead of silently delivering nothing. Default 15s.
 	ListenCheckInterval time.Duration
+	// MaxUnfinishedPerOwner bounds the jobs one owner holds queued, assigned or running:
+	// Queue refuses one more with *QuotaError. 0: no limit.
+	MaxUnfinishedPerOwner int
 	// Logger receives the listener's connection problems. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -117,24 +120,37 @@ func (q *Queue) Close() {
 	q.done.Wait()
 }
 
-// insertSQL queues a job expiring in $6 microseconds (0: never), or — $7 names a runner —
-// queues it and assigns it to that runner at once, with an ack deadline of $8 microseconds.
-// $9 is its route (routeOf) for the notifications.
+// insertSQL queues a job of owner $10 expiring in $6 microseconds (0: never), or — $7 names a
+// runner — queues it and assigns it to that runner at once, with an ack deadline of $8
+// microseconds. $9 is its route (routeOf) for the notifications. With a limit $11 > 0 it
+// inserts nothing (and returns no row) while the owner holds $11 unfinished jobs: the count
+// runs after the owner's lock (see Queue), so it sees every job of the owner committed
+// before, and those of its own group.
 const insertSQL = `INSERT INTO jobs (id, spec, operation, target_runner, required_components, state,
-		queue_time, expire_time, assigned_runner, assign_time, ack_deadline, route)
-	VALUES ($1, $2, $3, $4, $5, CASE WHEN $7::text = '' THEN 1 ELSE 2 END, now(),
+		queue_time, expire_time, assigned_runner, assign_time, ack_deadline, route, owner)
+	SELECT $1::text, $2::bytea, $3::text, $4::text, $5::text[], CASE WHEN $7::text = '' THEN 1 ELSE 2 END, now(),
 		CASE WHEN $6::bigint > 0 THEN now() + $6::bigint * interval '1 microsecond' END,
 		$7::text, CASE WHEN $7::text <> '' THEN now() END,
-		CASE WHEN $7::text <> '' THEN now() + $8::bigint * interval '1 microsecond' END, $9)
+		CASE WHEN $7::text <> '' THEN now() + $8::bigint * interval '1 microsecond' END, $9::text, $10::text
+	WHERE $11::int <= 0 OR (SELECT count(*) FROM jobs WHERE owner = $10::text AND state IN (1, 2, 3)) < $11::int
 	RETURNING ` + jobColumns
 
-// Queue validates job (see validateNew) and queues it. expiresIn > 0 makes the job fail
+// heldSQL counts owner $1's unfinished jobs, for a refusal's message.
+const heldSQL = `SELECT count(*) FROM jobs WHERE owner = $1::text AND state IN (1, 2, 3)`
+
+// Queue validates job (see validateNew) and queues it for owner, whom it counts against
+// (tokens.Caller.Owner; "" is an owner too). expiresIn > 0 makes the job fail
 // (DEADLINE_EXCEEDED) if no runner has acknowledged it within that time. Server-side fields
 // the client may have set (state, times, result, ...) are ignored. It returns the new id.
 //
+// When the owner already holds Options.MaxUnfinishedPerOwner unfinished jobs it queues
+// nothing and returns a *QuotaError. The count and the insert are one transaction holding
+// the owner's advisory lock (taken by the group commit before any statement, in one order
+// for every group), so queueing racing on any replica never takes more places than there are.
+//
 // When a runner waiting on this replica can take the job, the same commit assigns it to
 // that runner: the job's QUEUED and WAITING events are both recorded.
-func (q *Queue) Queue(ctx context.Context, job *vagrant.Job, expiresIn time.Duration) (string, error) {
+func (q *Queue) Queue(ctx context.Context, job *vagrant.Job, expiresIn time.Duration, owner string) (string, error) {
 	if err := validateNew(job); err != nil {
 		return "", err
 	}
@@ -155,13 +171,28 @@ func (q *Queue) Queue(ctx context.Context, job *vagrant.Job, expiresIn time.Dura
 	if waiter != nil {
 		runner = waiter.runner
 	}
+	limit := q.opts.MaxUnfinishedPerOwner
 	var rows []*jobRow
-	err = q.commit(ctx, &write{
+	w := &write{
 		steps: []step{{sql: insertSQL, scan: scanJobRows(&rows), args: []any{id, b, operationName(job), target,
-			required, microseconds(expiresIn), runner, q.opts.AckTimeout.Microseconds(), rt}}},
-		changes: func() []jobChange { return queuedChanges(rows[0]) },
-		undo:    func() { rows = nil },
-	})
+			required, microseconds(expiresIn), runner, q.opts.AckTimeout.Microseconds(), rt, owner, limit}}},
+		changes: func() []jobChange {
+			if len(rows) == 0 {
+				return nil // refused: nothing happened
+			}
+			return queuedChanges(rows[0])
+		},
+		undo: func() { rows = nil },
+	}
+	var held int
+	if limit > 0 {
+		w.locks = []string{ownerLock(q.schema, owner)}
+		w.steps = append(w.steps, step{sql: heldSQL, args: []any{owner}, scan: scanCount(&held)})
+	}
+	err = q.commit(ctx, w)
+	if err == nil && len(rows) == 0 {
+		err = &QuotaError{Owner: owner, Held: held, Limit: limit}
+	}
 	if waiter != nil {
 		var assigned *vagrant.Job
 		if err == nil {
@@ -169,10 +200,20 @@ func (q *Queue) Queue(ctx context.Context, job *vagrant.Job, expiresIn time.Dura
 		}
 		waiter.assigned <- assigned
 	}
+	var quota *QuotaError
+	if errors.As(err, &quota) {
+		return "", err
+	}
 	if err != nil {
 		return "", fmt.Errorf("queue job: %w", err)
 	}
 	return id, nil
+}
+
+// ownerLock is the advisory lock key of owner's jobs in schema: the queue's deployments may
+// share a database.
+func ownerLock(schema, owner string) string {
+	return "vagrant.jobs.owner:" + schema + ":" + owner
 }
 
 // microseconds converts d for the database, whose times have microseconds: rounded up, so

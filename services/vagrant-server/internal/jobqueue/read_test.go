@@ -119,7 +119,7 @@ func TestRunnerRegistrationSessions(t *testing.T) {
 	if info, _ := q.GetRunner(ctx, "r1"); info.Online {
 		t.Fatal("runner still online after its stream ended")
 	}
-	if _, err := q.RegisterRunner(ctx, &vagrant.Runner{}); err == nil {
+	if _, err := q.RegisterRunner(ctx, &vagrant.Runner{}, "token:test"); err == nil {
 		t.Fatal("runner without id accepted")
 	}
 

@@ -13,7 +13,11 @@ import (
 // alone while its sibling runs on and completes), and ListRunners shows one of them.
 func TestOneRunnerIDHoldsSeveralJobs(t *testing.T) {
 	t.Parallel()
-	q, ctx := openReplica(t, testenv.DB(t).URL, fastOptions()).q, ctxT(t)
+	o := fastOptions()
+	// The acks below only need to come in time, and under -race on a loaded machine 300 ms
+	// between an assignment and its ack was once too short; the leases stay short.
+	o.AckTimeout = 5 * time.Second
+	q, ctx := openReplica(t, testenv.DB(t).URL, o).q, ctxT(t)
 	runReaper(t, q, 50*time.Millisecond)
 	register(t, q, "slots", false)
 	first, second := assignLater(t, q, "slots"), assignLater(t, q, "slots")

@@ -69,7 +69,7 @@ func TestQueueRejectsInvalidJobsNamingTheField(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := q.Queue(context.Background(), c.job, 0)
+			_, err := q.Queue(context.Background(), c.job, 0, "token:test")
 			if field := invalidField(err); field != c.field {
 				t.Fatalf("Queue = %v; want an input error on %s", err, c.field)
 			}
@@ -79,14 +79,14 @@ func TestQueueRejectsInvalidJobsNamingTheField(t *testing.T) {
 	for i := range jobqueue.MaxLabels {
 		atBounds[fmt.Sprintf("%0255d", i)] = strings.Repeat("v", jobqueue.MaxLabelValueBytes)
 	}
-	if _, err := q.Queue(context.Background(), labelled(atBounds), 0); err != nil {
+	if _, err := q.Queue(context.Background(), labelled(atBounds), 0, "token:test"); err != nil {
 		t.Fatalf("a job with labels at every bound: %v", err)
 	}
-	_, err := q.Queue(context.Background(), noopJob(anyRunner()), -1)
+	_, err := q.Queue(context.Background(), noopJob(anyRunner()), -1, "token:test")
 	if invalidField(err) != "expires_in" {
 		t.Fatalf("negative expires_in: %v", err)
 	}
-	_, err = q.Queue(context.Background(), futureOperationJob(t), 0)
+	_, err = q.Queue(context.Background(), futureOperationJob(t), 0, "token:test")
 	var uo *jobqueue.UnknownOperationError
 	if !errors.Is(err, jobqueue.ErrUnknownOperation) || !errors.As(err, &uo) || uo.FieldNumber != 60 {
 		t.Fatalf("unknown operation: %v; want ErrUnknownOperation naming field 60", err)

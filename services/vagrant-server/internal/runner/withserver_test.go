@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -265,8 +266,15 @@ func TestNetnsWithRealServer(t *testing.T) {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	suffix := hex.EncodeToString(b)
+	// Sandboxed, as the runner's machines are by default; its disks in a directory the
+	// machines' uid can reach.
+	disks := t.TempDir()
+	for d := disks; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		_ = os.Chmod(d, 0o755)
+	}
 	p, err := netns.New(netns.Options{Bridge: "pltst" + suffix, Subnet: netip.MustParsePrefix("10.213.99.0/24"),
-		NamespacePrefix: "plinthe2e-", LinkPrefix: "pte", LockDir: t.TempDir()})
+		NamespacePrefix: "plinthe2e-", LinkPrefix: "pte", LockDir: t.TempDir(),
+		Sandbox: &netns.Sandbox{Dir: disks, State: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +300,12 @@ func TestNetnsWithRealServer(t *testing.T) {
 	}
 	if state, machine := machineState(t, client, token, target); state != vagrant.Operation_CREATED || machine != provider.StateRunning {
 		t.Errorf("after up: target %s, machine %q", state, machine)
+	}
+	// The command ran in the sandbox: root inside, its own hostname, not the host's files.
+	out, done = runCommand(t, client, token, target, "ssh", &sdk.Command_Arguments{Flags: []*sdk.Command_Arguments_Flag{
+		{Name: "command", Value: &sdk.Command_Arguments_Flag_String_{String_: "id -u; ls /root | wc -l"}}}})
+	if done.GetError() != nil || !strings.Contains(out, "\n0\n0\n") {
+		t.Errorf("ssh in the sandbox: %v; output %q, want root with an empty /root", done, out)
 	}
 	if out, done := runCommand(t, client, token, target, "destroy", nil); done.GetError() != nil || !done.GetResult().GetRun().GetRunResult() {
 		t.Fatalf("destroy: %v\n%s", done, out)

@@ -117,7 +117,14 @@ func openProviders(ctx context.Context, cfg Config, log *slog.Logger) (*provider
 	if err != nil {
 		return nil, fmt.Errorf("PLINTH_VAGRANT_NETNS_SUBNET: %w", err)
 	}
-	nsp, err := netns.New(netns.Options{Bridge: cfg.NetnsBridge, Subnet: subnet, Logger: log})
+	sandbox, err := cfg.sandbox()
+	if err != nil {
+		return nil, fmt.Errorf("PLINTH_VAGRANT_NETNS_SANDBOX: %w", err)
+	}
+	if sandbox == nil {
+		log.Warn("netns machines run without a sandbox (PLINTH_VAGRANT_NETNS_SANDBOX=off): a job in one is root in the runner's filesystem and processes")
+	}
+	nsp, err := netns.New(netns.Options{Bridge: cfg.NetnsBridge, Subnet: subnet, Sandbox: sandbox, Logger: log})
 	if err != nil {
 		return nil, err
 	}

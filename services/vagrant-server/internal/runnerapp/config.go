@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/provider/netns"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/runner"
 )
 
@@ -35,6 +37,15 @@ type Config struct {
 
 	NetnsBridge string `env:"PLINTH_VAGRANT_NETNS_BRIDGE" flag:"netns-bridge" default:"plinth-br0" usage:"netns provider: host bridge the machines join"`
 	NetnsSubnet string `env:"PLINTH_VAGRANT_NETNS_SUBNET" flag:"netns-subnet" default:"10.213.0.0/24" usage:"netns provider: the machines' private IPv4 subnet (exists only on this host)"`
+
+	// Each netns machine is a runc container (see the README, "The netns provider").
+	NetnsSandbox    string   `env:"PLINTH_VAGRANT_NETNS_SANDBOX" flag:"netns-sandbox" default:"runc" usage:"netns provider: runc (each machine a container: own users, filesystem, processes, limits) or off (only the network apart: for a runner that is itself a container)"`
+	NetnsMachineDir string   `env:"PLINTH_VAGRANT_NETNS_MACHINE_DIR" flag:"netns-machine-dir" default:"/var/lib/plinth-vagrant-netns" usage:"netns provider: the machines' root filesystems (their disks); every directory above it must be searchable by others"`
+	NetnsShare      []string `env:"PLINTH_VAGRANT_NETNS_SHARE" flag:"netns-share" usage:"netns provider: host paths every machine sees read-only at the same path, comma-separated (make up: kaas's kube binaries)"`
+	NetnsMemory     string   `env:"PLINTH_VAGRANT_NETNS_MEMORY" flag:"netns-memory" default:"2G" usage:"netns provider: each machine's memory limit (512M, 2G)"`
+	NetnsCPUs       string   `env:"PLINTH_VAGRANT_NETNS_CPUS" flag:"netns-cpus" default:"1" usage:"netns provider: each machine's CPU limit in CPUs (0.5, 2)"`
+	NetnsPids       int      `env:"PLINTH_VAGRANT_NETNS_PIDS" flag:"netns-pids" default:"2048" usage:"netns provider: each machine's limit of processes and threads"`
+	NetnsHostID     int      `env:"PLINTH_VAGRANT_NETNS_HOST_ID" flag:"netns-host-id" default:"1000000000" usage:"netns provider: the host uid and gid of root in the machines, first of 65536 (clear of the host's users)"`
 }
 
 // maxSlots bounds the jobs one runner id runs at once: each holds a stream and its machine's
@@ -68,6 +79,8 @@ func (c *Config) Validate() error {
 	if _, err := netip.ParsePrefix(c.NetnsSubnet); err != nil {
 		check("PLINTH_VAGRANT_NETNS_SUBNET", "netns-subnet", fmt.Errorf("%q is not a CIDR prefix like 10.213.0.0/24", c.NetnsSubnet))
 	}
+	_, err = c.sandbox()
+	check("PLINTH_VAGRANT_NETNS_SANDBOX", "netns-sandbox", err)
 	if c.RunnerID != "" && !runner.ValidID(c.RunnerID) {
 		check("PLINTH_VAGRANT_RUNNER_ID", "runner-id", fmt.Errorf("%q: use 1-64 letters, digits, '-', '_' or '.'", c.RunnerID))
 	}
@@ -85,6 +98,38 @@ func (c *Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sandbox is the netns provider's sandbox, nil when it is off. Each setting it cannot use
+// is named in the error.
+func (c *Config) sandbox() (*netns.Sandbox, error) {
+	switch c.NetnsSandbox {
+	case "off":
+		return nil, nil
+	case "runc":
+	default:
+		return nil, fmt.Errorf("%q: want runc or off", c.NetnsSandbox)
+	}
+	var errs []error
+	memory, err := config.ParseSize(c.NetnsMemory)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("PLINTH_VAGRANT_NETNS_MEMORY: %w", err))
+	}
+	cpus, err := strconv.ParseFloat(c.NetnsCPUs, 64)
+	if err != nil || cpus <= 0 {
+		errs = append(errs, fmt.Errorf("PLINTH_VAGRANT_NETNS_CPUS: %q is not a positive number of CPUs", c.NetnsCPUs))
+	}
+	if c.NetnsPids <= 0 {
+		errs = append(errs, fmt.Errorf("PLINTH_VAGRANT_NETNS_PIDS: %d is not positive", c.NetnsPids))
+	}
+	if c.NetnsHostID <= 0 || c.NetnsHostID > 1<<32-1 {
+		errs = append(errs, fmt.Errorf("PLINTH_VAGRANT_NETNS_HOST_ID: %d is not a uid", c.NetnsHostID))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &netns.Sandbox{Dir: c.NetnsMachineDir, Share: c.NetnsShare, Memory: memory, CPUs: cpus,
+		Pids: int64(c.NetnsPids), HostID: uint32(c.NetnsHostID)}, nil
 }
 
 // tokenFile is where the token is read from when none is configured directly; absolute, so

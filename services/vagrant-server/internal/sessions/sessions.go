@@ -16,9 +16,6 @@ import (
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
-// vagrantService prefixes a Vagrant method's short name for authz.
-const vagrantService = "/hashicorp.vagrant.Vagrant/"
-
 var (
 	// ErrSessionEnded refuses to issue for a Plinth token auth already revoked.
 	ErrSessionEnded = errors.New("your Plinth session has ended; sign in again")
@@ -28,14 +25,6 @@ var (
 	// ErrUnknown is a Store's answer for a session token it never recorded.
 	ErrUnknown = errors.New("unknown session token")
 )
-
-// NotAllowedError is a session token's role refusing a Vagrant method (authz's message).
-type NotAllowedError struct{ err error }
-
-func (e *NotAllowedError) Error() string { return e.err.Error() }
-
-// NotAllowed is the refusal err (authz.Check's) as a NotAllowedError.
-func NotAllowed(err error) *NotAllowedError { return &NotAllowedError{err: err} }
 
 // Token is what the server remembers of a session token: ids, never the token.
 type Token struct {
@@ -55,8 +44,12 @@ type Token struct {
 type Store interface {
 	// AddSessionToken records t, or returns ErrSessionEnded when t's Plinth token was revoked
 	// — decided under the same lock as RevokePlinthToken, so a token issued while the
-	// revocation arrives is either refused here or revoked there.
-	AddSessionToken(ctx context.Context, t Token) error
+	// revocation arrives is either refused here or revoked there. Before, holding the lock
+	// every new token of the user takes (tokens.GrantStore.AddGrant's, of owner
+	// tokens.UserOwner), it counts the user's live tokens — session tokens and the grants
+	// they own — and asks admit (nil: admit all); when admit refuses it records nothing and
+	// returns admit's error.
+	AddSessionToken(ctx context.Context, t Token, admit func(live int) error) error
 	// SessionToken returns token id, or ErrUnknown.
 	SessionToken(ctx context.Context, id []byte) (Token, error)
 	// PurgeSessionTokens forgets session tokens that expired before, and revocations recorded
@@ -73,6 +66,8 @@ type Signer interface {
 type Options struct {
 	// MaxTTL caps a token's lifetime below the Plinth token's (0: the Plinth token's expiry).
 	MaxTTL time.Duration
+	// Quota bounds the live tokens of one user: an issue beyond it is a *tokens.QuotaError.
+	Quota tokens.Quota
 	// Now is the clock; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -104,7 +99,8 @@ type Issued struct {
 }
 
 // Issue gives account, signed in with the Plinth token whose id is plinthTokenID, a Vagrant
-// login token expiring with that Plinth token (or after MaxTTL, if sooner).
+// login token expiring with that Plinth token (or after MaxTTL, if sooner). A user holding
+// Options.Quota's live tokens gets a *tokens.QuotaError and no token.
 func (s *Service) Issue(ctx context.Context, account authn.Account, plinthTokenID string) (Issued, error) {
 	now := s.opts.Now()
 	if account.Expires.IsZero() {
@@ -124,7 +120,7 @@ func (s *Service) Issue(ctx context.Context, account authn.Account, plinthTokenI
 		return Issued{}, err
 	}
 	t := Token{ID: id, PlinthTokenID: plinthTokenID, UserID: account.ID, Username: account.Name, Role: account.Role, ExpiresAt: until}
-	if err := s.store.AddSessionToken(ctx, t); err != nil {
+	if err := s.store.AddSessionToken(ctx, t, s.opts.Quota.Admit(tokens.UserOwner(account.ID), account.Name)); err != nil {
 		return Issued{}, err
 	}
 	token, err := s.signer.IssueExpiring(ctx, id, until)
@@ -137,23 +133,24 @@ func (s *Service) Issue(ctx context.Context, account authn.Account, plinthTokenI
 }
 
 // Check is the tokens.SessionCheck: token id's session must be live (recorded, not revoked,
-// not expired) and its role must allow method (a Vagrant method's short name).
-func (s *Service) Check(ctx context.Context, id []byte, method string) error {
+// not expired) and its role must allow method (a Vagrant method's short name). The caller is
+// the session's user, with the Plinth token whose revocation ends its calls.
+func (s *Service) Check(ctx context.Context, id []byte, method string) (tokens.Caller, error) {
 	t, err := s.store.SessionToken(ctx, id)
 	switch {
 	case errors.Is(err, ErrUnknown):
-		return fmt.Errorf("%w: an expiring login token this server never issued", tokens.ErrInvalid)
+		return tokens.Caller{}, fmt.Errorf("%w: an expiring login token this server never issued", tokens.ErrInvalid)
 	case err != nil:
-		return err
+		return tokens.Caller{}, err
 	case !t.RevokedAt.IsZero():
-		return fmt.Errorf("%w: its Plinth session was revoked", tokens.ErrInvalid)
+		return tokens.Caller{}, fmt.Errorf("%w: its Plinth session was revoked", tokens.ErrInvalid)
 	case !s.opts.Now().Before(t.ExpiresAt):
-		return tokens.ErrExpired
+		return tokens.Caller{}, tokens.ErrExpired
 	}
-	if err := authz.Check(t.Role, vagrantService+method); err != nil {
-		return NotAllowed(err)
+	if err := tokens.Allow(t.Role, method); err != nil {
+		return tokens.Caller{}, err
 	}
-	return nil
+	return tokens.Caller{TokenID: id, Role: t.Role, Owner: tokens.UserOwner(t.UserID), UserID: t.UserID, PlinthTokenID: t.PlinthTokenID}, nil
 }
 
 // Purge forgets session tokens that expired over an hour ago and revocations older than

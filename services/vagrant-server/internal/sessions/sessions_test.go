@@ -16,7 +16,18 @@ import (
 // and through the server in internal/app.
 type memStore struct{ tokens map[string]sessions.Token }
 
-func (m *memStore) AddSessionToken(_ context.Context, t sessions.Token) error {
+func (m *memStore) AddSessionToken(_ context.Context, t sessions.Token, admit func(live int) error) error {
+	if admit != nil {
+		live := 0
+		for _, h := range m.tokens {
+			if h.UserID == t.UserID && h.RevokedAt.IsZero() && h.ExpiresAt.After(time.Now()) {
+				live++
+			}
+		}
+		if err := admit(live); err != nil {
+			return err
+		}
+	}
 	m.tokens[string(t.ID)] = t
 	return nil
 }
@@ -85,7 +96,7 @@ func TestCheck(t *testing.T) {
 		"norole":  {ExpiresAt: now.Add(time.Hour)},
 	}}
 	svc := sessions.NewService(st, &signer{}, sessions.Options{Now: func() time.Time { return now }})
-	var notAllowed *sessions.NotAllowedError
+	var notAllowed *tokens.NotAllowedError
 	for _, tt := range []struct {
 		id, method string
 		ok         func(error) bool
@@ -100,7 +111,7 @@ func TestCheck(t *testing.T) {
 		{"unknown", "ListBasis", func(err error) bool { return errors.Is(err, tokens.ErrInvalid) }},
 		{"norole", "ListBasis", func(err error) bool { return errors.As(err, &notAllowed) }},
 	} {
-		if err := svc.Check(context.Background(), []byte(tt.id), tt.method); !tt.ok(err) {
+		if _, err := svc.Check(context.Background(), []byte(tt.id), tt.method); !tt.ok(err) {
 			t.Errorf("Check(%s, %s) = %v", tt.id, tt.method, err)
 		}
 	}

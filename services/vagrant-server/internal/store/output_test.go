@@ -39,7 +39,7 @@ func openOutput(t *testing.T, n int) (*store.Store, *pgxpool.Pool, []string) {
 	var ids []string
 	for range n {
 		id, err := q.Queue(ctx, &vagrant.Job{TargetRunner: &vagrant.Ref_Runner{Target: &vagrant.Ref_Runner_Any{Any: &vagrant.Ref_RunnerAny{}}},
-			Operation: &vagrant.Job_Noop_{Noop: &vagrant.Job_Noop{}}}, 0)
+			Operation: &vagrant.Job_Noop_{Noop: &vagrant.Job_Noop{}}}, 0, "token:test")
 		if err != nil {
 			t.Fatal(err)
 		}

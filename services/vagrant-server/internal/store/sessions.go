@@ -11,6 +11,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/sessions"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
 
 var (
@@ -29,8 +30,13 @@ func lockPlinthToken(ctx context.Context, tx pgx.Tx, plinthTokenID string) error
 }
 
 // AddSessionToken implements sessions.Store.
-func (s *Store) AddSessionToken(ctx context.Context, t sessions.Token) error {
+// The owner's lock comes first, the Plinth token's second, as nothing takes them the other
+// way round.
+func (s *Store) AddSessionToken(ctx context.Context, t sessions.Token, admit func(live int) error) error {
 	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := admitToken(ctx, tx, tokens.UserOwner(t.UserID), t.UserID, admit); err != nil {
+			return err
+		}
 		if err := lockPlinthToken(ctx, tx, t.PlinthTokenID); err != nil {
 			return err
 		}

@@ -21,7 +21,7 @@ func TestSessionTokens(t *testing.T) {
 	ctx := context.Background()
 	exp := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
 	tok := sessions.Token{ID: []byte("id-1"), PlinthTokenID: "p1", UserID: "u1", Username: "otto", Role: authz.Viewer, ExpiresAt: exp}
-	testenv.OK(t, st.AddSessionToken(ctx, tok))
+	testenv.OK(t, st.AddSessionToken(ctx, tok, nil))
 	got, err := st.SessionToken(ctx, tok.ID)
 	testenv.OK(t, err)
 	if got.PlinthTokenID != "p1" || got.Role != authz.Viewer || !got.ExpiresAt.Equal(exp) || !got.RevokedAt.IsZero() || got.Username != "otto" {
@@ -43,12 +43,12 @@ func TestSessionTokens(t *testing.T) {
 	}
 	late := tok
 	late.ID = []byte("id-2")
-	if err := st.AddSessionToken(ctx, late); !errors.Is(err, sessions.ErrSessionEnded) {
+	if err := st.AddSessionToken(ctx, late, nil); !errors.Is(err, sessions.ErrSessionEnded) {
 		t.Fatalf("issue after the revocation: %v, want ErrSessionEnded", err)
 	}
 
 	old := sessions.Token{ID: []byte("id-3"), PlinthTokenID: "p2", UserID: "u1", Username: "otto", Role: authz.Admin, ExpiresAt: time.Now().Add(-2 * time.Hour)}
-	testenv.OK(t, st.AddSessionToken(ctx, old))
+	testenv.OK(t, st.AddSessionToken(ctx, old, nil))
 	n, err := st.PurgeSessionTokens(ctx, time.Now().Add(-time.Hour))
 	testenv.OK(t, err)
 	if n != 1 {

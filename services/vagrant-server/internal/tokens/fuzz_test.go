@@ -57,7 +57,7 @@ func FuzzParseAndVerify(f *testing.F) {
 // with the server's key; otherwise ErrInvalid or ErrExpired.
 func FuzzAuthenticate(f *testing.F) {
 	keys := &memKeys{}
-	iss := NewIssuer(keys, func() time.Time { return time.Unix(1_900_000_000, 0) })
+	iss := NewIssuer(keys, keys, func() time.Time { return time.Unix(1_900_000_000, 0) })
 	if _, err := iss.Bootstrap(context.Background()); err != nil {
 		f.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func FuzzAuthenticate(f *testing.F) {
 	}
 	fuzzSeeds(f, key)
 	f.Fuzz(func(t *testing.T, token string) {
-		err := iss.Authenticate(context.Background(), token, "ListBasis")
+		err := check(iss, context.Background(), token, "ListBasis")
 		if err == nil {
 			tt, perr := Parse(token)
 			if perr != nil {

@@ -28,10 +28,18 @@ func (p *Provider) Exec(ctx context.Context, id string, c provider.Command) (int
 	}
 	st, err := p.Status(ctx, id)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Canceled before the command started: the cancel's cause, not the status
+			// command it cut short ("runc state: signal: killed").
+			return -1, context.Cause(ctx)
+		}
 		return -1, err
 	}
 	if st.ID != provider.StateRunning {
 		return -1, fmt.Errorf("%w (it is %s)", provider.ErrNotRunning, st.Short)
+	}
+	if p.sb != nil {
+		return p.execSandboxed(ctx, id, c)
 	}
 	cmd := exec.Command(p.o.IP, append([]string{"netns", "exec", p.Namespace(id)}, c.Args...)...)
 	cmd.Env = withPath(c.Env)
@@ -42,7 +50,7 @@ func (p *Provider) Exec(ctx context.Context, id string, c provider.Command) (int
 		return -1, fmt.Errorf("start %s in %s: %w", c.Args[0], p.Namespace(id), err)
 	}
 	exited := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() { p.stopGroup(ctx, cmd.Process.Pid, exited) })
+	stop := context.AfterFunc(ctx, func() { _ = p.stopGroup(ctx, cmd.Process.Pid, exited) })
 	err = cmd.Wait()
 	close(exited)
 	if !stop() {
@@ -61,19 +69,22 @@ func (p *Provider) Exec(ctx context.Context, id string, c provider.Command) (int
 }
 
 // stopGroup ends process group pgid on cancel: SIGKILL at once for a forced cancel, else
-// SIGTERM and SIGKILL after the grace period unless the leader exited.
-func (p *Provider) stopGroup(ctx context.Context, pgid int, exited <-chan struct{}) {
+// SIGTERM and SIGKILL after the grace period unless the leader exited. It returns the last
+// signal sent.
+func (p *Provider) stopGroup(ctx context.Context, pgid int, exited <-chan struct{}) syscall.Signal {
 	if errors.Is(context.Cause(ctx), provider.ErrKilled) {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return
+		return syscall.SIGKILL
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	t := time.NewTimer(p.o.StopGrace)
 	defer t.Stop()
 	select {
 	case <-exited:
+		return syscall.SIGTERM
 	case <-t.C:
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return syscall.SIGKILL
 	}
 }
 

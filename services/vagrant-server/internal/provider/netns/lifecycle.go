@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/provider"
 )
@@ -67,6 +68,9 @@ func (p *Provider) Up(ctx context.Context, id string) error {
 			return err
 		}
 	}
+	if p.sb != nil {
+		return p.startContainer(ctx, id)
+	}
 	return nil
 }
 
@@ -85,6 +89,12 @@ func (p *Provider) Halt(ctx context.Context, id string) error {
 	if exists, err := p.namespaceExists(ctx, ns); err != nil || !exists {
 		return err
 	}
+	if p.sb != nil {
+		if err := p.stopContainer(ctx, ns); err != nil {
+			return err
+		}
+	}
+	// Also without a sandbox, and in case something else entered the namespace.
 	if err := p.stopProcesses(ctx, ns); err != nil {
 		return err
 	}
@@ -116,6 +126,16 @@ func (p *Provider) Destroy(ctx context.Context, id string) error {
 	}
 	defer unlock()
 	ns := p.Namespace(id)
+	if p.sb != nil {
+		// The container and its disk go first, whether or not the namespace is there (a
+		// host restart takes /run/netns, not the disk).
+		if err := p.stopContainer(ctx, ns); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(p.sb.bundle(ns)); err != nil {
+			return fmt.Errorf("remove the machine's disk: %w", err)
+		}
+	}
 	exists, err := p.namespaceExists(ctx, ns)
 	if err != nil {
 		return err
@@ -161,8 +181,16 @@ func (p *Provider) Status(ctx context.Context, id string) (provider.State, error
 		return provider.State{}, err
 	}
 	addr := firstIn(guest.ipv4(), p.o.Subnet)
+	running := true
+	if p.sb != nil && ok && guest.up() {
+		status, err := p.containerStatus(ctx, ns)
+		if err != nil {
+			return provider.State{}, err
+		}
+		running = status == "running"
+	}
 	switch {
-	case ok && guest.up() && addr.IsValid():
+	case ok && guest.up() && addr.IsValid() && running:
 		return provider.State{ID: provider.StateRunning, Short: "running",
 			Long: fmt.Sprintf("The machine is running in network namespace %s at %s on bridge %s.", ns, addr, p.o.Bridge)}, nil
 	case ok && addr.IsValid():

@@ -1,7 +1,10 @@
 // Package netns is vagrant-runner's built-in machine provider for a plain Linux host: a machine
 // is a network namespace (`ip netns add plinth-<id>`) joined by a veth pair to a private bridge
 // (plinth-br0) on a private subnet (10.213.0.0/24) that exists only on this host, with its own
-// address. Commands run inside it with `ip netns exec`. It needs root and iproute2.
+// address. With a Sandbox (the runner's default) the machine is also a runc container in that
+// namespace — its own users, filesystem, processes and cgroup limits — and commands run in it
+// with `runc exec`; without one they run with `ip netns exec`. It needs root and iproute2
+// (and runc and tini for the sandbox).
 //
 // Nothing here routes traffic off the host: the namespaces get no default route, the host's
 // forwarding and firewall settings are left alone, and the bridge holds only the machines'
@@ -48,6 +51,10 @@ type Options struct {
 	// StopGrace is how long processes get between SIGTERM and SIGKILL on halt, destroy and a
 	// graceful cancel of Exec; default 5s.
 	StopGrace time.Duration
+	// Sandbox, when set, runs each machine in a container of its own (see Sandbox); nil runs
+	// the machine's commands in the runner's own filesystem, users and PID namespace, with
+	// only the network namespace apart (for a runner that is itself in a container).
+	Sandbox *Sandbox
 	// Logger receives debug logs of the commands run; nil discards them.
 	Logger *slog.Logger
 }
@@ -55,6 +62,8 @@ type Options struct {
 // Provider is the netns machine provider.
 type Provider struct {
 	o       Options
+	sb      *Sandbox // nil: no sandbox
+	nsenter string
 	gateway netip.Addr // the bridge's address: the subnet's first host
 	log     *slog.Logger
 	idRE    *regexp.Regexp
@@ -104,11 +113,19 @@ func New(o Options) (*Provider, error) {
 	if !ifNameRE.MatchString(o.NamespacePrefix) {
 		errs = append(errs, fmt.Errorf("namespace prefix %q: use letters, digits and _.-", o.NamespacePrefix))
 	}
+	var sb *Sandbox
+	if o.Sandbox != nil {
+		s, err := o.Sandbox.withDefaults()
+		errs = append(errs, err)
+		sb = &s
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("netns provider: %w", err)
 	}
 	return &Provider{
 		o:       o,
+		sb:      sb,
+		nsenter: lookProgram("nsenter", "/usr/bin/nsenter"),
 		gateway: o.Subnet.Addr().Next(),
 		log:     o.Logger.With("provider", Name),
 		idRE:    regexp.MustCompile(fmt.Sprintf(`^[a-z0-9]{1,%d}$`, ifNameMax-len(o.LinkPrefix))),

@@ -10,8 +10,10 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +25,7 @@ import (
 // kernelProvider returns a provider on a bridge, subnet and name prefix of its own, so the test
 // cannot touch a runner's machines on this host, and removes the bridge afterwards. It skips
 // (fails under PLINTH_TEST_STRICT=1) without root, iproute2 or ping.
-func kernelProvider(t *testing.T) *netns.Provider {
+func kernelProvider(t testing.TB) *netns.Provider {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		testenv.SkipOrFail(t, "netns provider tests need root: run them as root (CI does)")
@@ -33,6 +35,7 @@ func kernelProvider(t *testing.T) *netns.Provider {
 			testenv.SkipOrFail(t, prog+" is not installed (apt-get install iproute2 iputils-ping)")
 		}
 	}
+	sharedDir, diskDir = shareDir(t), searchableTempDir(t)
 	suffix := randomHex(t, 4)
 	third, err := rand.Int(rand.Reader, big.NewInt(150))
 	if err != nil {
@@ -45,6 +48,8 @@ func kernelProvider(t *testing.T) *netns.Provider {
 		LinkPrefix:      "ptv",
 		LockDir:         t.TempDir(),
 		StopGrace:       time.Second,
+		Sandbox: &netns.Sandbox{Dir: diskDir, State: t.TempDir(), Share: []string{sharedDir},
+			Pids: testPids, Memory: testMemory, CPUs: 0.5},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +61,44 @@ func kernelProvider(t *testing.T) *netns.Provider {
 	return p
 }
 
-func randomHex(t *testing.T, n int) string {
+// The sandbox's settings in these tests: small limits, and a shared directory with a program.
+const (
+	testPids   = 128
+	testMemory = 256 << 20
+)
+
+// sharedDir is the host directory the test's machines see read-only (kaas's kube binaries);
+// diskDir holds their root filesystems.
+var sharedDir, diskDir string
+
+// shareDir makes a directory holding a program, hello, for the machines to run; its path is
+// searchable by the machines' unprivileged uid, as kaas's bin directory is.
+func shareDir(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(searchableTempDir(t), "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "hello"), []byte("#!/bin/sh\necho hello from the host\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// searchableTempDir is a temporary directory that others may search, down from /: the
+// machines' uid must reach their root filesystems and shared directories.
+func searchableTempDir(t testing.TB) string {
+	t.Helper()
+	top := t.TempDir()
+	for d := top; d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return top
+}
+
+func randomHex(t testing.TB, n int) string {
 	t.Helper()
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -132,6 +174,10 @@ func TestMachineLifecycle(t *testing.T) {
 		t.Errorf("exec: exit %d stdout %q stderr %q; want 3, hello, oops", code, out, errOut)
 	}
 
+	// The machine's disk outlives halt (kaas keeps etcd's data and its machine key there).
+	if code, _, errOut := run(t, p, a, nil, "sh", "-c", "mkdir -p /var/lib/kept && echo kept >/var/lib/kept/f"); code != 0 {
+		t.Fatalf("write the machine's disk: %s", errOut)
+	}
 	// A process left running in the machine must not survive halt.
 	if code, _, _ := run(t, p, a, nil, "sh", "-c", "sleep 1000 >/dev/null 2>&1 &"); code != 0 {
 		t.Fatalf("starting a background process: exit %d", code)
@@ -152,6 +198,9 @@ func TestMachineLifecycle(t *testing.T) {
 	if again, _, _ := p.Address(ctx, a); again != addrA {
 		t.Errorf("address after halt and up = %s, want the old %s", again, addrA)
 	}
+	if code, out, errOut := run(t, p, a, nil, "cat", "/var/lib/kept/f"); code != 0 || out != "kept\n" {
+		t.Errorf("the machine's disk after halt and up: exit %d %q %s", code, out, errOut)
+	}
 
 	for _, id := range []string{a, b, a} { // destroying twice is fine
 		if err := p.Destroy(ctx, id); err != nil {
@@ -167,6 +216,9 @@ func TestMachineLifecycle(t *testing.T) {
 		}
 		if strings.Contains(string(links), "ptv"+id) {
 			t.Errorf("veth ptv%s left after destroy:\n%s", id, links)
+		}
+		if _, err := os.Stat(filepath.Join(diskDir, p.Namespace(id))); !os.IsNotExist(err) {
+			t.Errorf("the disk of %s is left after destroy (%v)", id, err)
 		}
 	}
 }
@@ -185,25 +237,35 @@ func TestExecCancel(t *testing.T) {
 		argv  []string
 	}{
 		// The shell ignores SIGTERM, so only the SIGKILL after the grace period ends it.
-		{"graceful", context.Canceled, []string{"sh", "-c", "trap '' TERM; sleep 30 & wait"}},
-		{"forced", provider.ErrKilled, []string{"sh", "-c", "sleep 30 & wait"}},
+		{"graceful", context.Canceled, []string{"sh", "-c", "trap '' TERM; echo started; sleep 30 & wait"}},
+		{"forced", provider.ErrKilled, []string{"sh", "-c", "echo started; sleep 30 & wait"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancelCause(context.Background())
-			time.AfterFunc(300*time.Millisecond, func() { cancel(tc.cause) })
 			type result struct {
 				code int
 				err  error
 			}
 			done := make(chan result, 1)
+			// The cancel comes once the command has started (its first output), not after a
+			// fixed delay: on a loaded machine 300 ms once ended inside the start itself.
+			started := &firstWrite{c: make(chan struct{})}
 			go func() {
-				code, err := p.Exec(ctx, id, provider.Command{Args: tc.argv, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+				code, err := p.Exec(ctx, id, provider.Command{Args: tc.argv, Stdout: started, Stderr: &bytes.Buffer{}})
 				done <- result{code, err}
 			}()
 			// Bounded by the test's context, not a wall-clock figure: the command sleeps 30 s,
 			// so returning at all means the cancel stopped it.
 			testCtx, stop := context.WithTimeout(t.Context(), 25*time.Second)
 			defer stop()
+			select {
+			case <-started.c:
+				cancel(tc.cause)
+			case r := <-done:
+				t.Fatalf("Exec returned before its command started: exit %d, %v", r.code, r.err)
+			case <-testCtx.Done():
+				t.Fatal("the command did not start")
+			}
 			var r result
 			select {
 			case r = <-done:
@@ -216,11 +278,29 @@ func TestExecCancel(t *testing.T) {
 			if r.code != 128+9 && r.code != 128+15 {
 				t.Errorf("exit %d, want killed by a signal", r.code)
 			}
-			if pids, _ := exec.Command("ip", "netns", "pids", p.Namespace(id)).Output(); len(bytes.TrimSpace(pids)) > 0 {
-				t.Errorf("processes left after cancel: %s", pids)
+			if left := jobProcesses(t, p.Namespace(id)); len(left) > 0 {
+				t.Errorf("processes left after cancel: %v", left)
 			}
 		})
 	}
+}
+
+// jobProcesses lists the processes in namespace ns besides the machine's init (its PID 1
+// and the sleep that keeps it up), with their command lines.
+func jobProcesses(t *testing.T, ns string) []string {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "pids", ns).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, pid := range strings.Fields(string(out)) {
+		cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+		if c := strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " ")); c != "/init -- sleep infinity" && c != "sleep infinity" && c != "" {
+			left = append(left, pid+": "+c)
+		}
+	}
+	return left
 }
 
 // A destroyed machine's address goes to the next machine, which has another MAC: the host
@@ -292,4 +372,15 @@ func guestMAC(t *testing.T, p *netns.Provider, id string) string {
 		t.Fatalf("MAC of %s: %v: %s", id, err, out)
 	}
 	return f[2]
+}
+
+// firstWrite closes c at the first write to it and discards what is written.
+type firstWrite struct {
+	once sync.Once
+	c    chan struct{}
+}
+
+func (w *firstWrite) Write(b []byte) (int, error) {
+	w.once.Do(func() { close(w.c) })
+	return len(b), nil
 }
