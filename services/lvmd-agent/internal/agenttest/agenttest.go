@@ -5,6 +5,7 @@
 package agenttest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -94,6 +95,20 @@ func NewEnv(t *testing.T, classes int, size int64) *Env {
 	return e
 }
 
+// AddConfig appends yaml (top-level keys such as lvcreate-option-classes) to lvmd.yaml; call
+// it before Start.
+func (e *Env) AddConfig(t *testing.T, yaml string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(e.Dir, "lvmd.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString(yaml)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Socket is the agent's unix socket.
 func (e *Env) Socket() string { return filepath.Join(e.Dir, "lvmd.sock") }
 
@@ -120,7 +135,7 @@ func (e *Env) Start(t *testing.T, bin string, extra ...string) *Process {
 	}
 	go func() { _ = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { p.Stop(t) })
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a deadline: seconds here, longer in a kernelvm guest
 	for {
 		if _, err := os.Stat(e.Socket()); err == nil && p.serving() {
 			return p

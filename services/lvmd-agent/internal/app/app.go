@@ -30,7 +30,7 @@ import (
 // jobs (recovering those a previous run left), the gRPC services on the socket and the
 // optional mutual-TLS port, and the background loops; Run serves. cfg must be Resolved.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service, err error) {
-	s, err := service.New(service.Options{Name: "lvmd-agent", Logger: log, Admin: cfg.Admin})
+	s, err := service.New(service.Options{Name: "lvmd-agent", Logger: log, Admin: cfg.Admin, ClientLimits: cfg.ClientLimits})
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	if s3Default != nil {
 		log.Info("default S3 store for requests that name no endpoint and no credentials", "endpoint", s3Default.Endpoint)
 	}
-	lvmdpb.RegisterLVServiceServer(srv.GRPC(), lvmdgrpc.NewLVServer(volumes, jobs, s3Default, log))
+	lvmdgrpc.RegisterLVService(srv.GRPC(), lvmdgrpc.NewLVServer(volumes, jobs, s3Default, log))
 	lvmdpb.RegisterVGServiceServer(srv.GRPC(), lvmdgrpc.NewVGServer(volumes, cfg.WatchInterval, s.Lifetime(), log))
 	jobspb.RegisterJobServiceServer(srv.GRPC(), lvmdgrpc.NewJobServer(st, cfg.NodeName, log))
 	jobspb.RegisterVolumeServiceServer(srv.GRPC(), lvmdgrpc.NewVolumeServer(volumes, s3Default, log))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
@@ -47,7 +48,7 @@ func devVG(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "removed volume group %s and %s\n", *vg, o.File)
 		return nil
 	}
-	if err := deviceclass.QualifiedName(*class); err != nil {
+	if err := deviceclass.QualifiedName(*class + "-thin"); err != nil { // the thin class's name too
 		return fmt.Errorf("-device-class: %w", err)
 	}
 	dev, err := loopvg.Ensure(ctx, o)
@@ -56,10 +57,42 @@ func devVG(ctx context.Context, args []string, out io.Writer) error {
 	}
 	yaml := fmt.Sprintf("# Written by `lvmd-agent dev-vg`: a loop-backed volume group on %s (%s).\n"+
 		"device-classes:\n  - name: %s\n    volume-group: %s\n    default: true\n    spare-gb: 1\n", o.File, dev, *class, *vg)
+	_, noThinCheck := exec.LookPath("thin_check")
+	switch {
+	case o.MetadataOnly: // no device-mapper: no thin pool
+	case noThinCheck != nil:
+		fmt.Fprintln(out, "no thin class: lvm activates thin pools only with thin_check (apt-get install thin-provisioning-tools)")
+	default:
+		// A thin class beside, on a pool of a quarter of the group.
+		if err := ensurePool(ctx, *vg, devPool, uint64(bytes)/4); err != nil {
+			return err
+		}
+		yaml += fmt.Sprintf("  - name: %s-thin\n    volume-group: %s\n    spare-gb: 0\n    type: thin\n"+
+			"    thin-pool:\n      name: %s\n      overprovision-ratio: 4\n", *class, *vg, devPool)
+	}
 	cfg := filepath.Join(abs, DevConfigName)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "volume group %s on %s (%s); device classes in %s\n", *vg, dev, o.File, cfg)
 	return nil
+}
+
+// devPool is the thin pool dev-vg makes where device-mapper is.
+const devPool = "thinpool"
+
+// ensurePool makes the thin pool unless the group has it.
+func ensurePool(ctx context.Context, vg, name string, size uint64) error {
+	r := lvm.New(lvm.Options{Env: os.Environ()})
+	lvs, err := r.LVs(ctx, vg)
+	if err != nil {
+		return err
+	}
+	for _, lv := range lvs {
+		if lv.Name == name {
+			return nil
+		}
+	}
+	// Whole extents: lvm's default extent is 4 MiB.
+	return r.CreateThinPool(ctx, vg, name, size/(4<<20)*(4<<20))
 }

@@ -56,6 +56,6 @@ func tlsFileError(err error) error {
 func serveTLS(srv *server.Server, lis net.Listener, log *slog.Logger) func(context.Context) error {
 	return func(context.Context) error {
 		log.Info("serving mutual TLS", "tls_addr", lis.Addr().String())
-		return srv.GRPC().Serve(lis)
+		return srv.ServeOn(lis)
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/backoff"
 	"github.com/plinth-dev/plinth/libs/storage/compression"
-	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/lvm"
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/volume"
@@ -169,8 +168,10 @@ func (r *Runner) start(job Job, work func(ctx context.Context, done *atomic.Uint
 		if err != nil {
 			level = slog.LevelWarn
 		}
+		// The job's message, not err: an error of the object store may quote what answered at
+		// the client's endpoint (describe).
 		r.log.Log(context.Background(), level, "job finished", "kind", job.Kind, "name", job.Name, "volume", job.VolumeHandle,
-			"state", out.State, "bytes", out.BytesDone, "duration", time.Since(began), "error", err)
+			"state", out.State, "bytes", out.BytesDone, "duration", time.Since(began), "error", out.Message)
 		rn.err = err
 		r.mu.Lock()
 		delete(r.running, job.ID)
@@ -257,15 +258,3 @@ var ErrElsewhere = errors.New("the job is in progress in another agent process; 
 type JobError struct{ Message string }
 
 func (e *JobError) Error() string { return e.Message }
-
-// describe is a job's failure as its message says it: plain words for the object store's
-// refusals, the error's own text otherwise (no error on this path carries a credential).
-func describe(err error) string {
-	switch {
-	case errors.Is(err, objectstore.ErrDenied):
-		return "the object store refused the credentials or the operation: " + err.Error()
-	case errors.Is(err, objectstore.ErrBucketMissing):
-		return "the bucket in data_source.s3.path does not exist: " + err.Error()
-	}
-	return err.Error()
-}

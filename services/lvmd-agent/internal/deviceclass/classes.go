@@ -11,9 +11,10 @@ var ErrNotFound = errors.New("device class not found")
 // Classes looks classes up by name; the empty name is the default class (lvmd's rule for
 // requests that name none).
 type Classes struct {
-	all    []*DeviceClass
-	byName map[string]*DeviceClass
-	def    *DeviceClass
+	all     []*DeviceClass
+	byName  map[string]*DeviceClass
+	def     *DeviceClass
+	options map[string]*OptionClass
 }
 
 // New indexes a validated file's classes.
@@ -21,7 +22,10 @@ func New(f *File) (*Classes, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Classes{all: f.DeviceClasses, byName: map[string]*DeviceClass{}}
+	c := &Classes{all: f.DeviceClasses, byName: map[string]*DeviceClass{}, options: map[string]*OptionClass{}}
+	for _, oc := range f.OptionClasses {
+		c.options[oc.Name] = oc
+	}
 	for _, dc := range f.DeviceClasses {
 		c.byName[dc.Name] = dc
 		if dc.Default {
@@ -47,3 +51,9 @@ func (c *Classes) Default() *DeviceClass { return c.def }
 
 // All lists the classes in file order.
 func (c *Classes) All() []*DeviceClass { return c.all }
+
+// OptionClass returns the lvcreate option class called name (ok false: there is none).
+func (c *Classes) OptionClass(name string) (oc *OptionClass, ok bool) {
+	oc, ok = c.options[name]
+	return oc, ok
+}

@@ -1,14 +1,17 @@
 // Package deviceclass reads the agent's device classes from a file compatible with TopoLVM's
 // lvmd.yaml (socket-name, device-classes with name, volume-group, default, spare-gb, stripe,
-// stripe-size, lvcreate-options) and validates them as lvmd does, with messages naming the
-// field: at least one class, exactly one default, qualified names, unique names and volume
-// groups.
+// stripe-size, lvcreate-options, type and thin-pool; lvcreate-option-classes) and validates
+// them as lvmd does, with messages naming the field: at least one class, exactly one
+// default, qualified names, unique names, one thick class per volume group and one thin class
+// per thin pool — and, where lvmd passes anything on, only lvcreate options that shape the
+// new volume.
 package deviceclass
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 
@@ -35,6 +38,39 @@ type DeviceClass struct {
 	StripeSize string `yaml:"stripe-size"`
 	// LVCreateOptions are further lvcreate arguments.
 	LVCreateOptions []string `yaml:"lvcreate-options"`
+	// Type is "thick" (the default when empty: volumes from the group's free extents) or
+	// "thin" (volumes in ThinPool, TopoLVM v0.13).
+	Type string `yaml:"type"`
+	// ThinPool is the thin pool of a thin class; it is ignored for a thick one, as lvmd
+	// ignores it.
+	ThinPool *ThinPool `yaml:"thin-pool"`
+}
+
+// The device class types.
+const (
+	TypeThick = "thick"
+	TypeThin  = "thin"
+)
+
+// ThinPool is a thin class's pool: an existing thin pool of the volume group (lvmd does not
+// make it) and how far its volumes' sizes may add up beyond its data size.
+type ThinPool struct {
+	// Name is the pool's logical volume name.
+	Name string `yaml:"name"`
+	// OverprovisionRatio bounds the sum of the pool's volume sizes: at most this times the
+	// pool's size (at least 1.0).
+	OverprovisionRatio float64 `yaml:"overprovision-ratio"`
+}
+
+// IsThin reports whether the class makes thin volumes.
+func (dc *DeviceClass) IsThin() bool { return dc.Type == TypeThin }
+
+// Pool is the thin pool's name, "" for a thick class.
+func (dc *DeviceClass) Pool() string {
+	if !dc.IsThin() || dc.ThinPool == nil {
+		return ""
+	}
+	return dc.ThinPool.Name
 }
 
 // Spare is the class's spare space in bytes.
@@ -51,14 +87,15 @@ type File struct {
 	SocketName string `yaml:"socket-name"`
 	// DeviceClasses are the classes, in file order.
 	DeviceClasses []*DeviceClass `yaml:"device-classes"`
+	// OptionClasses are the lvcreate option classes a CreateLV call may name.
+	OptionClasses []*OptionClass `yaml:"lvcreate-option-classes"`
 }
 
 // maxFile bounds a configuration file; a real one is a few hundred bytes.
 const maxFile = 1 << 20
 
-// Parse reads lvmd.yaml. Keys the agent does not know (newer TopoLVM's thin-pool, type,
-// lvcreate-option-classes...) are ignored, as lvmd v0.6 ignores them, and listed in
-// warnings so an operator learns they have no effect.
+// Parse reads lvmd.yaml. Keys the agent does not know are ignored, as lvmd ignores them,
+// and listed in warnings so an operator learns they have no effect.
 func Parse(data []byte) (f *File, warnings []string, err error) {
 	if len(data) > maxFile {
 		return nil, nil, fmt.Errorf("the file is %d bytes; at most %d are allowed", len(data), maxFile)
@@ -96,12 +133,27 @@ func (f *File) Validate() error {
 		} else {
 			names[dc.Name] = i
 		}
+		// A group has at most one thick class and a pool one thin class (lvmd's key:
+		// the group, or group/pool).
+		target := dc.VolumeGroup
+		switch dc.Type {
+		case "", TypeThick:
+		case TypeThin:
+			errs = append(errs, validateThinPool(field+".thin-pool", dc.ThinPool)...)
+			if dc.ThinPool != nil {
+				target += "/" + dc.ThinPool.Name
+			}
+		default:
+			errs = append(errs, fmt.Errorf("%s.type: %q is neither %s nor %s (empty is %s)", field, clip(dc.Type), TypeThick, TypeThin, TypeThick))
+		}
 		if err := VGName(dc.VolumeGroup); err != nil {
 			errs = append(errs, fmt.Errorf("%s.volume-group: %w", field, err))
-		} else if j, dup := vgs[dc.VolumeGroup]; dup {
-			errs = append(errs, fmt.Errorf("%s.volume-group: %q is also the volume group of device-classes[%d]", field, dc.VolumeGroup, j))
+		} else if j, dup := vgs[target]; dup && target == dc.VolumeGroup {
+			errs = append(errs, fmt.Errorf("%s.volume-group: %q is also the volume group of device-classes[%d] (one thick class per volume group)", field, dc.VolumeGroup, j))
+		} else if dup {
+			errs = append(errs, fmt.Errorf("%s.thin-pool.name: %q is also the thin pool of device-classes[%d]", field, target, j))
 		} else {
-			vgs[dc.VolumeGroup] = i
+			vgs[target] = i
 		}
 		if dc.Default {
 			defaults++
@@ -115,17 +167,36 @@ func (f *File) Validate() error {
 		if dc.StripeSize != "" && !stripeSizeRE.MatchString(dc.StripeSize) {
 			errs = append(errs, fmt.Errorf("%s.stripe-size: %q is not an lvm size such as 64, 64k or 1m", field, clip(dc.StripeSize)))
 		}
-		for j, o := range dc.LVCreateOptions {
-			if o == "" || strings.ContainsRune(o, 0) {
-				errs = append(errs, fmt.Errorf("%s.lvcreate-options[%d]: must be a non-empty argument", field, j))
-			}
-		}
+		errs = append(errs, ValidateLVCreateOptions(field+".lvcreate-options", dc.LVCreateOptions)...)
 	}
 	if defaults != 1 {
 		errs = append(errs, fmt.Errorf("device-classes: exactly one class must have default: true; %d do", defaults))
 	}
+	errs = append(errs, validateOptionClasses(f.OptionClasses)...)
 	return errors.Join(errs...)
 }
+
+// validateThinPool checks a thin class's pool: named as lvm names volumes, and a ratio of
+// at least 1.
+func validateThinPool(field string, tp *ThinPool) []error {
+	if tp == nil {
+		return []error{fmt.Errorf("%s: is required for a thin class (name and overprovision-ratio)", field)}
+	}
+	var errs []error
+	switch {
+	case tp.Name == "":
+		errs = append(errs, fmt.Errorf("%s.name: is required", field))
+	case len(tp.Name) > 127 || tp.Name == "." || tp.Name == ".." || !vgRE.MatchString(tp.Name):
+		errs = append(errs, fmt.Errorf("%s.name: %q is not a logical volume name: letters, digits and + _ . -, not starting with -", field, clip(tp.Name)))
+	}
+	if !(tp.OverprovisionRatio >= 1) || math.IsInf(tp.OverprovisionRatio, 0) || tp.OverprovisionRatio > maxOverprovision {
+		errs = append(errs, fmt.Errorf("%s.overprovision-ratio: %v must be at least 1.0 and at most %d", field, tp.OverprovisionRatio, maxOverprovision))
+	}
+	return errs
+}
+
+// maxOverprovision bounds the ratio so pool size × ratio stays far from overflowing.
+const maxOverprovision = 1000
 
 var (
 	// qualifiedName is Kubernetes' IsQualifiedName: an optional DNS-subdomain prefix and

@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-// upstreamExample is TopoLVM's documented lvmd.yaml (docs/lvmd.md), with a newer key.
+// upstreamExample is TopoLVM's documented lvmd.yaml (docs/lvmd.md), with the thin class of
+// its docs/snapshot-and-restore.md (v0.41.0) on the first class's group and a key lvmd does
+// not know.
 const upstreamExample = `socket-name: /run/topolvm/lvmd.sock
 device-classes:
   - name: ssd
@@ -27,6 +29,13 @@ device-classes:
       - --type=raid1
     thin-pool:
       name: pool0
+  - name: thin
+    volume-group: myvg1
+    type: thin
+    thin-pool:
+      name: pool0
+      overprovision-ratio: 5.0
+future-key: 1
 `
 
 func TestParseUpstreamExample(t *testing.T) {
@@ -34,14 +43,14 @@ func TestParseUpstreamExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "thin-pool") {
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "future-key") {
 		t.Errorf("warnings %q: the unknown key must be named", warnings)
 	}
 	c, err := New(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.SocketName != "/run/topolvm/lvmd.sock" || len(c.All()) != 4 {
+	if f.SocketName != "/run/topolvm/lvmd.sock" || len(c.All()) != 5 {
 		t.Fatalf("%+v", f)
 	}
 	def, _ := c.Get("")
@@ -53,8 +62,12 @@ func TestParseUpstreamExample(t *testing.T) {
 		t.Errorf("striped %+v %v", striped, err)
 	}
 	raid, _ := c.Get("raid")
-	if raid.Spare() != DefaultSpareGB<<30 || raid.LVCreateOptions[0] != "--type=raid1" {
-		t.Errorf("raid %+v", raid)
+	if raid.Spare() != DefaultSpareGB<<30 || raid.LVCreateOptions[0] != "--type=raid1" || raid.IsThin() || raid.Pool() != "" {
+		t.Errorf("raid %+v: a thick class's thin-pool is ignored, as lvmd ignores it", raid)
+	}
+	thin, _ := c.Get("thin")
+	if !thin.IsThin() || thin.Pool() != "pool0" || thin.ThinPool.OverprovisionRatio != 5 || thin.VolumeGroup != "myvg1" {
+		t.Errorf("thin %+v", thin)
 	}
 	if _, err := c.Get("nvme"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown class: %v", err)
@@ -85,6 +98,14 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"device-classes:\n- {name: a, volume-group: v, default: true, stripe-size: 64x}\n", []string{"device-classes[0].stripe-size:"}},
 		{"device-classes:\n- {name: a, volume-group: v, default: true, lvcreate-options: ['']}\n", []string{"device-classes[0].lvcreate-options[0]:"}},
 		{"device-classes:\n- null\n- {name: a, volume-group: v, default: true}\n", []string{"device-classes[0]: is empty"}},
+		{"device-classes:\n- {name: a, volume-group: v, default: true, type: thinn}\n", []string{`device-classes[0].type: "thinn" is neither thick nor thin`}},
+		{"device-classes:\n- {name: a, volume-group: v, default: true, type: thin}\n", []string{"device-classes[0].thin-pool: is required for a thin class"}},
+		{"device-classes:\n- {name: a, volume-group: v, default: true, type: thin, thin-pool: {overprovision-ratio: 2}}\n", []string{"device-classes[0].thin-pool.name: is required"}},
+		{"device-classes:\n- {name: a, volume-group: v, default: true, type: thin, thin-pool: {name: '-p', overprovision-ratio: 2}}\n", []string{"device-classes[0].thin-pool.name:", "not a logical volume name"}},
+		{"device-classes:\n- {name: a, volume-group: v, default: true, type: thin, thin-pool: {name: p}}\n", []string{"device-classes[0].thin-pool.overprovision-ratio: 0 must be at least 1.0"}},
+		{"device-classes:\n- {name: a, volume-group: v, default: true, type: thin, thin-pool: {name: p, overprovision-ratio: .nan}}\n", []string{"device-classes[0].thin-pool.overprovision-ratio: NaN"}},
+		{"device-classes:\n- {name: a, volume-group: v, default: true, type: thin, thin-pool: {name: p, overprovision-ratio: 2}}\n- {name: b, volume-group: v, type: thin, thin-pool: {name: p, overprovision-ratio: 3}}\n", []string{`device-classes[1].thin-pool.name: "v/p" is also the thin pool of device-classes[0]`}},
+		{"device-classes:\n- {name: a, volume-group: v, default: true}\n- {name: b, volume-group: v, type: thick}\n", []string{`device-classes[1].volume-group: "v" is also the volume group of device-classes[0] (one thick class per volume group)`}},
 	} {
 		f, _, err := Parse([]byte(tt.yaml))
 		if err == nil {
@@ -113,6 +134,7 @@ func TestValidateNamesTheField(t *testing.T) {
 // panic, and a file that validates must index into classes with one default.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(upstreamExample))
+	f.Add([]byte(optionClassExample))
 	f.Add([]byte("device-classes:\n- {name: a, volume-group: v1, default: true, spare-gb: 0}\n"))
 	f.Add([]byte("device-classes: [{name: 'x/y', volume-group: '+', default: yes}]"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -128,4 +150,27 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("no default class in a valid file")
 		}
 	})
+}
+
+// TestThinClassesShareAGroup: a group has one thick class and any number of thin classes, one
+// per pool (lvmd's keys: the group, or group/pool).
+func TestThinClassesShareAGroup(t *testing.T) {
+	f, _, err := Parse([]byte(`device-classes:
+  - {name: thick, volume-group: vg, default: true}
+  - {name: fast, volume-group: vg, type: thin, thin-pool: {name: pool0, overprovision-ratio: 1}}
+  - {name: cheap, volume-group: vg, type: thin, thin-pool: {name: pool1, overprovision-ratio: 10}}
+  - {name: other, volume-group: vg2, type: thin, thin-pool: {name: pool0, overprovision-ratio: 2.5}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pool := range map[string]string{"thick": "", "fast": "pool0", "cheap": "pool1", "other": "pool0"} {
+		if dc, err := c.Get(name); err != nil || dc.Pool() != pool {
+			t.Errorf("%s: pool %q, %v; want %q", name, dc.Pool(), err, pool)
+		}
+	}
 }

@@ -26,10 +26,24 @@ func Capacity(c volume.Capacity) *eventsv1.DeviceClassCapacity {
 // Heartbeat is the node's periodic inventory.
 func Heartbeat(node string, addresses []string, caps []volume.Capacity, intervalSeconds uint32, version string) *eventsv1.NodeHeartbeat {
 	hb := &eventsv1.NodeHeartbeat{Node: node, Addresses: addresses, IntervalSeconds: intervalSeconds, AgentVersion: version}
+	// The totals count each volume group once: a thin class's pool is part of its group, which
+	// may also hold a thick class (its size and free space less its spare) or only thin ones
+	// (the group's own).
+	thick := map[string]bool{}
 	for _, c := range caps {
 		hb.DeviceClasses = append(hb.DeviceClasses, Capacity(c))
-		hb.TotalSizeBytes += c.Size
-		hb.TotalFreeBytes += c.Free
+		if c.Pool == nil {
+			thick[c.VolumeGroup] = true
+			hb.TotalSizeBytes += c.Size
+			hb.TotalFreeBytes += c.Free
+		}
+	}
+	for _, c := range caps {
+		if !thick[c.VolumeGroup] {
+			thick[c.VolumeGroup] = true
+			hb.TotalSizeBytes += c.GroupSize
+			hb.TotalFreeBytes += c.GroupFree
+		}
 	}
 	return hb
 }

@@ -25,11 +25,13 @@ import (
 // should do next; lvm's and the object store's own words stay in the log:
 //   - unknown device class, volume, backup or job → NotFound, as lvmd answers: fix the request.
 //   - not enough space → ResourceExhausted with free and requested bytes (lvmd's message).
-//   - a shrink → OutOfRange: lvmd's answer; lvm itself would shrink an inactive volume.
+//   - a shrink, a snapshot smaller than its source → OutOfRange: lvmd's answers; lvm itself
+//     would shrink an inactive volume.
+//   - a snapshot in a thick class → Unimplemented, as lvmd answers.
 //   - a volume that exists with another size, or was not restored → AlreadyExists.
-//   - wrong or missing encryption key, a backup larger than the volume → InvalidArgument
-//     naming the field.
-//   - a volume held by a backup or restore, a missing volume group, settings lvm refuses,
+//   - wrong or missing encryption key, a backup larger than the volume, an unknown lvcreate
+//     option class → InvalidArgument naming the field.
+//   - a volume held by a backup or restore, a missing volume group or thin pool, settings lvm refuses,
 //     an unusable manifest, a missing bucket, a layout only device-mapper can read →
 //     FailedPrecondition: the node or the target must change first.
 //   - credentials the object store refuses → PermissionDenied.
@@ -43,10 +45,15 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	}
 	var (
 		classErr  *volume.ClassNotFoundError
+		optErr    *volume.OptionClassNotFoundError
 		noSpace   *volume.NoSpaceError
 		shrink    *volume.ShrinkError
 		exists    *volume.ExistsError
 		busy      *volume.BusyError
+		tooLong   *volume.NameTooLongError
+		noPool    *volume.PoolMissingError
+		thick     *volume.ThickSnapshotError
+		snapSize  *volume.SnapshotSizeError
 		keyErr    *backup.KeyMismatchError
 		tooSmall  *backup.TooSmallError
 		taken     *backup.PathTakenError
@@ -56,14 +63,28 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	switch {
 	case errors.As(err, &classErr):
 		return status.Error(codes.NotFound, "device class not found: "+input.Quote(classErr.Name))
+	case errors.As(err, &optErr):
+		// Unlike a device class, an option class is only looked up in lvmd.yaml: the request
+		// (its StorageClass) names one the node does not have. TopoLVM answers Internal.
+		return status.Error(codes.InvalidArgument, fieldOptionClass+": "+input.Quote(optErr.Name)+" is not an lvcreate option class of this node's lvmd.yaml")
 	case errors.As(err, &noSpace):
 		return status.Error(codes.ResourceExhausted, noSpace.Error())
 	case errors.As(err, &shrink):
 		return status.Error(codes.OutOfRange, shrink.Error())
+	case errors.As(err, &snapSize):
+		return status.Error(codes.OutOfRange, "size_bytes: "+snapSize.Error())
+	case errors.As(err, &thick):
+		return status.Error(codes.Unimplemented, thick.Error()) // lvmd's answer
+	case errors.As(err, &noPool):
+		log.ErrorContext(ctx, "a thin class's pool is missing", append(attrs, "error", err)...)
+		return status.Error(codes.FailedPrecondition, "the device class's thin pool is missing on this node: "+noPool.Error())
 	case errors.As(err, &exists):
 		return status.Error(codes.AlreadyExists, exists.Error())
 	case errors.As(err, &busy):
 		return status.Error(codes.FailedPrecondition, busy.Error())
+	case errors.As(err, &tooLong):
+		// The client's mistake: which volume group a class uses is the node's, so say it.
+		return status.Error(codes.InvalidArgument, "name: "+tooLong.Error())
 	case errors.Is(err, volume.ErrVolumeNotFound):
 		return status.Error(codes.NotFound, input.Truncate(err.Error(), 256)) // names are validated, never hostile
 	case errors.Is(err, volume.ErrVolumeGroupMissing), errors.Is(err, lvm.ErrVGNotFound):

@@ -32,9 +32,13 @@ func TestToStatus(t *testing.T) {
 		msg  string
 	}{
 		{&volume.ClassNotFoundError{Name: "nvme"}, codes.NotFound, `device class not found: "nvme"`},
+		{&volume.OptionClassNotFoundError{Name: "raid9"}, codes.InvalidArgument, `lvcreate_option_class: "raid9" is not an lvcreate option class`},
 		{&volume.NoSpaceError{Free: 1, Requested: 2}, codes.ResourceExhausted, "free=1, requested=2"},
 		{&volume.ShrinkError{Current: 2, Requested: 1}, codes.OutOfRange, "shrinking"},
 		{&volume.ExistsError{Name: "v", Size: 1, Request: 2}, codes.AlreadyExists, "already exists"},
+		{&volume.SnapshotSizeError{Source: 2, Requested: 1}, codes.OutOfRange, "size_bytes: requested size 1 is smaller than the source volume's 2"},
+		{&volume.ThickSnapshotError{DeviceClass: "ssd"}, codes.Unimplemented, "device class ssd is not thin"},
+		{&volume.PoolMissingError{Pool: "pool0", VolumeGroup: "vg"}, codes.FailedPrecondition, "thin pool is missing on this node: thin pool pool0 does not exist in volume group vg"},
 		{&volume.BusyError{Volume: "v", By: "backup b"}, codes.FailedPrecondition, "in use by backup b"},
 		{fmt.Errorf("%w: v", volume.ErrVolumeNotFound), codes.NotFound, "logical volume not found: v"},
 		{fmt.Errorf("x: %w: %w", volume.ErrVolumeGroupMissing, lvmErr(lvm.ErrVGNotFound)), codes.FailedPrecondition, "volume group is missing"},
@@ -48,6 +52,7 @@ func TestToStatus(t *testing.T) {
 		{&backup.KeyMismatchError{Backup: "aa", Given: "bb"}, codes.InvalidArgument, "encryption_key"},
 		{&encryption.KeyError{KeyID: "aa"}, codes.InvalidArgument, "encryption_key"},
 		{&backup.TooSmallError{Backup: 2 << 30, Volume: 1 << 30}, codes.InvalidArgument, "size_gb"},
+		{&volume.NameTooLongError{Len: 121, Max: 120, VolumeGroup: "plinth"}, codes.InvalidArgument, "name: is 121 bytes; lvm allows at most 120"},
 		{backup.ErrNotRestored, codes.AlreadyExists, "not restored"},
 		{&backup.PathTakenError{Backup: "b"}, codes.AlreadyExists, "already holds backup"},
 		{fmt.Errorf("%w: bad json", backup.ErrBadManifest), codes.FailedPrecondition, "does not hold a backup"},

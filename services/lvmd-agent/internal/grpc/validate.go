@@ -18,18 +18,33 @@ import (
 
 // Limits on client strings, checked before anything else sees them.
 const (
-	maxTags     = 64
-	maxURL      = 512
-	maxPath     = 5 + 255 + 1 + objectstore.MaxKeyLen // s3:// bucket / prefix
-	maxCredLen  = 1024
-	maxTokenLen = 8 << 10
-	maxKeyLen   = 256
-	maxGB       = 1 << 32 // 4 EiB: sizes stay far from uint64 and bigint overflow
-	fieldName   = "name"
-	fieldClass  = "device_class"
-	fieldSize   = "size_gb"
-	fieldS3     = "data_source.s3"
+	maxTags          = 64
+	maxURL           = 512
+	maxPath          = 5 + 255 + 1 + objectstore.MaxKeyLen // s3:// bucket / prefix
+	maxCredLen       = 1024
+	maxTokenLen      = 8 << 10
+	maxKeyLen        = 256
+	maxGB            = 1 << 32 // 4 EiB: sizes stay far from uint64 and bigint overflow
+	fieldName        = "name"
+	fieldClass       = "device_class"
+	fieldSize        = "size_gb"
+	fieldSizeBytes   = "size_bytes"
+	fieldOptionClass = "lvcreate_option_class"
+	fieldS3          = "data_source.s3"
+	fieldSource      = "source_volume"
+	fieldAccessType  = "access_type"
 )
+
+// accessType is CreateLVSnapshot's access_type: "ro" (read-only) or "rw".
+func accessType(v string) (readOnly bool, err error) {
+	switch v {
+	case "ro":
+		return true, nil
+	case "rw":
+		return false, nil
+	}
+	return false, input.Invalid(fieldAccessType, "must be \"ro\" or \"rw\", not %s", input.Quote(input.Truncate(v, 32)))
+}
 
 // lvName checks a volume name from a request.
 func lvName(field, v string) error {
@@ -58,11 +73,34 @@ func tags(vs []string) error {
 	return nil
 }
 
+// sizeOf is a request's size in bytes from size_gb (the fork, TopoLVM up to v0.36.4) and
+// size_bytes (TopoLVM v0.23 and later). With both, as TopoLVM v0.23 to v0.36.4 send them,
+// size_gb must be size_bytes in whole GiB, rounded down (as they send it) or up; size_bytes
+// is the size. allowZero admits a zero size_gb (ResizeLV's: grow to nothing is a no-op).
+func sizeOf(gb uint64, b int64, allowZero bool) (uint64, error) {
+	if b == 0 {
+		return gib(gb, allowZero)
+	}
+	const maxBytes = maxGB << 30
+	switch {
+	case b < 0:
+		return 0, input.Invalid(fieldSizeBytes, "must be positive, not %d", b)
+	case uint64(b) > maxBytes:
+		return 0, input.Invalid(fieldSizeBytes, "%d is more than the %d bytes any volume group can hold", b, uint64(maxBytes))
+	}
+	size := uint64(b)
+	if gb != 0 && gb != size>>30 && gb != (size+1<<30-1)>>30 {
+		return 0, input.Invalid(fieldSize+", "+fieldSizeBytes, "disagree: size_gb=%d is not size_bytes=%d in whole GiB (%d rounded down, %d up); send size_bytes alone",
+			gb, size, size>>30, (size+1<<30-1)>>30)
+	}
+	return size, nil
+}
+
 // gib turns a size_gb into bytes; lvmd sizes are whole GiB.
 func gib(v uint64, allowZero bool) (uint64, error) {
 	switch {
 	case v == 0 && !allowZero:
-		return 0, input.Invalid(fieldSize, "must be at least 1")
+		return 0, input.Invalid(fieldSize, "must be at least 1 (or send size_bytes)")
 	case v > maxGB:
 		return 0, input.Invalid(fieldSize, "%d GiB is more than the %d GiB any volume group can hold", v, uint64(maxGB))
 	}

@@ -87,14 +87,23 @@ func (s *VGServer) send(stream lvmdpb.VGService_WatchServer) error {
 }
 
 // WatchResponse is lvmd's Watch message for the classes' capacities: free_bytes of the
-// default class and one item per class.
+// default class and one item per class, with the volume group's size_bytes (upstream
+// v0.8.2; the fork's clients skip it). A thin class's item is lvmd's: the group's free and
+// size bytes, and thin_pool with the pool's fill, size and overprovisioned free space (what
+// TopoLVM's node annotates for the scheduler; the class's free space, as GetFreeBytes).
 func WatchResponse(caps []volume.Capacity) *lvmdpb.WatchResponse {
 	resp := &lvmdpb.WatchResponse{Items: make([]*lvmdpb.WatchItem, 0, len(caps))}
 	for _, c := range caps {
 		if c.Default {
 			resp.FreeBytes = c.Free
 		}
-		resp.Items = append(resp.Items, &lvmdpb.WatchItem{DeviceClass: c.DeviceClass, FreeBytes: c.Free})
+		item := &lvmdpb.WatchItem{DeviceClass: c.DeviceClass, FreeBytes: c.Free, SizeBytes: c.Size}
+		if p := c.Pool; p != nil {
+			item.FreeBytes, item.SizeBytes = c.GroupFree, c.GroupSize
+			item.ThinPool = &lvmdpb.ThinPoolItem{DataPercent: p.DataPercent, MetadataPercent: p.MetadataPercent,
+				OverprovisionBytes: c.Free, SizeBytes: p.Size}
+		}
+		resp.Items = append(resp.Items, item)
 	}
 	return resp
 }

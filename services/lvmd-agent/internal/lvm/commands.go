@@ -28,10 +28,20 @@ type LV struct {
 	Attr string
 	// Path is /dev/VG/LV.
 	Path string
+	// Pool is the thin pool of a thin volume ("" for any other volume).
+	Pool string
+	// Origin is the volume a snapshot was taken of ("" for any other volume).
+	Origin string
+	// DataPercent and MetadataPercent are how full a thin pool's data and metadata are (0
+	// for other volumes and while the pool is inactive).
+	DataPercent, MetadataPercent float64
 }
 
 // IsThinPool reports whether the volume is a thin pool (not a volume TopoLVM manages).
 func (lv LV) IsThinPool() bool { return lv.Attr != "" && lv.Attr[0] == 't' }
+
+// IsThin reports whether the volume is a thin volume (a thin snapshot is one too).
+func (lv LV) IsThin() bool { return lv.Pool != "" && !lv.IsThinPool() }
 
 // PV is a physical volume.
 type PV struct {
@@ -62,7 +72,7 @@ type Area struct {
 // Report fields, fixed so the parsers know what to expect.
 const (
 	vgFields  = "vg_name,vg_size,vg_free,vg_extent_size,vg_extent_count,vg_free_count"
-	lvFields  = "lv_name,lv_size,lv_tags,lv_kernel_major,lv_kernel_minor,lv_attr,lv_path"
+	lvFields  = "lv_name,lv_size,lv_tags,lv_kernel_major,lv_kernel_minor,lv_attr,lv_path,pool_lv,origin,data_percent,metadata_percent"
 	pvFields  = "pv_name,pe_start,vg_name"
 	segFields = "lv_name,segtype,seg_start_pe,seg_size_pe,seg_pe_ranges,stripes,stripe_size"
 )
@@ -134,11 +144,17 @@ type CreateSpec struct {
 	StripeSize string
 	// Options are extra lvcreate arguments from the device class.
 	Options []string
+	// ThinPool, when set, makes a thin volume of Size (its virtual size) in this pool of the
+	// group instead of allocating Size from the group's free extents.
+	ThinPool string
 }
 
 // Create runs lvcreate.
 func (r *Runner) Create(ctx context.Context, vg string, s CreateSpec) error {
 	args := []string{"-n", s.Name, "-L", bytesArg(s.Size), "-W", "y", "-y"}
+	if s.ThinPool != "" {
+		args = []string{"-T", vg + "/" + s.ThinPool, "-n", s.Name, "-V", bytesArg(s.Size), "-W", "y", "-y"}
+	}
 	for _, t := range s.Tags {
 		args = append(args, "--addtag", t)
 	}
@@ -148,8 +164,40 @@ func (r *Runner) Create(ctx context.Context, vg string, s CreateSpec) error {
 	if s.StripeSize != "" {
 		args = append(args, "-I", s.StripeSize)
 	}
-	args = append(append(args, s.Options...), vg)
+	args = append(args, s.Options...)
+	if s.ThinPool == "" {
+		args = append(args, vg) // a thin volume's group is in -T
+	}
 	_, err := r.run(ctx, "lvcreate", args...)
+	return err
+}
+
+// CreateThinPool runs lvcreate -T: a thin pool of size bytes from the group's free extents
+// (what a node's administrator makes for a thin class; the agent's dev-vg and tests do too).
+func (r *Runner) CreateThinPool(ctx context.Context, vg, name string, size uint64) error {
+	_, err := r.run(ctx, "lvcreate", "-T", vg+"/"+name, "-L", bytesArg(size), "-y")
+	return err
+}
+
+// ThinSnapshot runs lvcreate -s without a size: a thin snapshot of the thin volume origin, in
+// origin's pool, with activation skip off (-k n) so that it activates like any volume.
+func (r *Runner) ThinSnapshot(ctx context.Context, vg, origin, name string, tags []string) error {
+	args := []string{"-s", "-k", "n", "-n", name, "-y"}
+	for _, t := range tags {
+		args = append(args, "--addtag", t)
+	}
+	_, err := r.run(ctx, "lvcreate", append(args, vg+"/"+origin)...)
+	return err
+}
+
+// Activate activates a volume read-write, or makes it read-only (lvchange -p r, which lvm
+// applies to the active volume at once): TopoLVM's access types "rw" and "ro".
+func (r *Runner) Activate(ctx context.Context, vg, lv string, readOnly bool) error {
+	args := []string{"-k", "n", "-a", "y", vg + "/" + lv}
+	if readOnly {
+		args = []string{"-p", "r", vg + "/" + lv}
+	}
+	_, err := r.run(ctx, "lvchange", args...)
 	return err
 }
 

@@ -17,3 +17,16 @@ func TestRunnerConformance(t *testing.T) {
 		return vg.Runner, vg.Name
 	})
 }
+
+// TestRunnerThinConformance runs the thin suite volumetest.LVM passes on real lvm2 and
+// device-mapper (in a VM where this kernel has none).
+func TestRunnerThinConformance(t *testing.T) {
+	if lvmtest.OnDeviceMapper(t) {
+		return
+	}
+	volumetest.ThinConformance(t, func(t *testing.T, poolSize uint64) (volume.LVM, string, string) {
+		vg := lvmtest.New(t, lvmtest.Options{Size: 1 << 30})
+		vg.ThinPool(t, "pool", poolSize)
+		return vg.Runner, vg.Name, "pool"
+	})
+}

@@ -60,10 +60,11 @@ func classify(stderr string) error {
 	case strings.Contains(s, "volume group \"") && strings.Contains(s, "not found"):
 		return ErrVGNotFound
 	case strings.Contains(s, "failed to find logical volume"),
-		strings.Contains(s, "logical volume") && strings.Contains(s, "not found"):
+		strings.Contains(s, "logical volume") && strings.Contains(s, "not found"),
+		strings.Contains(s, "not found in volume group"): // a pool or a snapshot's origin
 		return ErrLVNotFound
 	case containsAny(s, "invalid argument", "unrecognised option", "unrecognized option", "is reserved",
-		"name is invalid", "invalid stripe size", "invalid ", "number of stripes"):
+		"name is invalid", "invalid stripe size", "invalid ", "number of stripes", "please specify"):
 		return ErrInvalid
 	}
 	return ErrFailed

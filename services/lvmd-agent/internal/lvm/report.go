@@ -99,6 +99,20 @@ func (r row) int(field string) (int64, error) {
 	return v, nil
 }
 
+// percent returns a percentage field: empty (a volume that has none, or an inactive pool)
+// is 0; anything else must be a number from 0 to 100.
+func (r row) percent(field string) (float64, error) {
+	s, err := r.str(field)
+	if err != nil || s == "" {
+		return 0, err
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0 && v <= 100) {
+		return 0, fmt.Errorf("field %s: %q is not a percentage", field, clip(s))
+	}
+	return v, nil
+}
+
 // parseVGs decodes `vgs` output with vgFields.
 func parseVGs(out []byte) ([]VGInfo, error) {
 	rs, err := rows(out, "vg")
@@ -136,7 +150,7 @@ func parseLVs(out []byte) ([]LV, error) {
 	lvs := make([]LV, 0, len(rs))
 	for _, r := range rs {
 		var lv LV
-		var errs [7]error
+		var errs [11]error
 		var tags string
 		var major, minor int64
 		lv.Name, errs[0] = r.required("lv_name")
@@ -146,6 +160,10 @@ func parseLVs(out []byte) ([]LV, error) {
 		minor, errs[4] = r.int("lv_kernel_minor")
 		lv.Attr, errs[5] = r.str("lv_attr")
 		lv.Path, errs[6] = r.str("lv_path")
+		lv.Pool, errs[7] = r.str("pool_lv")
+		lv.Origin, errs[8] = r.str("origin")
+		lv.DataPercent, errs[9] = r.percent("data_percent")
+		lv.MetadataPercent, errs[10] = r.percent("metadata_percent")
 		if err := errors.Join(errs[:]...); err != nil {
 			return nil, fmt.Errorf("lvs report: %w", err)
 		}

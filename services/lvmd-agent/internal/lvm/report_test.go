@@ -18,7 +18,9 @@ const (
       ]
   }`
 	lvsOut = `{"report":[{"lv":[{"lv_name":"lv1","lv_size":"1073741824","lv_tags":"a,b=c","lv_kernel_major":"-1","lv_kernel_minor":"-1","lv_attr":"-wi-XX----","lv_path":"/dev/tryvg/lv1"},
-		{"lv_name":"pool","lv_size":"4194304","lv_tags":"","lv_kernel_major":"253","lv_kernel_minor":"4","lv_attr":"twi-a-tz--","lv_path":""}]}]}`
+		{"lv_name":"pool","lv_size":"4194304","lv_tags":"","lv_kernel_major":"253","lv_kernel_minor":"4","lv_attr":"twi-a-tz--","lv_path":"","pool_lv":"","origin":"","data_percent":"12.50","metadata_percent":"10.84"},
+		{"lv_name":"thin1","lv_size":"104857600","lv_tags":"","lv_kernel_major":"253","lv_kernel_minor":"6","lv_attr":"Vwi-a-tz--","lv_path":"/dev/tryvg/thin1","pool_lv":"pool","origin":"","data_percent":"0.00","metadata_percent":""},
+		{"lv_name":"snap1","lv_size":"104857600","lv_tags":"","lv_kernel_major":"253","lv_kernel_minor":"7","lv_attr":"Vri-a-tz--","lv_path":"/dev/tryvg/snap1","pool_lv":"pool","origin":"thin1","data_percent":"0.00","metadata_percent":""}]}]}`
 	segOut = `{"report":[{"lv":[
 		{"lv_name":"lv1","segtype":"linear","seg_start_pe":"0","seg_size_pe":"256","seg_pe_ranges":"/dev/loop0:0-255","stripes":"1","stripe_size":"0"},
 		{"lv_name":"lv1","segtype":"linear","seg_start_pe":"256","seg_size_pe":"44","seg_pe_ranges":"/dev/loop0:288-331","stripes":"1","stripe_size":"0"}]}]}`
@@ -36,14 +38,27 @@ func TestParseReports(t *testing.T) {
 		t.Fatalf("json_std %+v %v", vgs, err)
 	}
 	lvs, err := parseLVs([]byte(lvsOut))
-	if err != nil || len(lvs) != 2 {
+	if err != nil || len(lvs) != 4 {
 		t.Fatalf("lvs %+v %v", lvs, err)
 	}
 	if lv := lvs[0]; lv.Major != 0 || lv.Minor != 0 || len(lv.Tags) != 2 || lv.Tags[1] != "b=c" || lv.IsThinPool() {
 		t.Fatalf("lv %+v", lv)
 	}
-	if lv := lvs[1]; lv.Major != 253 || lv.Minor != 4 || lv.Tags != nil || !lv.IsThinPool() {
+	if lv := lvs[1]; lv.Major != 253 || lv.Minor != 4 || lv.Tags != nil || !lv.IsThinPool() || lv.IsThin() ||
+		lv.DataPercent != 12.5 || lv.MetadataPercent != 10.84 {
 		t.Fatalf("pool %+v", lv)
+	}
+	if lv := lvs[2]; !lv.IsThin() || lv.Pool != "pool" || lv.Origin != "" || lv.IsThinPool() || lvs[0].IsThin() {
+		t.Fatalf("thin volume %+v", lv)
+	}
+	if lv := lvs[3]; !lv.IsThin() || lv.Origin != "thin1" || lv.Attr[1] != 'r' {
+		t.Fatalf("thin snapshot %+v", lv)
+	}
+	for _, bad := range []string{`"-1"`, `"100.01"`, `"NaN"`, `"x"`} {
+		garbled := strings.Replace(lvsOut, `"12.50"`, bad, 1)
+		if _, err := parseLVs([]byte(garbled)); err == nil || !strings.Contains(err.Error(), "data_percent") {
+			t.Errorf("data_percent %s: %v, want it refused", bad, err)
+		}
 	}
 	segs, err := parseSegments([]byte(segOut))
 	if err != nil || len(segs) != 2 || segs[1].Areas[0] != (Area{PV: "/dev/loop0", FirstExtent: 288, Extents: 44}) {
@@ -79,6 +94,8 @@ func TestClassify(t *testing.T) {
 		{`  Volume group "nope" not found` + "\n" + `  Cannot process volume group nope`, ErrVGNotFound},
 		{`  Failed to find logical volume "tryvg/nope"`, ErrLVNotFound},
 		{`  Logical volume nope not found in volume group tryvg.`, ErrLVNotFound},
+		{`  Pool nopool not found in Volume group plinthtest_21eef255fa4f.`, ErrLVNotFound},             // lvcreate -T vg/nopool (2.03.16)
+		{`  Snapshot origin LV nope not found in Volume group plinthtest_22d417d497cf.`, ErrLVNotFound}, // lvcreate -s vg/nope
 		{`  Invalid stripe size 3.00 KiB.`, ErrInvalid},
 		{`  lvcreate: unrecognized option '--bogus'`, ErrInvalid},
 		{`  Some other disaster.`, ErrFailed},

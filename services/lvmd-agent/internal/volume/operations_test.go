@@ -33,7 +33,7 @@ func newRig(t *testing.T) rig {
 		{Name: "ssd", VolumeGroup: "vg1", Default: true, SpareGB: &one},
 		{Name: "striped", VolumeGroup: "vg2", SpareGB: &zero, Stripe: &two},
 		{Name: "gone", VolumeGroup: "vg3", SpareGB: &zero},
-	}})
+	}, OptionClasses: []*deviceclass.OptionClass{{Name: "raid1", Options: []string{"--type=raid1", "--mirrors=1"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +93,14 @@ func TestCreate(t *testing.T) {
 			req: volume.CreateRequest{Name: "v", DeviceClass: "striped", Size: 8*gib - 8<<20 + 512},
 			err: "not enough space left on VG: free=8585740288, requested=8581546496", is: isNoSpace},
 		{name: "striped, fitting", req: volume.CreateRequest{Name: "v", DeviceClass: "striped", Size: 8*gib - 8<<20}, created: true, size: 8*gib - 8<<20},
+		{name: "sub-GiB sizes are whole extents", req: volume.CreateRequest{Name: "v", Size: 300 << 20}, created: true, size: 300 << 20},
+		{name: "a size in bytes rounds up to whole extents, as lvcreate does", req: volume.CreateRequest{Name: "v", Size: 300<<20 + 1},
+			created: true, size: 304 << 20},
+		{name: "the same request in bytes again returns it", before: func(t *testing.T, r rig) { r.create(t, "vg1", "v", 304<<20) },
+			req: volume.CreateRequest{Name: "v", Size: 300<<20 + 1}, size: 304 << 20},
+		{name: "unknown option class", req: volume.CreateRequest{Name: "v", Size: gib, OptionClass: "raid5"},
+			err: "no lvcreate option class raid5 in this node's lvmd.yaml",
+			is:  func(err error) bool { var e *volume.OptionClassNotFoundError; return errors.As(err, &e) }},
 		{name: "unknown class", req: volume.CreateRequest{Name: "v", DeviceClass: "nvme", Size: gib}, err: "device class not found: nvme",
 			is: func(err error) bool { var e *volume.ClassNotFoundError; return errors.As(err, &e) }},
 		{name: "the class's volume group is gone", req: volume.CreateRequest{Name: "v", DeviceClass: "gone", Size: gib},
@@ -167,6 +175,8 @@ func TestResize(t *testing.T) {
 	for _, tt := range []struct {
 		name, class, lv string
 		size, previous  uint64
+		atLeast         bool
+		want            uint64 // the size after; 0: size
 		err             string
 		is              func(error) bool
 	}{
@@ -175,6 +185,10 @@ func TestResize(t *testing.T) {
 		{name: "shrinking is refused", lv: "v", size: gib / 2, previous: gib,
 			err: "shrinking volume size is not allowed: current=1073741824, requested=536870912",
 			is:  func(err error) bool { var e *volume.ShrinkError; return errors.As(err, &e) }},
+		{name: "at least a smaller size is the volume as it is", lv: "v", size: gib / 2, previous: gib, atLeast: true, want: gib},
+		{name: "at least a larger size grows", lv: "v", size: 2 * gib, previous: gib, atLeast: true},
+		{name: "bytes round up to whole extents", lv: "v", size: gib + 1, previous: gib, want: gib + 4<<20},
+		{name: "a size within the last extent is the same size", lv: "v", size: gib - 1, previous: gib, want: gib},
 		{name: "growth up to the spare", lv: "v", size: 7 * gib, previous: gib},
 		{name: "growth into the spare is refused", lv: "v", size: 8 * gib, previous: gib,
 			err: "not enough space left on VG: free=6442450944, requested=7516192768", is: isNoSpace},
@@ -186,9 +200,12 @@ func TestResize(t *testing.T) {
 			r := newRig(t)
 			r.create(t, "vg1", "v", gib)
 			records := r.record.Records()
-			previous, err := r.svc.Resize(context.Background(), tt.class, tt.lv, tt.size)
+			previous, after, err := r.svc.Resize(context.Background(), volume.ResizeRequest{DeviceClass: tt.class, Name: tt.lv, Size: tt.size, AtLeast: tt.atLeast})
 			if previous != tt.previous {
 				t.Fatalf("previous %d, want %d", previous, tt.previous)
+			}
+			if tt.want == 0 {
+				tt.want = tt.size
 			}
 			_, vol, _ := r.svc.Get(context.Background(), "ssd", "v")
 			if tt.is != nil {
@@ -200,14 +217,14 @@ func TestResize(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || vol.Size != tt.size {
-				t.Fatalf("Resize: %v; volume has %d bytes, want %d", err, vol.Size, tt.size)
+			if err != nil || vol.Size != tt.want || after != tt.want {
+				t.Fatalf("Resize: %v, answered %d; volume has %d bytes, want %d", err, after, vol.Size, tt.want)
 			}
-			if grew := tt.size != tt.previous; grew != (r.record.Records() > records) {
+			if grew := tt.want != tt.previous; grew != (r.record.Records() > records) {
 				t.Fatalf("grew %v, records %d → %d: only a change is recorded", grew, records, r.record.Records())
 			}
-			if tt.size != tt.previous {
-				if _, vols := r.recorded(t, "ssd"); vols["v"] != tt.size {
+			if tt.want != tt.previous {
+				if _, vols := r.recorded(t, "ssd"); vols["v"] != tt.want {
 					t.Fatalf("recorded %v", vols)
 				}
 			}

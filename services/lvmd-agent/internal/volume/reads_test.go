@@ -57,9 +57,9 @@ func TestCapacitiesOfEveryClass(t *testing.T) {
 		t.Fatalf("Capacities = %+v, %v", caps, err)
 	}
 	want := []volume.Capacity{
-		{DeviceClass: "ssd", VolumeGroup: "vg1", Default: true, Size: 8 * gib, Free: 4 * gib},
-		{DeviceClass: "striped", VolumeGroup: "vg2", Size: 8 * gib, Free: 8 * gib},
-		{DeviceClass: "gone", VolumeGroup: "vg3", Size: 2 * gib, Free: 2 * gib},
+		{DeviceClass: "ssd", VolumeGroup: "vg1", Default: true, Size: 8 * gib, Free: 4 * gib, GroupSize: 8 * gib, GroupFree: 5 * gib},
+		{DeviceClass: "striped", VolumeGroup: "vg2", Size: 8 * gib, Free: 8 * gib, GroupSize: 8 * gib, GroupFree: 8 * gib},
+		{DeviceClass: "gone", VolumeGroup: "vg3", Size: 2 * gib, Free: 2 * gib, GroupSize: 2 * gib, GroupFree: 2 * gib},
 	}
 	for i := range want {
 		if caps[i] != want[i] {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 
@@ -23,6 +24,10 @@ type Volume struct {
 	Tags        []string
 	// Major and Minor are the kernel device numbers (0 while inactive).
 	Major, Minor uint32
+	// Path is the block device lvm reports, /dev/<group>/<name>.
+	Path string
+	// Attr is lvm's lv_attr ("-wi-a-----").
+	Attr string
 }
 
 // Capacity is a device class's volume group and its space.
@@ -30,11 +35,29 @@ type Capacity struct {
 	DeviceClass string
 	VolumeGroup string
 	Default     bool
-	Size        uint64
-	// Free is what may be allocated: the group's free space minus the class's spare.
+	// Size is what the class's volumes may add up to: the group's size, or for a thin
+	// class its pool's size times the overprovision ratio.
+	Size uint64
+	// Free is what may be allocated, less the class's spare: the group's free space, or for
+	// a thin class Size less the sizes of the pool's volumes.
 	Free uint64
 	// Volumes is the number of logical volumes (only filled by State).
 	Volumes int
+	// GroupSize and GroupFree are the volume group's, as lvm reports them.
+	GroupSize, GroupFree uint64
+	// Pool is a thin class's pool; nil for a thick class.
+	Pool *Pool
+}
+
+// Pool is a thin pool's use.
+type Pool struct {
+	Name string
+	// Size is the pool's data size.
+	Size uint64
+	// Virtual is what its volumes' sizes add up to.
+	Virtual uint64
+	// DataPercent and MetadataPercent are how full its data and metadata are.
+	DataPercent, MetadataPercent float64
 }
 
 // LVM is what the rules ask of lvm2. *lvm.Runner runs the real commands; volumetest.LVM is
@@ -55,6 +78,10 @@ type LVM interface {
 	Resize(ctx context.Context, vg, lv string, size uint64) error
 	// Remove deletes a logical volume.
 	Remove(ctx context.Context, vg, lv string) error
+	// ThinSnapshot makes a thin snapshot of a thin volume, of the origin's size.
+	ThinSnapshot(ctx context.Context, vg, origin, name string, tags []string) error
+	// Activate activates a volume read-write, or makes it read-only.
+	Activate(ctx context.Context, vg, lv string, readOnly bool) error
 }
 
 var _ LVM = (*lvm.Runner)(nil)
@@ -154,7 +181,10 @@ func (s *Service) recordLocked(ctx context.Context, dc *deviceclass.DeviceClass)
 	if err != nil {
 		return Capacity{}, nil, err
 	}
-	c, vols := capacityOf(dc, vg, lvs)
+	c, vols, err := capacityOf(dc, vg, lvs)
+	if err != nil {
+		return Capacity{}, nil, err
+	}
 	s.observe(c)
 	changed, err := s.recorder.RecordClass(ctx, c, vols)
 	if changed {
@@ -179,6 +209,21 @@ func (s *Service) Reconcile(ctx context.Context, class string) (Capacity, error)
 	return c, err
 }
 
+// lockState takes the lock of a class's group and reads its state under it; the caller
+// calls unlock.
+func (s *Service) lockState(ctx context.Context, dc *deviceclass.DeviceClass) (lvm.VGInfo, []lvm.LV, func(), error) {
+	unlock, err := s.lvm.Lock(ctx, dc.VolumeGroup)
+	if err != nil {
+		return lvm.VGInfo{}, nil, nil, err
+	}
+	vg, lvs, err := s.state(ctx, dc)
+	if err != nil {
+		unlock()
+		return lvm.VGInfo{}, nil, nil, err
+	}
+	return vg, lvs, unlock, nil
+}
+
 // state reads a class's volume group and volumes, the two lvm commands side by side.
 func (s *Service) state(ctx context.Context, dc *deviceclass.DeviceClass) (lvm.VGInfo, []lvm.LV, error) {
 	var vg lvm.VGInfo
@@ -197,15 +242,77 @@ func (s *Service) state(ctx context.Context, dc *deviceclass.DeviceClass) (lvm.V
 }
 
 // capacityOf is a class's capacity and volumes from its group's state.
-func capacityOf(dc *deviceclass.DeviceClass, vg lvm.VGInfo, lvs []lvm.LV) (Capacity, []Volume) {
+func capacityOf(dc *deviceclass.DeviceClass, vg lvm.VGInfo, lvs []lvm.LV) (Capacity, []Volume, error) {
+	size, avail, pool, err := space(dc, vg, lvs)
+	if err != nil {
+		return Capacity{}, nil, err
+	}
+	vols := volumesOf(dc, lvs)
+	return Capacity{DeviceClass: dc.Name, VolumeGroup: dc.VolumeGroup, Default: dc.Default, Size: size, Free: avail,
+		Volumes: len(vols), GroupSize: vg.Size, GroupFree: vg.Free, Pool: pool}, vols, nil
+}
+
+// space is a class's size and what it may still allocate, less its spare: its group's, or a
+// thin class's pool's (with the pool, nil for a thick class).
+func space(dc *deviceclass.DeviceClass, vg lvm.VGInfo, lvs []lvm.LV) (size, avail uint64, pool *Pool, err error) {
+	if !dc.IsThin() {
+		return vg.Size, free(vg, dc), nil, nil
+	}
+	p, err := poolOf(dc, lvs)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	size, avail = thinSpace(dc, p)
+	return size, avail, &p, nil
+}
+
+// belongs says whether lv is a volume of class dc: a thin class's are the thin volumes of
+// its pool; a thick class's every other visible volume but thin pools and the agent's
+// backup snapshots (a group may hold one thick class and thin classes beside it).
+func belongs(dc *deviceclass.DeviceClass, lv lvm.LV) bool {
+	if dc.IsThin() {
+		return lv.IsThin() && lv.Pool == dc.Pool()
+	}
+	return !lv.IsThin() && !lv.IsThinPool() && !IsSnapshotName(lv.Name)
+}
+
+// volumesOf is the class's volumes among its group's.
+func volumesOf(dc *deviceclass.DeviceClass, lvs []lvm.LV) []Volume {
 	vols := make([]Volume, 0, len(lvs))
 	for _, lv := range lvs {
-		if !lv.IsThinPool() && !IsSnapshotName(lv.Name) {
+		if belongs(dc, lv) {
 			vols = append(vols, toVolume(dc, lv))
 		}
 	}
-	return Capacity{DeviceClass: dc.Name, VolumeGroup: dc.VolumeGroup, Default: dc.Default, Size: vg.Size,
-		Free: free(vg, dc), Volumes: len(vols)}, vols
+	return vols
+}
+
+// poolOf is a thin class's pool and what its volumes add up to.
+func poolOf(dc *deviceclass.DeviceClass, lvs []lvm.LV) (Pool, error) {
+	lv, ok := named(lvs, dc.Pool())
+	if !ok || !lv.IsThinPool() {
+		return Pool{}, &PoolMissingError{Pool: dc.Pool(), VolumeGroup: dc.VolumeGroup}
+	}
+	p := Pool{Name: lv.Name, Size: lv.Size, DataPercent: lv.DataPercent, MetadataPercent: lv.MetadataPercent}
+	for _, v := range lvs {
+		if v.IsThin() && v.Pool == p.Name {
+			p.Virtual += v.Size
+		}
+	}
+	return p, nil
+}
+
+// thinSpace is a thin class's size (the pool's times the overprovision ratio) and what may
+// still be allocated in it, less the class's spare (TopoLVM's FreeBytes and GetFreeBytes).
+func thinSpace(dc *deviceclass.DeviceClass, p Pool) (size, free uint64) {
+	size = uint64(math.Floor(dc.ThinPool.OverprovisionRatio * float64(p.Size)))
+	if size > p.Virtual {
+		free = size - p.Virtual
+	}
+	if spare := dc.Spare(); free > spare {
+		return size, free - spare
+	}
+	return size, 0
 }
 
 // Subscribe registers a watcher: its channel receives a value after changes (several
@@ -291,7 +398,12 @@ func extentBytes(size, extent uint64) uint64 {
 }
 
 func toVolume(dc *deviceclass.DeviceClass, lv lvm.LV) Volume {
-	return Volume{Name: lv.Name, DeviceClass: dc.Name, Size: lv.Size, Tags: lv.Tags, Major: lv.Major, Minor: lv.Minor}
+	path := lv.Path
+	if path == "" {
+		path = "/dev/" + dc.VolumeGroup + "/" + lv.Name
+	}
+	return Volume{Name: lv.Name, DeviceClass: dc.Name, Size: lv.Size, Tags: lv.Tags, Major: lv.Major, Minor: lv.Minor,
+		Path: path, Attr: lv.Attr}
 }
 
 // lvError turns lvm's classified failures into the domain's.

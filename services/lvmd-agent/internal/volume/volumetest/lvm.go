@@ -20,9 +20,11 @@ var _ volume.LVM = (*LVM)(nil)
 const ExtentSize = 4 << 20
 
 // LVM is an in-memory lvm2: volume groups of whole extents, logical volumes allocated from
-// them, lvm's rounding, its refusal of sizes in part sectors and its classified failures (*lvm.Error of lvm.ErrNoSpace, ...). It
-// does not model physical volume placement (striped space comes from one pool), lvcreate
-// options, activation or snapshots. It is safe for concurrent use.
+// them, thin pools (AddThinPool) with thin volumes and thin snapshots in them, lvm's
+// rounding, its refusal of sizes in part sectors and its classified failures (*lvm.Error of
+// lvm.ErrNoSpace, ...). It does not model physical volume placement (striped space comes
+// from one pool), lvcreate options, a thin pool's metadata or data use, or thick snapshots.
+// It is safe for concurrent use.
 type LVM struct {
 	mu    sync.Mutex
 	vgs   map[string]*fakeVG
@@ -36,8 +38,26 @@ type fakeVG struct {
 }
 
 type fakeLV struct {
-	extents uint64
+	extents uint64 // a thin volume's are virtual: they take nothing from the group
 	tags    []string
+	// pool is a thin volume's pool; isPool marks a pool.
+	pool     string
+	isPool   bool
+	origin   string
+	readOnly bool
+}
+
+// attr is lv_attr as lvm reports an active volume of this kind.
+func (lv *fakeLV) attr() string {
+	switch {
+	case lv.isPool:
+		return "twi-a-tz--"
+	case lv.pool != "" && lv.readOnly:
+		return "Vri-a-tz--"
+	case lv.pool != "":
+		return "Vwi-a-tz--"
+	}
+	return "-wi-a-----"
 }
 
 // NewLVM returns an LVM with no volume groups.
@@ -53,6 +73,41 @@ func (f *LVM) AddVG(name string, pvSize uint64, pvs int) {
 		per = (pvSize - 1<<20) / ExtentSize
 	}
 	f.vgs[name] = &fakeVG{extents: per * uint64(pvs), pvs: pvs, lvs: map[string]*fakeLV{}}
+}
+
+// AddThinPool makes a thin pool of size bytes (whole extents) from a group's free extents,
+// as `lvcreate -T vg/name -L size` would (less the pool's metadata, which the fake does not
+// model).
+func (f *LVM) AddThinPool(vg, name string, size uint64) error {
+	v, unlock, err := f.group(context.Background(), vg, "lvcreate")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if v.lvs[name] != nil {
+		return fail(lvm.ErrExists, "lvcreate")
+	}
+	n := extentsFor(size, 1)
+	if n > v.extents-v.used() {
+		return fail(lvm.ErrNoSpace, "lvcreate")
+	}
+	v.lvs[name] = &fakeLV{extents: n, isPool: true}
+	return nil
+}
+
+// group holds the fake's lock and returns a volume group, or command's failure when it is
+// missing (or ctx has ended); unlock releases the lock.
+func (f *LVM) group(ctx context.Context, vg, command string) (v *fakeVG, unlock func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	f.mu.Lock()
+	v, ok := f.vgs[vg]
+	if !ok {
+		f.mu.Unlock()
+		return nil, nil, fail(lvm.ErrVGNotFound, command)
+	}
+	return v, f.mu.Unlock, nil
 }
 
 // Lock serialises work on one volume group, as lvm.Runner.Lock does.
@@ -79,7 +134,9 @@ func fail(kind error, command string) error {
 func (v *fakeVG) used() uint64 {
 	var n uint64
 	for _, lv := range v.lvs {
-		n += lv.extents
+		if lv.pool == "" {
+			n += lv.extents
+		}
 	}
 	return n
 }
@@ -125,22 +182,17 @@ func (f *LVM) VGs(ctx context.Context, names ...string) ([]lvm.VGInfo, error) {
 	return out, nil
 }
 
-// LVs lists a volume group's logical volumes by name; they are inactive (no device
-// numbers), as in lvm's metadata-only mode.
+// LVs lists a volume group's logical volumes by name, active but without device numbers.
 func (f *LVM) LVs(ctx context.Context, vg string) ([]lvm.LV, error) {
-	if err := ctx.Err(); err != nil {
+	v, unlock, err := f.group(ctx, vg, "lvs")
+	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, ok := f.vgs[vg]
-	if !ok {
-		return nil, fail(lvm.ErrVGNotFound, "lvs")
-	}
+	defer unlock()
 	out := make([]lvm.LV, 0, len(v.lvs))
 	for name, lv := range v.lvs {
 		out = append(out, lvm.LV{Name: name, Size: lv.extents * ExtentSize, Tags: slices.Clone(lv.tags),
-			Attr: "-wi-------", Path: "/dev/" + vg + "/" + name})
+			Attr: lv.attr(), Path: "/dev/" + vg + "/" + name, Pool: lv.pool, Origin: lv.origin})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -157,46 +209,91 @@ func extentsFor(size uint64, stripes uint) uint64 {
 
 // Create makes a logical volume.
 func (f *LVM) Create(ctx context.Context, vg string, s lvm.CreateSpec) error {
-	if err := ctx.Err(); err != nil {
+	v, unlock, err := f.group(ctx, vg, "lvcreate")
+	if err != nil {
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, ok := f.vgs[vg]
+	defer unlock()
 	switch {
-	case !ok:
-		return fail(lvm.ErrVGNotFound, "lvcreate")
 	case len(s.Options) > 0 || s.Name == "" || s.Size == 0 || s.Size%512 != 0 || int(s.Stripes) > v.pvs:
 		return fail(lvm.ErrInvalid, "lvcreate")
 	case v.lvs[s.Name] != nil:
 		return fail(lvm.ErrExists, "lvcreate")
 	}
+	if s.ThinPool != "" {
+		// Thin volumes take nothing from the group, and lvm lets their sizes add up past the
+		// pool's (it warns).
+		if p := v.lvs[s.ThinPool]; p == nil || !p.isPool {
+			return fail(lvm.ErrLVNotFound, "lvcreate")
+		}
+		v.lvs[s.Name] = &fakeLV{extents: extentsFor(s.Size, 1), tags: tagSet(s.Tags), pool: s.ThinPool}
+		return nil
+	}
 	n := extentsFor(s.Size, s.Stripes)
 	if n > v.extents-v.used() {
 		return fail(lvm.ErrNoSpace, "lvcreate")
 	}
+	v.lvs[s.Name] = &fakeLV{extents: n, tags: tagSet(s.Tags)}
+	return nil
+}
+
+// tagSet is tags as lvm keeps them: each once, sorted.
+func tagSet(in []string) []string {
 	var tags []string
-	for _, t := range s.Tags {
+	for _, t := range in {
 		if !slices.Contains(tags, t) {
 			tags = append(tags, t)
 		}
 	}
 	sort.Strings(tags)
-	v.lvs[s.Name] = &fakeLV{extents: n, tags: tags}
+	return tags
+}
+
+// ThinSnapshot makes a thin snapshot of a thin volume: the origin's size, pool and no data
+// of its own.
+func (f *LVM) ThinSnapshot(ctx context.Context, vg, origin, name string, tags []string) error {
+	v, unlock, err := f.group(ctx, vg, "lvcreate")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	o := v.lvs[origin]
+	switch {
+	case o == nil:
+		return fail(lvm.ErrLVNotFound, "lvcreate")
+	case o.pool == "":
+		return fail(lvm.ErrInvalid, "lvcreate") // a snapshot without a size must be of a thin volume
+	case v.lvs[name] != nil:
+		return fail(lvm.ErrExists, "lvcreate")
+	}
+	v.lvs[name] = &fakeLV{extents: o.extents, tags: tagSet(tags), pool: o.pool, origin: origin}
+	return nil
+}
+
+// Activate activates a volume, or makes it read-only.
+func (f *LVM) Activate(ctx context.Context, vg, name string, readOnly bool) error {
+	v, unlock, err := f.group(ctx, vg, "lvchange")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	lv, ok := v.lvs[name]
+	if !ok {
+		return fail(lvm.ErrLVNotFound, "lvchange")
+	}
+	if readOnly {
+		lv.readOnly = true
+	}
 	return nil
 }
 
 // Resize sets a logical volume's size (rounded up to whole extents).
 func (f *LVM) Resize(ctx context.Context, vg, name string, size uint64) error {
-	if err := ctx.Err(); err != nil {
+	v, unlock, err := f.group(ctx, vg, "lvresize")
+	if err != nil {
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, ok := f.vgs[vg]
-	if !ok {
-		return fail(lvm.ErrVGNotFound, "lvresize")
-	}
+	defer unlock()
 	lv, ok := v.lvs[name]
 	switch {
 	case size%512 != 0:
@@ -208,7 +305,7 @@ func (f *LVM) Resize(ctx context.Context, vg, name string, size uint64) error {
 	switch {
 	case n == lv.extents || n == 0:
 		return fail(lvm.ErrFailed, "lvresize") // lvm: "New size matches existing size"
-	case n > lv.extents && n-lv.extents > v.extents-v.used():
+	case n > lv.extents && lv.pool == "" && n-lv.extents > v.extents-v.used():
 		return fail(lvm.ErrNoSpace, "lvresize")
 	}
 	lv.extents = n
@@ -217,15 +314,11 @@ func (f *LVM) Resize(ctx context.Context, vg, name string, size uint64) error {
 
 // Remove deletes a logical volume.
 func (f *LVM) Remove(ctx context.Context, vg, name string) error {
-	if err := ctx.Err(); err != nil {
+	v, unlock, err := f.group(ctx, vg, "lvremove")
+	if err != nil {
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, ok := f.vgs[vg]
-	if !ok {
-		return fail(lvm.ErrVGNotFound, "lvremove")
-	}
+	defer unlock()
 	if _, ok := v.lvs[name]; !ok {
 		return fail(lvm.ErrLVNotFound, "lvremove")
 	}

@@ -26,3 +26,14 @@ func TestRecorderConformance(t *testing.T) {
 		}
 	})
 }
+
+func TestThinConformance(t *testing.T) {
+	volumetest.ThinConformance(t, func(t *testing.T, poolSize uint64) (volume.LVM, string, string) {
+		l := volumetest.NewLVM()
+		l.AddVG("vg", 1<<30, 1)
+		if err := l.AddThinPool("vg", "pool", poolSize); err != nil {
+			t.Fatal(err)
+		}
+		return l, "vg", "pool"
+	})
+}

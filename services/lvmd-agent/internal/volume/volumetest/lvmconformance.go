@@ -20,21 +20,27 @@ type NewVG func(t *testing.T, pvSize uint64, pvs int) (l volume.LVM, vg string)
 // extents (of every stripe) and of 512-byte sectors, free space accounting, lvs ordered by name with their tags,
 // and each failure's classified kind. *lvm.Runner runs it on a loop-backed volume group,
 // LVM in memory.
-func LVMConformance(t *testing.T, newVG NewVG) {
-	for _, c := range lvmBehaviours {
+func LVMConformance(t *testing.T, newVG NewVG) { runBehaviours(t, lvmBehaviours, newVG, 2*time.Minute) }
+
+// behaviour is one case of a conformance suite, given the suite's way to make a volume group.
+type behaviour[F any] struct {
+	name string
+	run  func(ctx context.Context, t *testing.T, newVG F)
+}
+
+// runBehaviours runs each case as a parallel subtest with its own deadline.
+func runBehaviours[F any](t *testing.T, cases []behaviour[F], newVG F, timeout time.Duration) {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			t.Cleanup(cancel)
 			c.run(ctx, t, newVG)
 		})
 	}
 }
 
-var lvmBehaviours = []struct {
-	name string
-	run  func(ctx context.Context, t *testing.T, newVG NewVG)
-}{
+var lvmBehaviours = []behaviour[NewVG]{
 	{"create lists resize remove and account free space", func(ctx context.Context, t *testing.T, newVG NewVG) {
 		l, vg := newVG(t, 1<<30, 1)
 		fresh := testenv.Must(l.VG(ctx, vg))(t)
