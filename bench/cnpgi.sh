@@ -54,7 +54,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "building cnpgi-plugin and the benchmark client..." >&2
-(cd "$root/services/cnpgi-plugin" && go build -o "$work/cnpgi-plugin" ./cmd/cnpgi-plugin && go build -o "$work/walbench" ./internal/bench/walbench)
+(cd "$root/services/cnpgi-plugin" && go build -o "$work/cnpgi-plugin" ./cmd/cnpgi-plugin && go build -o "$work/walbench" ./bench/walbench)
 bin="$work/cnpgi-plugin"
 
 # S3: versitygw's posix backend serves each directory as a bucket.

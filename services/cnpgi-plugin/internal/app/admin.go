@@ -11,11 +11,11 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/catalog"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/rebuild"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/rebuild"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 // The maintenance commands work on the stores and the catalog directly, with the server's

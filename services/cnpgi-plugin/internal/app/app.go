@@ -11,17 +11,17 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/catalog"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/metrics"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 // Open assembles the plugin: its object stores (credentials from environ), the catalog
 // database, the WAL service, its events (when NATS is configured), the CNPG-I services on the
 // plugin socket and, when configured, on a mutual-TLS port; Run serves.
 func Open(ctx context.Context, cfg Config, log *slog.Logger, environ []string) (_ *service.Service, err error) {
-	s, err := service.New(service.Options{Name: "cnpgi-plugin", Logger: log, Admin: cfg.Admin})
+	s, err := service.New(service.Options{Name: "cnpgi-plugin", Logger: log, Admin: cfg.Admin, ClientLimits: cfg.ClientLimits})
 	if err != nil {
 		return nil, err
 	}

@@ -14,12 +14,11 @@ import (
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
 	"github.com/plinth-dev/plinth/libs/platform/config"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/catalog"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
-	cnpgiinstance "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/instance"
-	cnpgirestore "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/restore"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/restore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 )
 
 // BackupConfig configures the instance side's base backups and recoveries. It is part of
@@ -67,7 +66,7 @@ func (c *BackupConfig) validate() error {
 // registerBackup registers the Backup and RestoreJobHooks services and returns their
 // identity capabilities.
 func registerBackup(g *grpc.Server, cfg Config, log *slog.Logger, cat *catalog.Catalog, stores *stores.Registry) ([]identityv1.PluginCapability_Service_Type, error) {
-	instance := cfg.instance()
+	instanceName := cfg.instance()
 	bin, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("locate the plugin binary for restore_command: %w", err)
@@ -79,8 +78,8 @@ func registerBackup(g *grpc.Server, cfg Config, log *slog.Logger, cat *catalog.C
 	svc := backup.NewService(cat, backup.Options{InstanceURL: cfg.InstanceURL, Logger: log})
 	rs := restore.NewService(restore.Options{PGData: cfg.PGData, Logger: log,
 		Command: restore.Command{Binary: bin, Socket: socket, Plugin: cfg.PluginName, Fixed: cfg.RestoreCommand}})
-	backupv1.RegisterBackupServer(g, cnpgiinstance.NewBackupServer(svc, stores, cfg.PluginName, version(), instance, log))
-	walv1.RegisterRestoreJobHooksServer(g, cnpgirestore.NewRestoreJobServer(rs, stores, cfg.PluginName, log))
+	backupv1.RegisterBackupServer(g, instance.NewBackupServer(svc, stores, cfg.PluginName, version(), instanceName, log))
+	walv1.RegisterRestoreJobHooksServer(g, restore.NewRestoreJobServer(rs, stores, cfg.PluginName, log))
 	return []identityv1.PluginCapability_Service_Type{
 		identityv1.PluginCapability_Service_TYPE_BACKUP_SERVICE, identityv1.PluginCapability_Service_TYPE_RESTORE_JOB,
 	}, nil

@@ -23,20 +23,17 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/server"
 	"github.com/plinth-dev/plinth/libs/platform/service"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/catalog"
-	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/events"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/history"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
-	cnpgicatalog "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/catalog"
-	cnpgicommon "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/common"
-	cnpgiinstance "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/instance"
-	cnpgioperator "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cnpgi/operator"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
+	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/events"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/history"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/metrics"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator/lifecycle"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator/reconciler"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 // openEvents is the step that publishes the plugin's events — the outbox relay and the WAL
@@ -93,14 +90,14 @@ func listenTLS(s *service.Service, cfg Config, log *slog.Logger) (*tlsListener, 
 func (t *tlsListener) serve(srv *server.Server, log *slog.Logger) func(context.Context) error {
 	return func(context.Context) error {
 		log.Info("serving mutual TLS for the operator", "tls_addr", t.lis.Addr().String())
-		return srv.GRPC().Serve(t.lis)
+		return srv.ServeOn(t.lis)
 	}
 }
 
 // grpcOptions are the server options the plugin needs: the interceptor counting failed
 // archive calls.
 func grpcOptions(cfg Config, stores *stores.Registry, failures *metrics.Failures) []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(cnpgiinstance.CountArchiveFailures(cfg.PluginName, stores, failures))}
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(instance.CountArchiveFailures(cfg.PluginName, stores, failures))}
 }
 
 // plugin is what the CNPG-I services are built from.
@@ -118,7 +115,7 @@ type plugin struct {
 // registered: the operator calls the GetCapabilities of every service it is told of.
 func (p plugin) register(g *grpc.Server) error {
 	caps := []identityv1.PluginCapability_Service_Type{identityv1.PluginCapability_Service_TYPE_WAL_SERVICE}
-	walv1.RegisterWALServer(g, cnpgiinstance.NewWALServer(p.wal, p.stores, cnpgiinstance.WALOptions{
+	walv1.RegisterWALServer(g, instance.NewWALServer(p.wal, p.stores, instance.WALOptions{
 		Plugin: p.cfg.PluginName, Timeout: p.cfg.WALTimeout, DataDirs: p.cfg.dataDirs(), Instance: p.cfg.instance(),
 	}, p.log))
 	opCaps, err := p.registerOperator(g)
@@ -130,12 +127,12 @@ func (p plugin) register(g *grpc.Server) error {
 		return err
 	}
 	caps = append(append(caps, opCaps...), bkCaps...)
-	meta := cnpgicommon.Metadata{Name: p.cfg.PluginName, Version: version(), Manifest: map[string]string{
+	meta := operator.Metadata{Name: p.cfg.PluginName, Version: version(), Manifest: map[string]string{
 		"objectStores": strings.Join(p.stores.Names(), ","), "defaultObjectStore": p.stores.Default(),
 	}}
-	identityv1.RegisterIdentityServer(g, cnpgicommon.NewIdentityServer(meta, caps, p.catalog.Ping))
+	identityv1.RegisterIdentityServer(g, operator.NewIdentityServer(meta, caps, p.catalog.Ping))
 	// Plinth's own read-only view (not a CNPG-I service: no capability to declare).
-	cnpgiv1.RegisterCatalogServiceServer(g, cnpgicatalog.NewCatalogServer(catalogView{history.NewReader(p.pool), p.catalog}, p.stores.Default(), p.failures, p.log))
+	cnpgiv1.RegisterCatalogServiceServer(g, instance.NewCatalogServer(catalogView{history.NewReader(p.pool), p.catalog}, p.stores.Default(), p.failures, p.log))
 	return nil
 }
 
@@ -156,11 +153,11 @@ func (v catalogView) Backups(ctx context.Context, store, server string) ([]backu
 func (p plugin) registerOperator(g *grpc.Server) ([]identityv1.PluginCapability_Service_Type, error) {
 	hist, name := history.NewReader(p.pool), p.cfg.PluginName
 	rules := operator.Rules{Plugin: name, Stores: p.stores}
-	gate := reconciler.NewGate(name, p.stores, reconciler.Options{RequeueAfter: p.cfg.RequeueAfter, Logger: p.log})
-	operatorv1.RegisterOperatorServer(g, cnpgioperator.NewOperatorServer(rules, p.stores, hist, p.log))
-	reconcilerv1.RegisterReconcilerHooksServer(g, cnpgioperator.NewReconcilerServer(gate, p.log))
-	identityv1.RegisterPostgresServer(g, cnpgiinstance.NewPostgresServer(name, p.log))
-	metricsv1.RegisterMetricsServer(g, cnpgiinstance.NewMetricsServer(name, p.stores, hist, p.failures, p.log))
+	gate := reconciler.NewGate(name, p.stores, reconciler.Options{RequeueAfter: p.cfg.RequeueAfter, ProbeTimeout: p.cfg.ProbeTimeout, Logger: p.log})
+	operatorv1.RegisterOperatorServer(g, operator.NewOperatorServer(rules, p.stores, hist, p.log))
+	reconcilerv1.RegisterReconcilerHooksServer(g, operator.NewReconcilerServer(gate, p.log))
+	identityv1.RegisterPostgresServer(g, instance.NewPostgresServer(name, p.log))
+	metricsv1.RegisterMetricsServer(g, instance.NewMetricsServer(name, p.stores, hist, p.failures, p.log))
 	caps := []identityv1.PluginCapability_Service_Type{
 		identityv1.PluginCapability_Service_TYPE_OPERATOR_SERVICE, identityv1.PluginCapability_Service_TYPE_RECONCILER_HOOKS,
 		identityv1.PluginCapability_Service_TYPE_POSTGRES, identityv1.PluginCapability_Service_TYPE_METRICS,
@@ -177,7 +174,7 @@ func (p plugin) registerOperator(g *grpc.Server) ([]identityv1.PluginCapability_
 	if p.cfg.SidecarEnvSecret == "" {
 		p.log.Warn("PLINTH_CNPGI_SIDECAR_ENV_SECRET is not set: the injected sidecar gets no PLINTH_DATABASE_URL and starts only if its image provides one")
 	}
-	lifecyclev1.RegisterOperatorLifecycleServer(g, cnpgioperator.NewLifecycleServer(injector, p.log))
+	lifecyclev1.RegisterOperatorLifecycleServer(g, operator.NewLifecycleServer(injector, p.log))
 	return append(caps, identityv1.PluginCapability_Service_TYPE_LIFECYCLE_SERVICE,
 		identityv1.PluginCapability_Service_TYPE_INSTANCE_SIDECAR_INJECTION,
 		identityv1.PluginCapability_Service_TYPE_INSTANCE_JOB_SIDECAR_INJECTION), nil

@@ -23,6 +23,7 @@ type OperatorConfig struct {
 	SidecarConfigMap string `env:"PLINTH_CNPGI_SIDECAR_CONFIG_MAP" flag:"sidecar-config-map" usage:"ConfigMap (in each cluster's namespace) whose config.yaml is the sidecar's store configuration"`
 
 	RequeueAfter time.Duration `env:"PLINTH_CNPGI_REQUEUE_AFTER" flag:"requeue-after" default:"30s" usage:"how long the operator waits before retrying a reconciliation held back because the object store is unreachable"`
+	ProbeTimeout time.Duration `env:"PLINTH_CNPGI_PROBE_TIMEOUT" flag:"probe-timeout" default:"5s" usage:"how long ReconcilerHooks waits for the object store to answer before holding the reconciliation back (CloudNativePG gives the whole call 30s)"`
 
 	WALEventBatch    int           `env:"PLINTH_CNPGI_WAL_EVENT_BATCH" flag:"wal-event-batch" default:"32" usage:"most WAL files one plinth.cnpgi.wal.archived event names"`
 	WALEventInterval time.Duration `env:"PLINTH_CNPGI_WAL_EVENT_INTERVAL" flag:"wal-event-interval" default:"10s" usage:"longest an archived WAL file waits to be announced"`
@@ -51,6 +52,9 @@ func (c *OperatorConfig) validate() error {
 	}
 	if c.RequeueAfter < time.Second {
 		errs = append(errs, errors.New("PLINTH_CNPGI_REQUEUE_AFTER (-requeue-after): must be at least 1s"))
+	}
+	if c.ProbeTimeout < 100*time.Millisecond || c.ProbeTimeout > 25*time.Second {
+		errs = append(errs, errors.New("PLINTH_CNPGI_PROBE_TIMEOUT (-probe-timeout): must be between 100ms and 25s (CloudNativePG gives the whole call 30s)"))
 	}
 	if c.WALEventBatch < 1 || c.WALEventBatch > 10000 {
 		errs = append(errs, errors.New("PLINTH_CNPGI_WAL_EVENT_BATCH (-wal-event-batch): must be between 1 and 10000"))

@@ -14,7 +14,7 @@ func TestOperatorDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.TLSAddr != "" || cfg.SidecarImage != "" || cfg.RequeueAfter != 30*time.Second || cfg.WALEventBatch != 32 || cfg.WALEventInterval != 10*time.Second {
+	if cfg.TLSAddr != "" || cfg.SidecarImage != "" || cfg.RequeueAfter != 30*time.Second || cfg.ProbeTimeout != 5*time.Second || cfg.WALEventBatch != 32 || cfg.WALEventInterval != 10*time.Second {
 		t.Fatalf("defaults %+v", cfg.OperatorConfig)
 	}
 }
@@ -22,13 +22,13 @@ func TestOperatorDefaults(t *testing.T) {
 func TestOperatorSettingsNameEveryProblem(t *testing.T) {
 	_, err := load(t, "PLINTH_DATABASE_URL=postgres://u@h/db",
 		"PLINTH_CNPGI_TLS_ADDR=unix:///x.sock", "PLINTH_CNPGI_TLS_CERT=/nonexistent/server.crt",
-		"PLINTH_CNPGI_SIDECAR_CONFIG_MAP=cm", "PLINTH_CNPGI_REQUEUE_AFTER=10ms",
+		"PLINTH_CNPGI_SIDECAR_CONFIG_MAP=cm", "PLINTH_CNPGI_REQUEUE_AFTER=10ms", "PLINTH_CNPGI_PROBE_TIMEOUT=30s",
 		"PLINTH_CNPGI_WAL_EVENT_BATCH=0", "PLINTH_CNPGI_WAL_EVENT_INTERVAL=1ms")
 	if err == nil {
 		t.Fatal("bad operator settings accepted")
 	}
 	for _, want := range []string{"must be a TCP host:port", "PLINTH_CNPGI_TLS_CERT (-tls-cert): stat", "PLINTH_CNPGI_TLS_KEY (-tls-key): required",
-		"PLINTH_CNPGI_TLS_CLIENT_CA (-tls-client-ca): required", "set PLINTH_CNPGI_SIDECAR_IMAGE too", "PLINTH_CNPGI_REQUEUE_AFTER",
+		"PLINTH_CNPGI_TLS_CLIENT_CA (-tls-client-ca): required", "set PLINTH_CNPGI_SIDECAR_IMAGE too", "PLINTH_CNPGI_REQUEUE_AFTER", "PLINTH_CNPGI_PROBE_TIMEOUT",
 		"PLINTH_CNPGI_WAL_EVENT_BATCH", "PLINTH_CNPGI_WAL_EVENT_INTERVAL"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)

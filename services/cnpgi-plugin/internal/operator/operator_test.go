@@ -12,9 +12,9 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/history"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/history"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 
 	"github.com/plinth-dev/plinth/libs/platform/input"
 )

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/history"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/history"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
 )
 

@@ -1,6 +1,3 @@
-// Package operator holds the rules behind CNPG-I's Operator service for this plugin: which
-// parameters a Cluster may give the plugin (validation), which defaults it gets (mutation), and
-// the recovery window the plugin reports in the Cluster's status.
 package operator
 
 import (
@@ -13,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
 )
 
 // Stores is what the rules need to know of the configured object stores;

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/storage/encryption"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/restore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 // sealed encrypts data as the store writes it.

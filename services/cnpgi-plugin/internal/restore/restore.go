@@ -1,6 +1,8 @@
-// Package restore recovers a PostgreSQL data directory from a base backup in an object
-// store (ours or barman-cloud's) and writes the recovery configuration that replays the WAL
-// archive up to the cluster's recovery target.
+// Package restore is the plugin's CNPG-I restore role: it serves RestoreJobHooks (cnpg-i
+// v0.6.0 wire contract, restore_job_server.go) for a full-recovery Job, recovering a
+// PostgreSQL data directory from a base backup in an object store (ours or barman-cloud's)
+// and writing the recovery configuration that replays the WAL archive up to the cluster's
+// recovery target. It imports no other role's package.
 package restore
 
 import (
@@ -14,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 // Options configure a Service.

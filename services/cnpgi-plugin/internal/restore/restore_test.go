@@ -15,10 +15,10 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/restore"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 type entry struct {

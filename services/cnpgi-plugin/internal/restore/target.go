@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 )
 
 // Target is a CloudNativePG recovery target (spec.bootstrap.recovery.recoveryTarget): where

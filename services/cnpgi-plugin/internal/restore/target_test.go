@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/backup"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 )
 
-func cluster(target string) []byte {
+func recoveryCluster(target string) []byte {
 	return []byte(`{"metadata":{"name":"pg2"},"spec":{"bootstrap":{"recovery":{"source":"origin","recoveryTarget":` + target + `}}}}`)
 }
 
@@ -27,7 +27,7 @@ func TestParseTargetAndSettings(t *testing.T) {
 		{`{"backupID":"20260102T030405"}`, nil},
 	}
 	for _, c := range cases {
-		tg, err := ParseTarget(cluster(c.target))
+		tg, err := ParseTarget(recoveryCluster(c.target))
 		if err != nil {
 			t.Fatalf("%s: %v", c.target, err)
 		}
@@ -46,7 +46,7 @@ func TestParseTargetAndSettings(t *testing.T) {
 		`{"targetTLI":"next"}`:               "targetTLI",
 		`{"backupID":"last"}`:                "backupID",
 	} {
-		_, err := ParseTarget(cluster(target))
+		_, err := ParseTarget(recoveryCluster(target))
 		var be *backup.Error
 		if !errors.As(err, &be) || be.Kind != backup.KindInvalid || !strings.Contains(be.Field, field) {
 			t.Errorf("%s: %v, want InvalidArgument on %s", target, err, field)
@@ -84,7 +84,7 @@ func TestChoose(t *testing.T) {
 		{`{"backupID":"20260101T090000"}`, "", backup.KindNotFound},
 	}
 	for _, c := range cases {
-		tg, err := ParseTarget(cluster(c.target))
+		tg, err := ParseTarget(recoveryCluster(c.target))
 		if err != nil {
 			t.Fatal(err)
 		}

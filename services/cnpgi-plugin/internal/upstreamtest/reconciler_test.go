@@ -34,8 +34,10 @@ stores:
     s3: {endpoint: "http://127.0.0.1:1", bucket: b, pathStyle: true, accessKeyId: {env: RECON_KEY}, secretAccessKey: {env: RECON_SECRET}}
 `, dir, s3.Endpoint, bucket)
 	o.writeFile(t, filepath.Join(dir, "config.yaml"), []byte(config), 0o644)
+	// The longest probe allowed: a reachable store must be found reachable however loaded the
+	// machine running the tests is; unreachable ones take it in parallel.
 	p := startOperatorPlugin(t, "PLINTH_CNPGI_CONFIG="+filepath.Join(dir, "config.yaml"),
-		"RECON_KEY="+s3.AccessKeyID, "RECON_SECRET="+s3.SecretAccessKey)
+		"RECON_KEY="+s3.AccessKeyID, "RECON_SECRET="+s3.SecretAccessKey, "PLINTH_CNPGI_PROBE_TIMEOUT=25s")
 	c := reconciler.NewReconcilerHooksClient(p.conn)
 	ctx := ctxT(t)
 

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/wal/waltest"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal/waltest"
 )
 
 // TestIdentity runs the operator's connection handshake with the upstream client.

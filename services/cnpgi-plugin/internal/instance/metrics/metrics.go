@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/history"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/history"
 )
 
 // Type is a metric's Prometheus type; the numbers are CNPG-I's (and prometheus.ValueType's).

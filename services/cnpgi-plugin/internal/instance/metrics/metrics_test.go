@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/history"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/history"
 )
 
 func TestCollectFollowsDefinitions(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 
 	"github.com/plinth-dev/plinth/libs/platform/input"
 )

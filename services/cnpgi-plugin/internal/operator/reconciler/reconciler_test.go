@@ -10,7 +10,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 	"github.com/plinth-dev/plinth/libs/storage/secret"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/archive/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 
 	"github.com/plinth-dev/plinth/libs/platform/input"
 )

@@ -1,0 +1,66 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/plinth-dev/plinth/libs/platform/pg"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
+)
+
+// WALNames lists the names of a server's catalogued WAL files.
+func (c *Catalog) WALNames(ctx context.Context, store, server string) ([]string, error) {
+	rows, err := c.pool.Query(ctx, `SELECT name FROM wal_files WHERE store = $1 AND server = $2 ORDER BY name`, store, server)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: WAL of %s: %w", server, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("catalog: WAL of %s: %w", server, err)
+	}
+	return names, nil
+}
+
+// RecordFound adds WAL files found in a store (rebuilding the catalog) unless they are
+// recorded already, in one transaction that does not announce them: they were archived
+// before, and plinth.cnpgi.wal.archived is about new archiving. It returns how many rows
+// were added.
+func (c *Catalog) RecordFound(ctx context.Context, files []wal.ArchivedFile) (int, error) {
+	added := 0
+	err := pg.InTx(ctx, c.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL cnpgi.announce_wal = 'off'"); err != nil {
+			return err
+		}
+		for _, f := range files {
+			var sysID pgtype.Text
+			if f.SystemID != 0 {
+				sysID = pgtype.Text{String: strconv.FormatUint(f.SystemID, 10), Valid: true}
+			}
+			at := f.ArchivedAt
+			if at.IsZero() {
+				at = time.Now()
+			}
+			tag, err := tx.Exec(ctx, `
+				INSERT INTO wal_files (store, server, name, kind, timeline, size, stored_size, compression, sha256,
+					system_identifier, object_key, archived_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::numeric, $11, $12)
+				ON CONFLICT (store, server, name) DO NOTHING`,
+				f.Store, f.Server, f.Name, string(f.Kind), int64(f.Timeline), f.Size, f.StoredSize, string(f.Compression),
+				f.SHA256[:], sysID, f.Key, at)
+			if err != nil {
+				return fmt.Errorf("record %s: %w", f.Name, err)
+			}
+			added += int(tag.RowsAffected())
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("catalog: %w", err)
+	}
+	return added, nil
+}
