@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"context"
 	"errors"
-	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"testing"
 
@@ -25,21 +22,22 @@ import (
 // Connect. The guesses cannot be turned against admin: a login from another address works, and
 // a session admin already holds stays valid.
 func (s *journeySuite) journeyLockout(t *testing.T) {
-	auth := authpb.NewAuthServiceClient(s.gw)
-	// Addresses of their own (the gateway forwards x-forwarded-for, which make up tells auth to
-	// believe), so the other journeys' logins from 127.0.0.1 are not throttled by this one.
-	guesser, elsewhere := "198.51.100."+strconv.Itoa(1+rand.IntN(120)), "198.51.100."+strconv.Itoa(130+rand.IntN(120))
-	from := func(addr string) context.Context {
-		return metadata.AppendToOutgoingContext(callCtx(t), "x-forwarded-for", addr)
+	// Addresses of their own (loopback aliases: the gateway names a client's TCP address to
+	// auth), so the other journeys' logins from 127.0.0.1 are not throttled by this one.
+	guesser, elsewhere := loopbackAddr(2, 120), loopbackAddr(130, 250)
+	clients := map[string]authpb.AuthServiceClient{
+		guesser:   authpb.NewAuthServiceClient(gatewayFrom(t, s.endpoints.Gateway, guesser)),
+		elsewhere: authpb.NewAuthServiceClient(gatewayFrom(t, s.endpoints.Gateway, elsewhere)),
 	}
-	session, err := auth.Login(from(elsewhere), &authpb.LoginRequest{Username: "admin", Password: s.password})
+	auth := func(addr string) authpb.AuthServiceClient { return clients[addr] }
+	session, err := auth(elsewhere).Login(callCtx(t), &authpb.LoginRequest{Username: "admin", Password: s.password})
 	if err != nil {
 		t.Fatalf("admin's login before the guesses: %v", err)
 	}
 	var header, trailer metadata.MD
 	for i := 0; i < 10; i++ {
 		header, trailer = nil, nil
-		_, err = auth.Login(from(guesser), &authpb.LoginRequest{Username: "admin", Password: "wrong-password"},
+		_, err = auth(guesser).Login(callCtx(t), &authpb.LoginRequest{Username: "admin", Password: "wrong-password"},
 			grpc.Header(&header), grpc.Trailer(&trailer))
 		if status.Code(err) != codes.Unauthenticated {
 			break
@@ -48,13 +46,13 @@ func (s *journeySuite) journeyLockout(t *testing.T) {
 	if status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("Login after repeated failures: %v, want ResourceExhausted", err)
 	}
-	if _, err := auth.Login(from(guesser), &authpb.LoginRequest{Username: "admin", Password: s.password}); status.Code(err) != codes.ResourceExhausted {
+	if _, err := auth(guesser).Login(callCtx(t), &authpb.LoginRequest{Username: "admin", Password: s.password}); status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("the right password from the throttled %s: %v, want ResourceExhausted", guesser, err)
 	}
-	if _, err := auth.Login(from(elsewhere), &authpb.LoginRequest{Username: "admin", Password: s.password}); err != nil {
+	if _, err := auth(elsewhere).Login(callCtx(t), &authpb.LoginRequest{Username: "admin", Password: s.password}); err != nil {
 		t.Errorf("wrong passwords from %s locked admin out at %s: %v", guesser, elsewhere, err)
 	}
-	if ok, err := auth.CheckToken(withToken(callCtx(t), session.GetToken()), &authpb.CheckTokenRequest{Token: session.GetToken()}); err != nil || !ok.GetSuccess() {
+	if ok, err := auth(elsewhere).CheckToken(withToken(callCtx(t), session.GetToken()), &authpb.CheckTokenRequest{Token: session.GetToken()}); err != nil || !ok.GetSuccess() {
 		t.Errorf("admin's session after the guesses: %v %v", ok, err)
 	}
 	var retry *errdetails.RetryInfo
@@ -74,10 +72,9 @@ func (s *journeySuite) journeyLockout(t *testing.T) {
 	}
 
 	// The console's view of the same refusal (Connect): code and detail.
-	login := connect.NewClient[authpb.LoginRequest, authpb.LoginResponse](&http.Client{Timeout: callTimeout},
+	login := connect.NewClient[authpb.LoginRequest, authpb.LoginResponse](httpFrom(guesser),
 		"http://"+s.endpoints.Gateway+"/services.auth.AuthService/Login")
 	req := connect.NewRequest(&authpb.LoginRequest{Username: "admin", Password: "wrong-password"})
-	req.Header().Set("X-Forwarded-For", guesser)
 	_, err = login.CallUnary(callCtx(t), req)
 	var cerr *connect.Error
 	if !errors.As(err, &cerr) || cerr.Code() != connect.CodeResourceExhausted {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,6 +66,21 @@ const pgdataInPlugin = "/var/lib/plinth/pgdata"
 
 var walNameRE = regexp.MustCompile(`^[0-9A-F]{24}$`)
 
+// postgresURL is the URL of overlays/local's PostgreSQL, through a port-forward to its
+// Service, as its superuser: the password is the one kube-up made (the Secret
+// plinth-postgres), since that server trusts no connection.
+func (k *kubeStack) postgresURL(t *testing.T) string {
+	t.Helper()
+	encoded := k.run(t, "-n", "plinth", "get", "secret", "plinth-postgres", "-o", "jsonpath={.data.postgres-password}")
+	password, err := base64.StdEncoding.DecodeString(strings.TrimSpace(encoded))
+	if err != nil || len(password) == 0 {
+		t.Fatalf("the Secret plinth-postgres has no postgres-password: %v", err)
+	}
+	u := url.URL{Scheme: "postgres", User: url.UserPassword("postgres", string(password)),
+		Host: k.portForward(t, "svc/postgres", 5432), Path: "/plinth", RawQuery: "sslmode=disable"}
+	return u.String()
+}
+
 // walSegmentForPlugin has the cluster's PostgreSQL complete a WAL segment and puts a copy of
 // it in the cnpgi-plugin pod's data directory. The segment is read over PostgreSQL's own
 // protocol (pg_read_binary_file, through a port-forward to its Service): kubectl exec can
@@ -78,7 +94,7 @@ func (k *kubeStack) walSegmentForPlugin(t *testing.T) (path, name string, size i
 	t.Helper()
 	ctx, cancel := context.WithTimeout(k.ctx, 2*time.Minute)
 	defer cancel()
-	db, err := pgx.Connect(ctx, "postgres://postgres@"+k.portForward(t, "svc/postgres", 5432)+"/plinth?sslmode=disable")
+	db, err := pgx.Connect(ctx, k.postgresURL(t))
 	if err != nil {
 		t.Fatalf("the cluster's PostgreSQL through a port-forward: %v", err)
 	}

@@ -49,7 +49,10 @@ func LoadCompose(ctx context.Context, path string, content []byte, env map[strin
 //   - Plinth services (those with PLINTH_GRPC_ADDR) are configured as the runtime conventions
 //     say (CheckPlinthService);
 //   - the gateway (the envoyproxy/envoy image) gets its config from a bind mount, and auth
-//     trusts the x-forwarded-for of exactly the gateway's fixed address (CheckTrustedProxies);
+//     believes x-forwarded-for only on its mutual-TLS gateway listener, which every Go
+//     gateway dials, never from an address (CheckGatewayTrust);
+//   - Postgres trusts no one and services connect as a role that is not the superuser, with a
+//     password file from a read-only volume (CheckComposePostgres);
 //   - start order is by health: every service that runs (not a one-shot that others wait to
 //     complete) has a health check, and every depends_on waits for service_healthy or, for a
 //     one-shot, service_completed_successfully (CheckStartOrder);
@@ -80,7 +83,8 @@ func CheckCompose(p *types.Project) error {
 			errs = append(errs, checkEnvoyMount(s)...)
 		}
 	}
-	errs = append(errs, CheckTrustedProxies(p)...)
+	errs = append(errs, CheckGatewayTrust(p)...)
+	errs = append(errs, CheckComposePostgres(p)...)
 	errs = append(errs, CheckStartOrder(p)...)
 	return errors.Join(errs...)
 }

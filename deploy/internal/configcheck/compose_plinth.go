@@ -1,10 +1,8 @@
 package configcheck
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -98,70 +96,4 @@ func containerPort(addr string) (int, error) {
 
 func publishes(s types.ServiceConfig, port int) bool {
 	return slices.ContainsFunc(s.Ports, func(pc types.ServicePortConfig) bool { return int(pc.Target) == port })
-}
-
-// CheckTrustedProxies checks that each gateway (envoyproxy/envoy) container has a fixed IPv4
-// address inside its network's subnet, and that auth's PLINTH_AUTH_TRUSTED_PROXIES is exactly
-// those addresses: a wider prefix would also cover clients of auth's published port, which
-// arrive from the network's gateway address, and let them choose their x-forwarded-for.
-func CheckTrustedProxies(p *types.Project) []error {
-	var errs []error
-	gateways := map[netip.Addr]string{}
-	for _, s := range p.Services {
-		if !isEnvoy(s) {
-			continue
-		}
-		a, err := fixedAddress(p, s)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		gateways[a] = s.Name
-	}
-	auth, ok := p.Services["auth"]
-	if !ok || len(gateways) == 0 {
-		return errs
-	}
-	v := auth.Environment["PLINTH_AUTH_TRUSTED_PROXIES"]
-	if v == nil || *v == "" {
-		return append(errs, errors.New("service auth: PLINTH_AUTH_TRUSTED_PROXIES is not set: logins through the gateway would all count against the gateway's address"))
-	}
-	covered := map[netip.Addr]bool{}
-	for _, item := range strings.Split(*v, ",") {
-		pfx, err := netip.ParsePrefix(strings.TrimSpace(item))
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("service auth: PLINTH_AUTH_TRUSTED_PROXIES: %w", err))
-		case !pfx.IsSingleIP() || gateways[pfx.Addr()] == "":
-			errs = append(errs, fmt.Errorf("service auth: PLINTH_AUTH_TRUSTED_PROXIES trusts %s, which is not exactly a gateway's fixed address", pfx))
-		default:
-			covered[pfx.Addr()] = true
-		}
-	}
-	for a, name := range gateways {
-		if !covered[a] {
-			errs = append(errs, fmt.Errorf("service auth: PLINTH_AUTH_TRUSTED_PROXIES does not trust gateway %s at %s", name, a))
-		}
-	}
-	return errs
-}
-
-// fixedAddress is a service's ipv4_address, checked against its network's declared subnets.
-func fixedAddress(p *types.Project, s types.ServiceConfig) (netip.Addr, error) {
-	for netName, sn := range s.Networks {
-		if sn == nil || sn.Ipv4Address == "" {
-			continue
-		}
-		a, err := netip.ParseAddr(sn.Ipv4Address)
-		if err != nil {
-			return netip.Addr{}, fmt.Errorf("service %s: ipv4_address: %w", s.Name, err)
-		}
-		for _, c := range p.Networks[netName].Ipam.Config {
-			if pfx, err := netip.ParsePrefix(c.Subnet); err == nil && pfx.Contains(a) {
-				return a, nil
-			}
-		}
-		return netip.Addr{}, fmt.Errorf("service %s: ipv4_address %s is not in a subnet declared for network %s", s.Name, a, netName)
-	}
-	return netip.Addr{}, fmt.Errorf("service %s has no fixed ipv4_address, so auth cannot trust exactly it", s.Name)
 }

@@ -30,9 +30,9 @@ func TestComposeSetsOnlySettings(t *testing.T) {
 
 	src := readRepoFile(t, composeFile)
 	for _, tc := range []struct{ name, old, new, want string }{
-		{"misspelt", "PLINTH_AUTH_TRUSTED_PROXIES: 172.29.71.10/32", "PLINTH_AUTH_TRUSTED_PROXIE: 172.29.71.10/32",
-			"service auth sets PLINTH_AUTH_TRUSTED_PROXIE, which is not a setting of auth"},
-		{"another binary's", "PLINTH_AUTH_TRUSTED_PROXIES: 172.29.71.10/32", "PLINTH_KAAS_PROVIDER: vagrant",
+		{"misspelt", "PLINTH_AUTH_GATEWAY_ADDR: 0.0.0.0:7011", "PLINTH_AUTH_GATEWAY_ADR: 0.0.0.0:7011",
+			"service auth sets PLINTH_AUTH_GATEWAY_ADR, which is not a setting of auth"},
+		{"another binary's", "PLINTH_AUTH_GATEWAY_ADDR: 0.0.0.0:7011", "PLINTH_KAAS_PROVIDER: vagrant",
 			"service auth sets PLINTH_KAAS_PROVIDER, which is not a setting of auth"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package configcheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -74,11 +75,11 @@ func TestComposeFileIsValid(t *testing.T) {
 
 	auth := p.Services["auth"]
 	for k, want := range map[string]string{
-		"PLINTH_GRPC_ADDR":            "0.0.0.0:7001",
-		"PLINTH_ADMIN_ADDR":           "0.0.0.0:7101",
-		"PLINTH_DATABASE_URL":         "postgres://postgres@postgres:5432/plinth?sslmode=disable",
-		"PLINTH_NATS_URL":             "nats://nats:4222",
-		"PLINTH_AUTH_TRUSTED_PROXIES": "172.29.71.10/32",
+		"PLINTH_GRPC_ADDR":         "0.0.0.0:7001",
+		"PLINTH_ADMIN_ADDR":        "0.0.0.0:7101",
+		"PLINTH_DATABASE_URL":      "postgres://plinth@postgres:5432/plinth?sslmode=disable&passfile=/run/secrets/postgres/pgpass",
+		"PLINTH_NATS_URL":          "nats://nats:4222",
+		"PLINTH_AUTH_GATEWAY_ADDR": "0.0.0.0:7011",
 	} {
 		if got := auth.Environment[k]; got == nil || *got != want {
 			t.Errorf("auth: %s = %v, want %s", k, got, want)
@@ -182,7 +183,11 @@ func TestComposeGatewayRunsTheGeneratedConfig(t *testing.T) {
 		t.Errorf("gateway does not mount the certs volume at %s", envoygen.ComposeCertDir)
 	}
 	init := strings.Join(p.Services["init"].Command, " ")
-	for backend, prefix := range map[string]string{"lvmd-agent": "PLINTH_LVMD_TLS_", "cnpgi-plugin": "PLINTH_CNPGI_TLS_"} {
+	// auth: Envoy dials its gateway listener, the one channel whose x-forwarded-for it believes.
+	if got, want := p.Services["auth"].Environment["PLINTH_AUTH_GATEWAY_ADDR"], fmt.Sprintf("0.0.0.0:%d", env.Backends["auth"].Port); got == nil || *got != want {
+		t.Errorf("auth: PLINTH_AUTH_GATEWAY_ADDR = %v, but Envoy dials auth:%d", got, env.Backends["auth"].Port)
+	}
+	for backend, prefix := range map[string]string{"lvmd-agent": "PLINTH_LVMD_TLS_", "cnpgi-plugin": "PLINTH_CNPGI_TLS_", "auth": "PLINTH_AUTH_GATEWAY_TLS_"} {
 		a := env.Backends[backend]
 		if a.TLS == nil {
 			t.Fatalf("envoygen reaches %s without mutual TLS", backend)
@@ -265,7 +270,7 @@ func TestComposeMatchesEnvoy(t *testing.T) {
 		// A mutual-TLS cluster reaches the service's TLS listener, a plaintext one its gRPC.
 		key := "PLINTH_GRPC_ADDR"
 		if c.GetTransportSocket() != nil {
-			key = map[string]string{"lvmd-agent": "PLINTH_LVMD_TLS_ADDR", "cnpgi-plugin": "PLINTH_CNPGI_TLS_ADDR"}[c.GetName()]
+			key = map[string]string{"lvmd-agent": "PLINTH_LVMD_TLS_ADDR", "cnpgi-plugin": "PLINTH_CNPGI_TLS_ADDR", "auth": "PLINTH_AUTH_GATEWAY_ADDR"}[c.GetName()]
 		}
 		want := fmt.Sprintf("0.0.0.0:%d", sa.GetPortValue())
 		if got := s.Environment[key]; key == "" || got == nil || *got != want {
@@ -302,18 +307,20 @@ func TestComposeRejects(t *testing.T) {
 		{"depends on an unknown service", "auth: {condition: service_healthy}", "authz: {condition: service_healthy}",
 			`depends on undefined service "authz"`},
 		{"key outside the Compose Spec", "      interval: 2s", "      intervall: 2s", "intervall"},
-		{"missing database URL", "      PLINTH_DATABASE_URL: postgres://postgres@postgres:5432/plinth?sslmode=disable\n", "",
+		{"missing database URL", "      PLINTH_DATABASE_URL: postgres://plinth@postgres:5432/plinth?sslmode=disable&passfile=/run/secrets/postgres/pgpass\n", "",
 			"service auth: PLINTH_DATABASE_URL is not set"},
 		{"gRPC on loopback", "PLINTH_GRPC_ADDR: 0.0.0.0:7001", "PLINTH_GRPC_ADDR: 127.0.0.1:7001", "use 0.0.0.0 in a container"},
 		{"gRPC port not published", `- "127.0.0.1:7001:7001"`, `- "127.0.0.1:7009:7009"`, "the gRPC port 7001 is not published"},
-		{"database on no service", "postgres://postgres@postgres:5432/", "postgres://postgres@db:5432/", `names host "db"`},
-		{"database not awaited", "      postgres: {condition: service_healthy}", "      postgres: {condition: service_started}",
+		{"database on no service", "postgres://plinth@postgres:5432/", "postgres://plinth@db:5432/", `names host "db"`},
+		{"database not awaited", "      postgres-roles: {condition: service_completed_successfully}\n      postgres: {condition: service_healthy}",
+			"      postgres-roles: {condition: service_completed_successfully}\n      postgres: {condition: service_started}",
 			"does not wait for postgres"},
 		{"health check on the wrong path", "127.0.0.1:7101/readyz", "127.0.0.1:7101/healthz", "does not ask 127.0.0.1:7101/readyz"},
-		{"trusting the whole network", "PLINTH_AUTH_TRUSTED_PROXIES: 172.29.71.10/32", "PLINTH_AUTH_TRUSTED_PROXIES: 172.29.71.0/24",
-			"not exactly a gateway's fixed address"},
-		{"no trusted proxies", "      PLINTH_AUTH_TRUSTED_PROXIES: 172.29.71.10/32\n", "", "PLINTH_AUTH_TRUSTED_PROXIES is not set"},
-		{"gateway outside the subnet", "ipv4_address: 172.29.71.10", "ipv4_address: 172.29.72.10", "not in a subnet"},
+		{"trusting an address", "      PLINTH_AUTH_GATEWAY_ADDR: 0.0.0.0:7011\n", "      PLINTH_AUTH_TRUSTED_PROXIES: 172.29.71.10/32\n      PLINTH_AUTH_GATEWAY_ADDR: 0.0.0.0:7011\n",
+			"PLINTH_AUTH_TRUSTED_PROXIES=172.29.71.10/32 trusts x-forwarded-for from an address"},
+		{"no gateway listener", "      PLINTH_AUTH_GATEWAY_ADDR: 0.0.0.0:7011\n", "", "PLINTH_AUTH_GATEWAY_ADDR is not set"},
+		{"gateway listener without mutual TLS", "      PLINTH_AUTH_GATEWAY_TLS_CLIENT_CA: /etc/plinth/certs/auth/client.crt\n", "",
+			"PLINTH_AUTH_GATEWAY_TLS_CLIENT_CA is not set"},
 		{"envoy config not mounted at -c", "envoy.yaml:/etc/envoy/envoy.yaml:ro", "envoy.yaml:/etc/envoy/other.yaml:ro",
 			"nothing is mounted at /etc/envoy/envoy.yaml"},
 		{"bind mount of a missing file", "./deploy/envoy/envoy.yaml:", "./deploy/envoy/missing.yaml:", "which does not exist"},
@@ -353,6 +360,28 @@ func TestComposeRejects(t *testing.T) {
 			wantErr(t, err, tc.want)
 		})
 	}
+}
+
+// TestComposeGoGatewayReachesAuthsGatewayListener: the Go gateway (profile go-gateway) dials
+// auth's gateway listener, and one that dials auth's public port is refused: auth would take
+// it for every client and count all their failed logins against its address.
+func TestComposeGoGatewayReachesAuthsGatewayListener(t *testing.T) {
+	profiles := func(o *loader.Options) { o.Profiles = []string{"go-gateway"} }
+	p, err := loadCompose(t, nil, map[string]string{}, profiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Services["gateway-go"]; !ok {
+		t.Fatal("the go-gateway profile has no gateway-go")
+	}
+	if err := errors.Join(CheckGatewayTrust(p)...); err != nil {
+		t.Fatal(err)
+	}
+	changed := mutate(t, readRepoFile(t, composeFile), "PLINTH_GATEWAY_BACKEND_AUTH: auth:7011", "PLINTH_GATEWAY_BACKEND_AUTH: auth:7001")
+	if p, err = loadCompose(t, changed, map[string]string{}, profiles); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, errors.Join(CheckGatewayTrust(p)...), "service gateway-go: PLINTH_GATEWAY_BACKEND_AUTH=auth:7001, want auth:7011")
 }
 
 func TestComposeNATSUsersMatchTheSuite(t *testing.T) {

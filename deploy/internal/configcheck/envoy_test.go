@@ -58,8 +58,10 @@ func checkEnvoyConfig(t *testing.T, file string) {
 
 	auth := cluster(t, b.GetStaticResources().GetClusters(), "auth")
 	sa := auth.GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
-	if sa.GetAddress() != "auth" || sa.GetPortValue() != 7001 {
-		t.Errorf("auth cluster points at %s:%d, want auth:7001", sa.GetAddress(), sa.GetPortValue())
+	// auth's gateway listener, with the gateway's client certificate: the one channel on which
+	// auth believes the x-forwarded-for Envoy writes.
+	if sa.GetAddress() != "auth" || sa.GetPortValue() != 7011 || auth.GetTransportSocket() == nil {
+		t.Errorf("auth cluster points at %s:%d (transport socket %v), want auth:7011 with mutual TLS", sa.GetAddress(), sa.GetPortValue(), auth.GetTransportSocket())
 	}
 	for _, c := range b.GetStaticResources().GetClusters() {
 		opts := &upstreamhttpv3.HttpProtocolOptions{}

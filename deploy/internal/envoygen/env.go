@@ -47,18 +47,33 @@ var Ports = map[string]uint32{
 	routes.CNPGIPlugin:   7006,
 }
 
+// AuthGatewayPort is auth's gateway listener (PLINTH_AUTH_GATEWAY_ADDR): the gateway's alone,
+// mutual TLS with the gateway's client pair, the only channel on which auth believes the
+// x-forwarded-for it counts failed logins by. Envoy's auth cluster (ext_authz and auth's own
+// routes) dials it in every environment; the other services call auth on Ports[routes.Auth].
+const AuthGatewayPort = 7011
+
+// gatewayPort is the port the gateway dials backend b on.
+func gatewayPort(b string) uint32 {
+	if b == routes.Auth {
+		return AuthGatewayPort
+	}
+	return Ports[b]
+}
+
 // ComposeCertDir is where the gateway container of docker-compose.yaml mounts the generated
 // certificates (the compose volume `certs`): one directory per mutual-TLS backend, as
 // `cnpgi-plugin gen-certs -dir <dir>/<backend>` writes it (server.crt, client.crt, client.key).
 const ComposeCertDir = "/etc/plinth/certs"
 
-// Compose is docker-compose.yaml: backends by compose service name; lvmd-agent and
-// cnpgi-plugin with the self-signed pairs the compose `certs` service generates at first start.
+// Compose is docker-compose.yaml: backends by compose service name; lvmd-agent, cnpgi-plugin
+// and auth's gateway listener with the self-signed pairs the compose `init` service generates
+// at first start.
 func Compose() Environment {
 	env := Environment{Name: "docker-compose (docker-compose.yaml)", File: "deploy/envoy/envoy.yaml", Backends: map[string]Address{}}
 	for _, b := range routes.Backends() {
-		a := Address{Host: b, Port: Ports[b]}
-		if b == routes.LvmdAgent || b == routes.CNPGIPlugin {
+		a := Address{Host: b, Port: gatewayPort(b)}
+		if b == routes.LvmdAgent || b == routes.CNPGIPlugin || b == routes.Auth {
 			dir := path.Join(ComposeCertDir, b)
 			// gen-certs makes self-signed leaves: the server's own certificate is its trust anchor.
 			a.TLS = &ClientTLS{CertFile: path.Join(dir, "client.crt"), KeyFile: path.Join(dir, "client.key"), CAFile: path.Join(dir, "server.crt"), ServerName: b}
@@ -71,17 +86,19 @@ func Compose() Environment {
 // KubernetesClientSecrets maps a mutual-TLS backend to the Secret holding Envoy's client pair
 // and the directory the gateway Deployment mounts it at (keys tls.crt, tls.key, ca.crt).
 var KubernetesClientSecrets = map[string]struct{ Secret, Dir string }{
+	routes.Auth:        {"auth-gateway-client-tls", "/etc/plinth/auth-client"},
 	routes.LvmdAgent:   {"lvmd-agent-client-tls", "/etc/plinth/lvmd-client"},
 	routes.CNPGIPlugin: {"cnpgi-plugin-client-tls", "/etc/plinth/cnpgi-client"},
 }
 
 // Kubernetes is deploy/k8s: backends by Service name in the gateway's namespace; ca.crt of
 // each client Secret must be the CA the backend's server certificate chains to, and that
-// certificate must name the Service (the SAN Envoy verifies).
+// certificate must name the Service (the SAN Envoy verifies). auth is dialled on its gateway
+// listener, whose client CA is the one of auth-gateway-client-tls.
 func Kubernetes() Environment {
 	env := Environment{Name: "Kubernetes (deploy/k8s, mounted at /etc/envoy/envoy.yaml)", File: "deploy/k8s/base/gateway/envoy.yaml", Backends: map[string]Address{}}
 	for _, b := range routes.Backends() {
-		a := Address{Host: b, Port: Ports[b]}
+		a := Address{Host: b, Port: gatewayPort(b)}
 		if s, ok := KubernetesClientSecrets[b]; ok {
 			a.TLS = &ClientTLS{CertFile: path.Join(s.Dir, "tls.crt"), KeyFile: path.Join(s.Dir, "tls.key"), CAFile: path.Join(s.Dir, "ca.crt"), ServerName: b}
 		}

@@ -198,7 +198,8 @@ func checkClusters(t *testing.T, env Environment, cs []*clusterv3.Cluster) {
 func TestKubernetesAddressContract(t *testing.T) {
 	env := Kubernetes()
 	want := map[string]string{
-		"auth": "auth:7001", "stats": "stats:7002", "kaas": "kaas:7003", "vagrant-server": "vagrant-server:7004",
+		"auth":  "auth:7011 /etc/plinth/auth-client/tls.crt /etc/plinth/auth-client/tls.key /etc/plinth/auth-client/ca.crt",
+		"stats": "stats:7002", "kaas": "kaas:7003", "vagrant-server": "vagrant-server:7004",
 		"lvmd-agent":   "lvmd-agent:7005 /etc/plinth/lvmd-client/tls.crt /etc/plinth/lvmd-client/tls.key /etc/plinth/lvmd-client/ca.crt",
 		"cnpgi-plugin": "cnpgi-plugin:7006 /etc/plinth/cnpgi-client/tls.crt /etc/plinth/cnpgi-client/tls.key /etc/plinth/cnpgi-client/ca.crt",
 	}
@@ -210,6 +211,20 @@ func TestKubernetesAddressContract(t *testing.T) {
 		}
 		if got != w {
 			t.Errorf("%s: %s, want %s", b, got, w)
+		}
+	}
+}
+
+// TestAuthOnlyOverItsGatewayListener: in every environment Envoy's auth cluster (ext_authz
+// and auth's routes) dials auth's gateway listener with a client certificate, verifying the
+// server name auth — the one channel on which auth believes the x-forwarded-for Envoy writes.
+// A plaintext cluster would reach a listener that refuses it, or, on 7001, make every login
+// count against the gateway's own address.
+func TestAuthOnlyOverItsGatewayListener(t *testing.T) {
+	for _, env := range Environments() {
+		a := env.Backends[routes.Auth]
+		if a.Host != routes.Auth || a.Port != AuthGatewayPort || a.TLS == nil || a.TLS.ServerName != routes.Auth {
+			t.Errorf("%s: auth is dialled as %+v (TLS %+v), want %s:%d with mutual TLS, server name %s", env.File, a, a.TLS, routes.Auth, AuthGatewayPort, routes.Auth)
 		}
 	}
 }

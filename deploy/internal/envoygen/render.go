@@ -46,9 +46,11 @@ type view struct {
 	IdleTimeout, RequestHeadersTimeout string
 	MaxRequestHeadersKB                int
 	MaxConns                           int
-	Routes                             []viewRoute
-	Endpoints                          []Endpoint
-	Clusters                           []Cluster
+	// AuthGatewayPort is auth's gateway listener, named in a comment.
+	AuthGatewayPort int
+	Routes          []viewRoute
+	Endpoints       []Endpoint
+	Clusters        []Cluster
 }
 
 // IdentityHeaders name the caller to a backend (libs/platform/authn's AccountHeader,
@@ -102,7 +104,7 @@ func Render(env Environment, table []routes.Route, gatewayServices []string) ([]
 		IdentityHeaders: IdentityHeaders, MaxRequestBytes: bodyLimit,
 		IdleTimeout: seconds(routes.IdleTimeout), RequestHeadersTimeout: seconds(routes.RequestHeadersTimeout),
 		MaxRequestHeadersKB: routes.MaxRequestHeaderBytes >> 10, MaxConns: routes.MaxConns,
-		Endpoints: KoorEndpoints()}
+		Endpoints: KoorEndpoints(), AuthGatewayPort: AuthGatewayPort}
 	for _, r := range rs {
 		t := "0s"
 		if !r.Streaming {

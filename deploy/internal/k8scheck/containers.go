@@ -75,3 +75,26 @@ func CheckImage(ref string) error {
 	}
 	return nil
 }
+
+// CheckRunnerSandbox: every vagrant-runner container says how its netns machines are kept
+// apart. Its default, a runc container per machine, needs runc, a writable /run and cgroups
+// that no pod here has; a runner left on the default fails every `up` ("runc state
+// directory: … read-only file system"), as kaas's machines container once did.
+func CheckRunnerSandbox(s *Set) []error {
+	var errs []error
+	for _, w := range s.Workloads {
+		for i, c := range w.Template.Spec.Containers {
+			if !strings.Contains(c.Image, "/vagrant-runner:") {
+				continue
+			}
+			set := false
+			for _, e := range c.Env {
+				set = set || e.Name == "PLINTH_VAGRANT_NETNS_SANDBOX"
+			}
+			if !set {
+				errs = append(errs, fmt.Errorf("%s: containers[%d] %q: PLINTH_VAGRANT_NETNS_SANDBOX is not set (the default, runc, cannot work in this pod)", w, i, c.Name))
+			}
+		}
+	}
+	return errs
+}

@@ -97,7 +97,7 @@ func TestServerSideDryRun(t *testing.T) {
 		t.Fatalf("server-side dry run:\n%v", err)
 	}
 	t.Logf("dry-run applied %d objects: %v", len(objs), kinds)
-	for kind, want := range map[string]int{"Certificate": 6, "Issuer": 3, "Cluster": 2, "ScheduledBackup": 1, "DaemonSet": 1, "Deployment": 7} {
+	for kind, want := range map[string]int{"Certificate": 9, "Issuer": 4, "Cluster": 2, "ScheduledBackup": 1, "DaemonSet": 1, "Deployment": 7} {
 		if kinds[kind] != want {
 			t.Errorf("%d %s objects went through the API server, want %d", kinds[kind], kind, want)
 		}

@@ -27,7 +27,8 @@ type Backend struct {
 
 // Contract is the fixed agreement with the generator of deploy/k8s/base/gateway/envoy.yaml.
 var Contract = []Backend{
-	{Service: "auth", Port: 7001},
+	// auth's gateway listener: the one channel on which auth believes x-forwarded-for.
+	{Service: "auth", Port: 7011, ClientDir: "/etc/plinth/auth-client", Secret: "auth-gateway-client-tls"},
 	{Service: "stats", Port: 7002},
 	{Service: "kaas", Port: 7003},
 	{Service: "vagrant-server", Port: 7004},

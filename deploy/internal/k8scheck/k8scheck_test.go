@@ -41,6 +41,9 @@ func runChecks(t *testing.T, s *Set, doc Documented, envoy bool) {
 		"budgets":    CheckBudgets(s),
 		"containers": CheckContainers(s),
 		"references": CheckReferences(s, doc),
+		"postgres":   CheckPostgresTrustsNoOne(s),
+		"runners":    CheckRunnerSandbox(s),
+		"auth":       CheckAuthGateway(s),
 	}
 	if envoy {
 		checks["gateway"] = CheckGateway(s)
@@ -61,8 +64,8 @@ func TestServicePorts(t *testing.T) {
 			t.Error(err)
 			continue
 		}
-		if len(svc.Spec.Spec.Ports) == 0 || uint32(svc.Spec.Spec.Ports[0].Port) != be.Port {
-			t.Errorf("%s: first port %v, want %d", svc, svc.Spec.Spec.Ports, be.Port)
+		if !servesPort(svc, be.Port) {
+			t.Errorf("%s: ports %v, want %d among them", svc, svc.Spec.Spec.Ports, be.Port)
 		}
 	}
 	// Each service's probes ask its own admin port, 71xx for gRPC port 70xx.

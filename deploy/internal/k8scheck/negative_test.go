@@ -1,6 +1,8 @@
 package k8scheck
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,9 +81,15 @@ func TestChecksCatchMistakes(t *testing.T) {
 			})
 		}, nil, []string{`key "uri" of Secret "plinth-database" is not documented`}},
 		{"ConfigMap key missing from the generated ConfigMap", func(t *testing.T, objs []Object) {
-			cm := find(t, objs, "ConfigMap", "plinth-network")
-			unstructured.RemoveNestedField(cm.Object, "data", "trusted-proxies")
-		}, nil, []string{`ConfigMap "plinth-network`, `has no key "trusted-proxies"`}},
+			o := find(t, objs, "Deployment", "gateway")
+			vols, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
+			for _, v := range vols {
+				if cm, ok := v.(map[string]any)["configMap"].(map[string]any); ok {
+					cm["items"] = []any{map[string]any{"key": "envoy.yml", "path": "envoy.yaml"}}
+				}
+			}
+			set(t, o, vols, "spec", "template", "spec", "volumes")
+		}, nil, []string{`ConfigMap "envoy-config`, `has no key "envoy.yml"`}},
 		{"plugin Secret no Certificate writes", func(t *testing.T, objs []Object) {
 			o := find(t, objs, "Service", "cnpgi-plugin")
 			a := o.GetAnnotations()
@@ -119,6 +127,46 @@ func TestChecksCatchMistakes(t *testing.T) {
 			}
 			set(t, o, vols, "spec", "template", "spec", "volumes")
 		}, CheckGateway, []string{"does not mount Secret lvmd-agent-client-tls at /etc/plinth/lvmd-client"}},
+		{"gateway reaching auth in plaintext", func(t *testing.T, objs []Object) {
+			cm := find(t, objs, "ConfigMap", "envoy-config")
+			cfg, _, _ := unstructured.NestedString(cm.Object, "data", "envoy.yaml")
+			set(t, cm, withoutTransportSocket(t, cfg, "auth"), "data", "envoy.yaml")
+		}, CheckGateway, []string{"envoy cluster auth: no TLS transport socket"}},
+		{"gateway reaching auth's public port", func(t *testing.T, objs []Object) {
+			replaceEnvoy(t, objs, "address: auth, port_value: 7011", "address: auth, port_value: 7001")
+		}, CheckGateway, []string{"envoy cluster auth: dials auth:7001, want the Service auth:7011"}},
+		{"auth trusting the pod network again", func(t *testing.T, objs []Object) {
+			container(t, objs, "Deployment", "auth", func(c map[string]any) {
+				addEnv(c, map[string]any{"name": "PLINTH_AUTH_TRUSTED_PROXIES", "value": "10.244.0.0/16"})
+			})
+		}, CheckAuthGateway, []string{"Deployment/plinth/auth", "PLINTH_AUTH_TRUSTED_PROXIES is set"}},
+		{"auth's gateway listener trusting another service's CA", func(t *testing.T, objs []Object) {
+			o := find(t, objs, "Deployment", "auth")
+			vols, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
+			for _, v := range vols {
+				if s, ok := v.(map[string]any)["secret"].(map[string]any); ok && s["secretName"] == "auth-gateway-server-tls" {
+					s["secretName"] = "lvmd-agent-server-tls"
+				}
+			}
+			set(t, o, vols, "spec", "template", "spec", "volumes")
+		}, CheckAuthGateway, []string{"the gateway listener trusts the CA of lvmd-agent-server-tls"}},
+		{"auth's gateway listener without its Service port", func(t *testing.T, objs []Object) {
+			svc := find(t, objs, "Service", "auth")
+			ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+			set(t, svc, ports[:1], "spec", "ports")
+		}, CheckAuthGateway, []string{"Service/plinth/auth: no port 7011"}},
+		{"another workload holding the gateway's identity at auth", func(t *testing.T, objs []Object) {
+			o := find(t, objs, "Deployment", "stats")
+			vols, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
+			vols = append(vols, map[string]any{"name": "gw", "secret": map[string]any{"secretName": "auth-gateway-client-tls"}})
+			set(t, o, vols, "spec", "template", "spec", "volumes")
+		}, CheckAuthGateway, []string{"Deployment/plinth/stats mounts Secret auth-gateway-client-tls"}},
+		{"vagrant-runner left on the runc sandbox", func(t *testing.T, objs []Object) {
+			container(t, objs, "Deployment", "vagrant-runner", func(c map[string]any) {
+				env := c["env"].([]any)
+				c["env"] = slices.DeleteFunc(env, func(e any) bool { return e.(map[string]any)["name"] == "PLINTH_VAGRANT_NETNS_SANDBOX" })
+			})
+		}, CheckRunnerSandbox, []string{"Deployment/plinth/vagrant-runner", `"vagrant-runner": PLINTH_VAGRANT_NETNS_SANDBOX is not set`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := clone(base)
@@ -137,6 +185,28 @@ func TestChecksCatchMistakes(t *testing.T) {
 			wantError(t, errs, tc.want...)
 		})
 	}
+}
+
+// withoutTransportSocket is cfg with the transport_socket of cluster name (and its comment)
+// taken out: that cluster in plaintext.
+func withoutTransportSocket(t *testing.T, cfg, name string) string {
+	t.Helper()
+	start := strings.Index(cfg, "    - name: "+name+"\n")
+	if start < 0 {
+		t.Fatalf("envoy.yaml has no cluster %s", name)
+	}
+	end := len(cfg)
+	if next := strings.Index(cfg[start+1:], "\n    - name: "); next >= 0 {
+		end = start + 1 + next + 1
+	}
+	block := cfg[start:end]
+	from := strings.Index(block, "      # Mutual TLS")
+	to := strings.Index(block, "matcher: {exact: "+name+"}\n")
+	if from < 0 || to < 0 {
+		t.Fatalf("cluster %s has no transport socket to take out", name)
+	}
+	to += len("matcher: {exact: " + name + "}\n")
+	return cfg[:start] + block[:from] + block[to:] + cfg[end:]
 }
 
 func replaceEnvoy(t *testing.T, objs []Object, old, new string) {

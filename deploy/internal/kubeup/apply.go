@@ -67,13 +67,17 @@ func Apply(ctx context.Context, o Options) error {
 	for _, u := range []string{"auth", "stats", "kaas", "vagrant-server", "lvmd-agent", "cnpgi-plugin", "gateway", "admin"} {
 		nats[u+"-password"] = secret(24)
 	}
+	dbPassword := secret(24)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	secrets := []struct {
 		name string
 		data map[string]string
 	}{
-		{"plinth-database", map[string]string{"url": "postgres://postgres@postgres:5432/plinth?sslmode=disable"}},
+		// overlays/local's PostgreSQL (postgres.yaml) trusts no one: its superuser's password, and
+		// the services' role plinth (not a superuser) with its password in their URL.
+		{"plinth-database", map[string]string{"url": "postgres://plinth:" + dbPassword + "@postgres:5432/plinth?sslmode=disable"}},
+		{"plinth-postgres", map[string]string{"postgres-password": secret(24), "plinth-pgpass": "*:*:*:plinth:" + dbPassword + "\n"}},
 		{"plinth-nats", nats},
 		{"plinth-kaas", map[string]string{"secret-key": base64.StdEncoding.EncodeToString(key)}},
 		// overlays/local's S3 server (s3.yaml) takes them as its root credentials.
@@ -152,7 +156,7 @@ func (k kubectl) vagrantTokens(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubeup: bootstrap vagrant-server: %w", err)
 	}
-	kaas, err := vagranttoken.Login(callCtx, conn, runner)
+	kaas, err := vagranttoken.Login(callCtx, conn, runner, vagranttoken.Operator)
 	if err != nil {
 		return fmt.Errorf("kubeup: a login token for kaas: %w", err)
 	}

@@ -1,8 +1,17 @@
 package launcher
 
-// authEnv makes auth believe the gateway's x-forwarded-for: under make up every call comes
-// through the gateway on 127.0.0.1, which appends the caller's address, so per-address
-// lockout counts the browser's address instead of 127.0.0.1 for everyone.
-func authEnv(string, map[string]Placement) map[string]string {
-	return map[string]string{envAuthTrustedProxies: "127.0.0.1/32"}
+import "path/filepath"
+
+// authGatewaySocket is auth's gateway listener under make up: a unix socket of mode 0600 in
+// the runtime home, so only the user running the suite (the gateway's) can connect, and auth
+// believes the x-forwarded-for of its calls alone. A loopback address proves nothing: every
+// local account connects from 127.0.0.1, so auth trusts no address as a proxy.
+func authGatewaySocket(home string) string {
+	return "unix://" + filepath.Join(home, "auth-gateway.sock")
+}
+
+// authEnv gives auth its gateway listener, so lockout counts the address the gateway names
+// (the browser's) for logins through it, and the TCP peer for calls on auth's own port.
+func authEnv(home string, _ map[string]Placement) map[string]string {
+	return map[string]string{envAuthGatewayAddr: authGatewaySocket(home)}
 }

@@ -27,7 +27,8 @@ const (
 	// (+110 MB for one 100 MB object, measured; up to ~2.5× for many small objects), so a full
 	// store costs ~0.6–1.3 GB on top of ~55 MB idle.
 	cephMemstoreBytes = 512 << 20
-	// cephS3User owns the dev S3 buckets.
+	// cephS3User is the operator's S3 user (the keys of s3.env): granted both buckets by their
+	// policies, given to no service.
 	cephS3User = "plinth"
 	// DevCephFile is where, inside the runtime home, a launcher that started the dev Ceph says
 	// what it serves (devCeph, no secrets: they stay in 0600 files it names); removed when the
@@ -40,7 +41,13 @@ const (
 
 // cephBuckets are created at every start (idempotent): the cnpgi-plugin's WAL and base
 // backups, and lvmd-agent's volume backups.
-var cephBuckets = []string{"plinth-cnpgi", "plinth-lvmd"}
+var cephBuckets = []string{cephServiceUsers["cnpgi-plugin"], cephServiceUsers["lvmd-agent"]}
+
+// cephServiceUsers are the services' own radosgw users, each named after the one bucket it
+// owns and may use (cephlocal.BucketUser): lvmd-agent's default keys, which any operator's
+// backup request may use, cannot read or write the WAL archive, nor the plugin's keys the
+// volume backups (issue #36).
+var cephServiceUsers = map[string]string{"cnpgi-plugin": "plinth-cnpgi", "lvmd-agent": "plinth-lvmd"}
 
 // devCeph is HOME/ceph.json.
 type devCeph struct {
@@ -64,6 +71,15 @@ type devS3 struct {
 	AccessKeyFile string `json:"access_key_id_file"`
 	SecretKeyFile string `json:"secret_access_key_file"`
 	EnvFile       string `json:"env_file"`
+	// Services are the keys of each service's own user (by binary name), limited to its bucket.
+	Services map[string]devS3User `json:"services"`
+}
+
+// devS3User is one service's radosgw user: its bucket and the files of its keys (0600 each).
+type devS3User struct {
+	Bucket        string `json:"bucket"`
+	AccessKeyFile string `json:"access_key_id_file"`
+	SecretKeyFile string `json:"secret_access_key_file"`
 }
 
 // cephOptions are the dev Ceph's: every module and the radosgw, a bounded memstore.
@@ -152,30 +168,36 @@ func (s *session) startDevCeph(ctx context.Context, c Config) error {
 	return nil
 }
 
-// describeDevCeph makes the S3 user and buckets and writes the key files.
+// describeDevCeph makes the S3 users and buckets and writes the key files: the operator's
+// (s3.env) and one user per service, owning its bucket alone (cephServiceUsers).
 func describeDevCeph(ctx context.Context, home string, cl *cephlocal.Cluster) (devCeph, error) {
 	keys, err := cl.S3User(ctx, cephS3User)
 	if err != nil {
 		return devCeph{}, fmt.Errorf("dev Ceph S3 user: %w", err)
-	}
-	for _, b := range cephBuckets {
-		if err := cl.CreateBucket(ctx, keys, b); err != nil {
-			return devCeph{}, fmt.Errorf("dev Ceph: %w", err)
-		}
 	}
 	keyDir := filepath.Join(cl.Dir(), "s3")
 	d := devCeph{Dir: cl.Dir(), FSID: cl.FSID(), DashboardURL: cl.DashboardURL(), DashboardUser: cephlocal.DashboardUser,
 		DashboardPasswordFile: cl.DashboardPasswordFile(), PrometheusURL: cl.PrometheusURL(),
 		S3: devS3{Endpoint: cl.RGWURL(), Region: "us-east-1", Buckets: cephBuckets,
 			AccessKeyFile: filepath.Join(keyDir, "access_key_id"), SecretKeyFile: filepath.Join(keyDir, "secret_access_key"),
-			EnvFile: filepath.Join(home, S3EnvFile)}}
-	env := fmt.Sprintf("# make up's dev S3 (radosgw of %s, user %s): set -a; . %s; set +a\n"+
+			EnvFile: filepath.Join(home, S3EnvFile), Services: map[string]devS3User{}}}
+	env := fmt.Sprintf("# make up's dev S3 (radosgw of %s, user %s, granted every bucket): set -a; . %s; set +a\n"+
 		"AWS_ENDPOINT_URL=%s\nAWS_REGION=%s\nAWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\nPLINTH_S3_BUCKETS=%q\n",
 		cl.Dir(), cephS3User, d.S3.EnvFile, d.S3.Endpoint, d.S3.Region, keys.AccessKeyID, keys.SecretAccessKey, strings.Join(cephBuckets, " "))
-	if err := os.MkdirAll(keyDir, 0o700); err != nil {
-		return devCeph{}, err
+	files := map[string]string{d.S3.AccessKeyFile: keys.AccessKeyID, d.S3.SecretKeyFile: keys.SecretAccessKey, d.S3.EnvFile: env}
+	for service, uid := range cephServiceUsers {
+		k, err := cl.BucketUser(ctx, uid, uid, cephS3User)
+		if err != nil {
+			return devCeph{}, fmt.Errorf("dev Ceph S3 user of %s: %w", service, err)
+		}
+		u := devS3User{Bucket: uid, AccessKeyFile: filepath.Join(keyDir, uid, "access_key_id"), SecretKeyFile: filepath.Join(keyDir, uid, "secret_access_key")}
+		d.S3.Services[service] = u
+		files[u.AccessKeyFile], files[u.SecretKeyFile] = k.AccessKeyID, k.SecretAccessKey
 	}
-	for path, content := range map[string]string{d.S3.AccessKeyFile: keys.AccessKeyID, d.S3.SecretKeyFile: keys.SecretAccessKey, d.S3.EnvFile: env} {
+	for path, content := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return devCeph{}, err
+		}
 		if err := atomicfile.WritePrivate(path, []byte(content)); err != nil {
 			return devCeph{}, err
 		}
@@ -209,21 +231,23 @@ func statsEnv(home string, placed map[string]Placement) map[string]string {
 }
 
 // withDevS3 adds to lvmd-agent's environment, while the dev Ceph runs and the user set no
-// default of their own, the agent's default S3 store: the radosgw with the dev user's keys (by
-// file). Backup and restore requests that name no endpoint and no credentials go there.
+// default of their own, the agent's default S3 store: the radosgw with the keys (by file) of
+// the agent's own user, limited to bucket plinth-lvmd. Backup and restore requests that name
+// nothing but a path go there.
 func withDevS3(env func(string, map[string]Placement) map[string]string) func(string, map[string]Placement) map[string]string {
 	return func(home string, placed map[string]Placement) map[string]string {
 		out := env(home, placed)
 		d, ok := readDevCeph(home)
-		if !ok || os.Getenv(envLvmdDefaultS3Endpoint) != "" {
+		u, mine := d.S3.Services["lvmd-agent"]
+		if !ok || !mine || os.Getenv(envLvmdDefaultS3Endpoint) != "" {
 			return out
 		}
 		if out == nil {
 			out = map[string]string{}
 		}
 		out[envLvmdDefaultS3Endpoint] = d.S3.Endpoint
-		out[envLvmdDefaultS3AccessKeyFile] = d.S3.AccessKeyFile
-		out[envLvmdDefaultS3SecretKeyFile] = d.S3.SecretKeyFile
+		out[envLvmdDefaultS3AccessKeyFile] = u.AccessKeyFile
+		out[envLvmdDefaultS3SecretKeyFile] = u.SecretKeyFile
 		return out
 	}
 }

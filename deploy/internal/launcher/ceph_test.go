@@ -52,7 +52,11 @@ func TestDevCephEnv(t *testing.T) {
 		t.Fatalf("lvmd-agent gets a default S3 store without a dev Ceph: %v", env)
 	}
 	s3 := devS3{Endpoint: "http://127.0.0.1:7304", Region: "us-east-1", Buckets: cephBuckets,
-		AccessKeyFile: "/h/ceph/s3/access_key_id", SecretKeyFile: "/h/ceph/s3/secret_access_key"}
+		AccessKeyFile: "/h/ceph/s3/access_key_id", SecretKeyFile: "/h/ceph/s3/secret_access_key",
+		Services: map[string]devS3User{
+			"lvmd-agent":   {Bucket: "plinth-lvmd", AccessKeyFile: "/h/ceph/s3/plinth-lvmd/access_key_id", SecretKeyFile: "/h/ceph/s3/plinth-lvmd/secret_access_key"},
+			"cnpgi-plugin": {Bucket: "plinth-cnpgi", AccessKeyFile: "/h/ceph/s3/plinth-cnpgi/access_key_id", SecretKeyFile: "/h/ceph/s3/plinth-cnpgi/secret_access_key"},
+		}}
 	d := devCeph{DashboardURL: "http://127.0.0.1:7303", DashboardUser: "plinth", DashboardPasswordFile: "/h/ceph/dashboard.pw", S3: s3}
 	if err := writeHomeJSON(home, DevCephFile, d); err != nil {
 		t.Fatal(err)
@@ -63,7 +67,9 @@ func TestDevCephEnv(t *testing.T) {
 		t.Fatalf("stats with a dev Ceph: %v", env)
 	}
 	lvmd := withDevS3(func(string, map[string]Placement) map[string]string { return nil })(home, placed)
-	if lvmd["PLINTH_LVMD_DEFAULT_S3_ENDPOINT"] != s3.Endpoint || lvmd["PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE"] != s3.SecretKeyFile {
+	// lvmd-agent's own user's keys, never the operator's (issue #36).
+	if lvmd["PLINTH_LVMD_DEFAULT_S3_ENDPOINT"] != s3.Endpoint || lvmd["PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE"] != "/h/ceph/s3/plinth-lvmd/secret_access_key" ||
+		lvmd["PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE"] != "/h/ceph/s3/plinth-lvmd/access_key_id" {
 		t.Fatalf("lvmd-agent with a dev Ceph: %v", lvmd)
 	}
 	if got := cnpgiEnv(home, placed)["PLINTH_CNPGI_CONFIG"]; got != cnpgiStoreFile(home) {
@@ -83,7 +89,7 @@ func TestDevCephEnv(t *testing.T) {
 	}
 	data, _ := os.ReadFile(cnpgiStoreFile(home))
 	for _, want := range []string{"defaultStore: ceph", `endpoint: "http://127.0.0.1:7304"`, `bucket: "plinth-cnpgi"`,
-		`accessKeyId: {file: "/h/ceph/s3/access_key_id"}`, `path: "` + filepath.Join(home, "cnpgi-store") + `"`} {
+		`accessKeyId: {file: "/h/ceph/s3/plinth-cnpgi/access_key_id"}`, `secretAccessKey: {file: "/h/ceph/s3/plinth-cnpgi/secret_access_key"}`, `path: "` + filepath.Join(home, "cnpgi-store") + `"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("store file lacks %s:\n%s", want, data)
 		}

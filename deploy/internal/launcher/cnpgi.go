@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,8 +39,13 @@ func cnpgiStoreFile(home string) string { return filepath.Join(home, "cnpgi-stor
 func cnpgiLocalStore(home string) string { return filepath.Join(home, "cnpgi-store") }
 
 // writeCNPGIStores writes the plugin's store configuration for the dev Ceph: the default store
-// "ceph" is its radosgw (keys by file reference), beside the POSIX store "local".
+// "ceph" is its radosgw, with the keys (by file reference) of the plugin's own user, limited
+// to its bucket; beside it the POSIX store "local".
 func writeCNPGIStores(home string, s3 devS3) error {
+	u, ok := s3.Services["cnpgi-plugin"]
+	if !ok {
+		return errors.New("dev Ceph: no S3 user of cnpgi-plugin")
+	}
 	conf := fmt.Sprintf(`# Written by make up (plinth-up) for its dev Ceph at every start; PLINTH_CNPGI_CONFIG set
 # in make up's environment replaces it.
 defaultStore: ceph
@@ -55,7 +61,7 @@ stores:
   local:
     posix:
       path: %q
-`, s3.Endpoint, s3.Buckets[0], s3.Region, s3.AccessKeyFile, s3.SecretKeyFile, cnpgiLocalStore(home))
+`, s3.Endpoint, u.Bucket, s3.Region, u.AccessKeyFile, u.SecretKeyFile, cnpgiLocalStore(home))
 	return atomicfile.WritePrivate(cnpgiStoreFile(home), []byte(conf))
 }
 

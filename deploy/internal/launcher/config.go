@@ -127,6 +127,10 @@ func (c Config) Validate() error {
 	if !validDatabaseName(c.DatabaseName) {
 		return fmt.Errorf("database name %q: use lower-case letters, digits and _ (at most 63)", c.DatabaseName)
 	}
+	switch c.DatabaseName {
+	case "postgres", "template0", "template1": // the services' role is named like its database
+		return fmt.Errorf("database name %q is the server's own: choose another (the services' role takes the database's name)", c.DatabaseName)
+	}
 	if c.InfraOnly && c.RunBinary != "" {
 		return errors.New("-infra-only and -run exclude each other: start one launcher with -infra-only, then one -run per service")
 	}

@@ -81,6 +81,8 @@ func TestParseConfigRejects(t *testing.T) {
 		{"not a repository", []string{"-root", t.TempDir()}, nil, "go.work"},
 		{"database name", []string{"-root", root, "-database-name", "Robert'); DROP"}, nil, "database name"},
 		{"leading digit", []string{"-root", root, "-database-name", "1db"}, nil, "database name"},
+		// The services' role is named like the database: "postgres" would demote the superuser.
+		{"server's own database", []string{"-root", root, "-database-name", "postgres"}, nil, "server's own"},
 		{"arguments", []string{"-root", root, "extra"}, nil, "unexpected arguments"},
 	}
 	for _, tc := range cases {

@@ -44,7 +44,7 @@ func foreign(spec Spec, key string, table []Spec) bool {
 		if spec.NoNATS {
 			return true
 		}
-	case envLogCalls: // a setting of the gRPC server
+	case envLogCalls, envMaxConnsPerClient, envMaxCallsPerClient: // settings of the gRPC server
 		if spec.GRPCPort == 0 && spec.Socket == "" {
 			return true
 		}

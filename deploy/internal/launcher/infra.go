@@ -17,8 +17,9 @@ import (
 const InfraAdminPort = 7100
 
 // InfraFile is the file inside the runtime home in which -infra-only tells -run where NATS and
-// Postgres are. Unlike endpoints.json it keeps a password in the database URL (the services
-// need it), so it is private to the owner (mode 0600) and removed when the launcher exits.
+// Postgres are. Unlike endpoints.json it keeps a password that a PLINTH_DATABASE_URL holds (the
+// services need it; the launcher's own URLs name a pass file instead), so it is private to the
+// owner (mode 0600) and removed when the launcher exits.
 const InfraFile = "infra.json"
 
 // RunInfra is `plinth-up -infra-only`: it holds the runtime home, starts (or checks) NATS and

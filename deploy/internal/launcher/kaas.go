@@ -15,10 +15,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/types/known/emptypb"
 
-	vagrantpb "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/deploy/internal/vagranttoken"
 )
 
 // kaasRESTOffset puts kaas's REST API (upstream's grpc-gateway paths) 200 above its gRPC port:
@@ -79,9 +77,9 @@ func kaasNeeds(c Config) []Need {
 func kaasEtcd() string { return orDefault(os.Getenv(envKaasVagrantEtcd), "/usr/bin/etcd") }
 
 // ensureKaasCredentials gives kaas a secret key (sealing its clusters' key material; made once,
-// mode 0600) and a vagrant-server login token of its own: on a fresh vagrant-server it first
-// bootstraps it for the runner (ensureRunnerToken), then asks for a login token with the
-// runner's. When neither can be had it says what to do and kaas starts anyway: its clusters
+// mode 0600) and a vagrant-server login token of its own, an operator's: on a fresh
+// vagrant-server it first bootstraps it for the runner (ensureRunnerToken), then asks for a
+// login token with the runner's. When neither can be had it says what to do and kaas starts anyway: its clusters
 // wait, with the reason in their status, until a token is written to the file.
 func ensureKaasCredentials(ctx context.Context, home string, placed map[string]Placement, say func(string, ...any)) error {
 	dir := kaasStateDir(home)
@@ -116,15 +114,14 @@ func ensureKaasCredentials(ctx context.Context, home string, placed map[string]P
 		return fmt.Errorf("dial vagrant-server: %w", err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(ctx, "client-api-protocol", "1,1",
-		"authorization", strings.TrimSpace(string(runnerToken))), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp, err := vagrantpb.NewVagrantClient(conn).GenerateLoginToken(ctx, &emptypb.Empty{})
+	token, err := vagranttoken.Login(ctx, conn, strings.TrimSpace(string(runnerToken)), vagranttoken.Operator)
 	if err != nil {
 		say("could not get kaas a vagrant-server login token (%v); write one to %s", err, tokenFile)
 		return nil
 	}
-	if err := os.WriteFile(tokenFile, []byte(resp.GetToken()+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
 		return fmt.Errorf("keep kaas's vagrant-server token: %w", err)
 	}
 	say("gave kaas a vagrant-server login token in %s", tokenFile)

@@ -2,7 +2,8 @@ package launcher
 
 import "testing"
 
-// TestServiceEnvOfAuthAndKaas: under make up auth believes the gateway's x-forwarded-for,
+// TestServiceEnvOfAuthAndKaas: under make up auth believes the x-forwarded-for of the gateway
+// alone, on its private socket (issue #36: not of every client on 127.0.0.1),
 // and kaas finds the Kubernetes binaries under the root and the build's status file.
 func TestServiceEnvOfAuthAndKaas(t *testing.T) {
 	found := []Binary{
@@ -20,8 +21,17 @@ func TestServiceEnvOfAuthAndKaas(t *testing.T) {
 	}
 	c := Config{Root: "/src/plinth", Home: "/h"}
 	auth := envMap(t, serviceEnv(c, nil, byName["auth"], byName, Infra{}, false))
-	if auth["PLINTH_AUTH_TRUSTED_PROXIES"] != "127.0.0.1/32" {
-		t.Errorf("auth PLINTH_AUTH_TRUSTED_PROXIES = %q, want the gateway's 127.0.0.1/32", auth["PLINTH_AUTH_TRUSTED_PROXIES"])
+	// No address is a trusted proxy (every local account connects from 127.0.0.1); the
+	// gateway reaches auth on the private socket whose x-forwarded-for auth believes.
+	if v, ok := auth["PLINTH_AUTH_TRUSTED_PROXIES"]; ok {
+		t.Errorf("auth PLINTH_AUTH_TRUSTED_PROXIES = %q: loopback clients could pick their address", v)
+	}
+	if auth["PLINTH_AUTH_GATEWAY_ADDR"] != "unix:///h/auth-gateway.sock" {
+		t.Errorf("auth PLINTH_AUTH_GATEWAY_ADDR = %q, want unix:///h/auth-gateway.sock", auth["PLINTH_AUTH_GATEWAY_ADDR"])
+	}
+	gw := gatewayEnv("/h", byName)
+	if gw["PLINTH_GATEWAY_BACKEND_AUTH"] != "unix:///h/auth-gateway.sock" {
+		t.Errorf("gateway PLINTH_GATEWAY_BACKEND_AUTH = %q, want auth's gateway socket", gw["PLINTH_GATEWAY_BACKEND_AUTH"])
 	}
 	kaas := envMap(t, serviceEnv(c, nil, byName["kaas"], byName, Infra{}, false))
 	for k, want := range map[string]string{

@@ -218,9 +218,12 @@ func foundSpecs(found []Binary) []Spec {
 	})
 }
 
-// runnerNeeds is ip for the runner's netns machines (kaas's clusters); the runner starts
-// without it, and those machines fail saying so.
+// runnerNeeds are ip, runc and tini for the runner's netns machines (kaas's clusters): their
+// network, their sandbox and its init; the runner starts without them, and those machines
+// fail saying so.
 func runnerNeeds(Config) []Need {
-	return []Need{{Command: "ip", Package: "iproute2", Why: "netns machines",
-		Without: "netns machines (kaas's clusters) cannot be made"}}
+	without := "netns machines (kaas's clusters) cannot be made"
+	return []Need{{Command: "ip", Package: "iproute2", Why: "netns machines", Without: without},
+		{Command: "runc", Package: "runc", Why: "netns machines' sandbox", Without: without},
+		{Command: "tini", Package: "tini", Why: "netns machines' init", Without: without}}
 }

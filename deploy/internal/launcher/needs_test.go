@@ -295,7 +295,7 @@ func TestTableNeeds(t *testing.T) {
 	for binary, want := range map[string][]string{
 		"lvmd-agent":     {"lvm=lvm2"},
 		"kaas":           {"/usr/bin/etcd=etcd-server", "curl=curl"},
-		"vagrant-runner": {"ip=iproute2"},
+		"vagrant-runner": {"ip=iproute2", "runc=runc", "tini=tini"},
 	} {
 		if got := commands(byBinary[binary]); !slices.Equal(got, want) {
 			t.Errorf("%s needs %v, want %v", binary, got, want)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/plinth-dev/plinth/libs/platform/pglocal"
 )
@@ -23,8 +22,9 @@ type database struct {
 }
 
 // openDatabase picks Postgres in the order the README promises: PLINTH_DATABASE_URL, else a
-// server answering on 127.0.0.1:5432, else a private cluster under HOME/postgres. When it
-// picks the server it creates the database c.DatabaseName there if missing.
+// server answering on 127.0.0.1:5432, else a private cluster under HOME/postgres. On a server
+// it picks, it connects as postgres (a password from PGPASSFILE or ~/.pgpass; the private
+// cluster's own pass file) and gives the services a role of their own (serviceDatabase).
 func openDatabase(ctx context.Context, c Config, say func(string, ...any), log *slog.Logger, m machine) (*database, error) {
 	if c.DatabaseURL != "" {
 		if err := ping(ctx, c.DatabaseURL); err != nil {
@@ -34,12 +34,9 @@ func openDatabase(ctx context.Context, c Config, say func(string, ...any), log *
 	}
 	if !c.PrivatePostgres && answering(defaultPostgresAddr) {
 		admin := "postgres://postgres@" + defaultPostgresAddr + "/postgres?sslmode=disable"
-		err := ensureDatabase(ctx, admin, c.DatabaseName)
+		dbURL, err := serviceDatabase(ctx, admin, defaultPostgresAddr, c.DatabaseName, c.Home)
 		if err == nil {
-			return &database{
-				url:      "postgres://postgres@" + defaultPostgresAddr + "/" + c.DatabaseName + "?sslmode=disable",
-				describe: "server on " + defaultPostgresAddr,
-			}, nil
+			return &database{url: dbURL, describe: "server on " + defaultPostgresAddr}, nil
 		}
 		say("a server answers on %s but %v; using a private cluster instead (set PLINTH_DATABASE_URL to use that server)", defaultPostgresAddr, err)
 	}
@@ -52,12 +49,13 @@ func openDatabase(ctx context.Context, c Config, say func(string, ...any), log *
 	if err != nil {
 		return nil, fmt.Errorf("start private Postgres in %s: %w", dir, err)
 	}
-	if err := ensureDatabase(ctx, cl.URL("postgres"), c.DatabaseName); err != nil {
+	dbURL, err := serviceDatabase(ctx, cl.URL("postgres"), fmt.Sprintf("127.0.0.1:%d", cl.Port()), c.DatabaseName, c.Home)
+	if err != nil {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		return nil, errors.Join(err, cl.Stop(stopCtx))
 	}
-	return &database{url: cl.URL(c.DatabaseName), describe: "private cluster, data " + dir, private: cl}, nil
+	return &database{url: dbURL, describe: "private cluster, data " + dir, private: cl}, nil
 }
 
 // stop stops a private cluster; servers the launcher did not start are left alone.
@@ -86,33 +84,6 @@ func postgresBinaries() []unmet {
 	}
 	return []unmet{{binary: "the private Postgres", present: present,
 		need: Need{Command: "initdb", Package: "postgresql", Why: "a cluster under the runtime home"}}}
-}
-
-// ensureDatabase creates the database name on the server at adminURL unless it exists.
-func ensureDatabase(ctx context.Context, adminURL, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return fmt.Errorf("cannot connect as %s: %w", redact(adminURL), err)
-	}
-	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
-		return fmt.Errorf("look up database %s: %w", name, err)
-	}
-	if exists {
-		return nil
-	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P04" {
-		return nil // created concurrently by another launcher
-	}
-	if err != nil {
-		return fmt.Errorf("create database %s: %w", name, err)
-	}
-	return nil
 }
 
 func ping(ctx context.Context, dbURL string) error {

@@ -19,9 +19,12 @@ const (
 	envLogFormat    = config.EnvLogFormat
 	envLogCalls     = config.EnvLogCalls
 
+	envMaxConnsPerClient = config.EnvMaxConnsPerClient
+	envMaxCallsPerClient = config.EnvMaxCallsPerClient
+
 	// auth
-	envAuthTrustedProxies = "PLINTH_AUTH_TRUSTED_PROXIES"
-	envAdminPassword      = "PLINTH_ADMIN_PASSWORD"
+	envAuthGatewayAddr = "PLINTH_AUTH_GATEWAY_ADDR"
+	envAdminPassword   = "PLINTH_ADMIN_PASSWORD"
 
 	// stats
 	envStatsAuthAddr         = "PLINTH_STATS_AUTH_ADDR"
@@ -48,6 +51,7 @@ const (
 	envVagrantServerAddr       = "PLINTH_VAGRANT_SERVER_ADDR"
 	envVagrantRunnerStateDir   = "PLINTH_VAGRANT_RUNNER_STATE_DIR"
 	envVagrantRunnerReservedID = "PLINTH_VAGRANT_RUNNER_RESERVED_ID"
+	envVagrantNetnsShare       = "PLINTH_VAGRANT_NETNS_SHARE"
 
 	// lvmd-agent
 	envLvmdConfig                 = "PLINTH_LVMD_CONFIG"
@@ -80,4 +84,6 @@ const (
 	envVagrantJobsKept   = "PLINTH_VAGRANT_JOBS_KEPT"
 	envVagrantRunnerTTL  = "PLINTH_VAGRANT_RUNNER_TIMEOUT"
 	envVagrantSessionTTL = "PLINTH_VAGRANT_SESSION_TOKEN_TTL"
+	envVagrantMaxJobs    = "PLINTH_VAGRANT_MAX_QUEUED_JOBS_PER_USER"
+	envVagrantMaxTokens  = "PLINTH_VAGRANT_MAX_TOKENS_PER_USER"
 )

@@ -33,7 +33,8 @@ func TestLauncherSetsOnlySettingsOfItsBinaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	s3 := devS3{Endpoint: "http://127.0.0.1:7304", AccessKeyFile: "/h/s3/id", SecretKeyFile: "/h/s3/secret"}
+	s3 := devS3{Endpoint: "http://127.0.0.1:7304", AccessKeyFile: "/h/s3/id", SecretKeyFile: "/h/s3/secret",
+		Services: map[string]devS3User{"lvmd-agent": {Bucket: "plinth-lvmd", AccessKeyFile: "/h/s3/l/id", SecretKeyFile: "/h/s3/l/secret"}}}
 	ceph := devCeph{DashboardURL: "http://127.0.0.1:7303", DashboardUser: "plinth", DashboardPasswordFile: "/h/pw", S3: s3}
 	if err := writeHomeJSON(home, DevCephFile, ceph); err != nil {
 		t.Fatal(err)

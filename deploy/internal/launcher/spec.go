@@ -83,8 +83,8 @@ const CNPGIPluginName = cnpgiplugin.DefaultName
 func Table() []Spec {
 	return []Spec{
 		{
-			// Every login through the gateway comes from 127.0.0.1: auth believes the
-			// gateway's x-forwarded-for, so lockout counts the browser's address.
+			// The gateway reaches auth on a private unix socket (auth.go), whose
+			// x-forwarded-for alone auth believes, so lockout counts the browser's address.
 			Binary: "auth", Service: "auth", GRPCPort: 7001, AdminPort: 7101, Env: authEnv,
 			Settings: []string{prefixAuth, envAdminPassword},
 		},
@@ -102,7 +102,8 @@ func Table() []Spec {
 			// dependency).
 			Binary: "vagrant-server", Service: "vagrant-server", GRPCPort: 7004, AdminPort: 7104,
 			// The runner has the rest of PLINTH_VAGRANT_*.
-			Settings: []string{prefixVagrantJob, envVagrantJobsKept, envVagrantRunnerTTL, envVagrantSessionTTL, envAuthAddr},
+			Settings: []string{prefixVagrantJob, envVagrantJobsKept, envVagrantRunnerTTL, envVagrantSessionTTL,
+				envVagrantMaxJobs, envVagrantMaxTokens, envAuthAddr},
 			Env: func(_ string, placed map[string]Placement) map[string]string {
 				return map[string]string{envAuthAddr: placed["auth"].GRPC}
 			},
@@ -148,6 +149,8 @@ func Table() []Spec {
 					envVagrantRunnerReservedID: kaasRunnerID(home),
 				}
 			},
+			// Its machines are sandboxed: kaas's see the kube binaries read-only where kaas names them.
+			RunEnv:  func(c Config) map[string]string { return map[string]string{envVagrantNetnsShare: kubeBinDir(c.Root)} },
 			Prepare: ensureRunnerToken,
 		},
 		{

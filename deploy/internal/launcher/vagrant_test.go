@@ -28,3 +28,14 @@ func TestKaasJobsTargetTheRunnersReservedID(t *testing.T) {
 		t.Errorf("two runtime homes share the reserved id %q", reserved)
 	}
 }
+
+// kaas's machines run the kube binaries from the directory kaas names: the runner shares that
+// directory with its sandboxed machines, read-only at the same path.
+func TestRunnerSharesKaasKubeBinaries(t *testing.T) {
+	c := Config{Root: "/src/plinth"}
+	runner, kaas := Table()[indexOf(Table(), "vagrant-runner")], Table()[indexOf(Table(), "kaas")]
+	shared := runner.RunEnv(c)["PLINTH_VAGRANT_NETNS_SHARE"]
+	if bin := kaas.RunEnv(c)["PLINTH_KAAS_VAGRANT_KUBE_BIN_DIR"]; bin == "" || shared != bin {
+		t.Fatalf("the runner shares %q with its machines, kaas runs binaries from %q: want one path", shared, bin)
+	}
+}

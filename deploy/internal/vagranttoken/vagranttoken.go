@@ -1,7 +1,8 @@
 // Package vagranttoken gets vagrant-server's tokens the way services/vagrant-server/README.md
 // tells an operator to: BootstrapToken once on a fresh server (only the first caller gets
-// that token), then GenerateLoginToken with it for every other client. make up gives its
-// runner the first; make kube-up gives the runner and kaas one each.
+// that token), then GenerateLoginToken with it for every other client, of the role that client
+// needs. make up and make kube-up give the runner the first (an admin's) and kaas an
+// operator's of its own.
 package vagranttoken
 
 import (
@@ -33,9 +34,18 @@ func Bootstrap(ctx context.Context, conn grpc.ClientConnInterface) (string, erro
 	return resp.GetToken(), nil
 }
 
-// Login makes a new login token with token.
-func Login(ctx context.Context, conn grpc.ClientConnInterface, token string) (string, error) {
-	resp, err := vagrantpb.NewVagrantClient(conn).GenerateLoginToken(call(ctx, token), &emptypb.Empty{})
+// Operator is the role of a client that works the queue and the registry but makes no
+// tokens: kaas's.
+const Operator = "operator"
+
+// roleHeader is vagrant-server's metadata asking for a new token's role (its tokens package's
+// RoleHeader; upstream's request has no field for it).
+const roleHeader = "plinth-vagrant-token-role"
+
+// Login makes a new login token of role with token.
+func Login(ctx context.Context, conn grpc.ClientConnInterface, token, role string) (string, error) {
+	ctx = metadata.AppendToOutgoingContext(call(ctx, token), roleHeader, role)
+	resp, err := vagrantpb.NewVagrantClient(conn).GenerateLoginToken(ctx, &emptypb.Empty{})
 	if err != nil {
 		return "", err
 	}
