@@ -118,7 +118,7 @@ func (s *Service) SetRoleBy(ctx context.Context, actor User, username, role stri
 	if actor.Username != "" && NormalizeUsername(actor.Username) == NormalizeUsername(username) {
 		return User{}, ErrOwnRole
 	}
-	return s.store.SetRole(ctx, username, r)
+	return s.store.UpdateUser(ctx, username, ChangeRole(r))
 }
 
 // ListUsers returns every user, ordered by username.

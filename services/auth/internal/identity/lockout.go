@@ -48,10 +48,51 @@ func (p LockoutPolicy) Validate() error {
 	return nil
 }
 
-// Counter is the stored failure count of one (username, address) pair or one address.
+// Counter is the stored failure count of one (username, address) pair or one address. A
+// counter the store has just created has no failures and a LastFailure long ago.
 type Counter struct {
 	Failures    int
 	LastFailure time.Time
+}
+
+// Counters are the failure counters one attempt is counted against: its (username, address)
+// pair's and its address's. An attempt from an unknown address ("", a unix socket) has no
+// address counter (Address is nil): it is a pair of its own, and shares nothing with others.
+type Counters struct {
+	Pair    Counter
+	Address *Counter
+}
+
+// Count is the lockout rule for one attempt at at, before its password is checked, as the
+// count Store.BeginAttempt takes: given the attempt's counters as stored (before), it returns
+// them with the attempt counted as a failure (a success takes it back later), or a
+// *LockedError — for the longer of the two throttles — while the pair or the address is
+// throttled, and then nothing is to be counted: a throttled attempt must not lengthen the
+// throttle it met.
+func (p LockoutPolicy) Count(at time.Time) func(before Counters) (Counters, error) {
+	return func(before Counters) (Counters, error) {
+		locked := p.LockedFor(before.Pair, p.PairThreshold, at)
+		if before.Address != nil {
+			locked = max(locked, p.LockedFor(*before.Address, p.AddrThreshold, at))
+		}
+		if locked > 0 {
+			return before, &LockedError{RetryAfter: locked}
+		}
+		after := Counters{Pair: p.failed(before.Pair, at)}
+		if before.Address != nil {
+			addr := p.failed(*before.Address, at)
+			after.Address = &addr
+		}
+		return after, nil
+	}
+}
+
+// failed is c with one more failure at at; a counter idle for Forget starts again from one.
+func (p LockoutPolicy) failed(c Counter, at time.Time) Counter {
+	if at.Sub(c.LastFailure) >= p.Forget {
+		return Counter{Failures: 1, LastFailure: at}
+	}
+	return Counter{Failures: c.Failures + 1, LastFailure: at}
 }
 
 // LockedFor returns how much longer a key with counter c is locked at now (0: not locked).

@@ -85,7 +85,7 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 		return "", Token{}, err
 	}
 	defer leave()
-	if err := s.store.BeginAttempt(ctx, a, s.opts.Lockout); err != nil {
+	if err := s.store.BeginAttempt(ctx, a, s.opts.Lockout.Count(a.At)); err != nil {
 		var locked *LockedError
 		if errors.As(err, &locked) {
 			_ = s.store.RecordFailure(ctx, a, FailureLocked)

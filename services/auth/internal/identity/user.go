@@ -88,9 +88,11 @@ type Store interface {
 	// UsersAfter returns at most limit users whose lowercase username sorts after after,
 	// ordered by lowercase username.
 	UsersAfter(ctx context.Context, after string, limit int) ([]User, error)
-	// SetRole gives the user role, revoking all their tokens when it changes (one event per
-	// token); taking the role admin from the last enabled admin is ErrLastAdmin.
-	SetRole(ctx context.Context, username string, role authz.Role) (User, error)
+	// UpdateUser locks the enabled admins and the user called username (ErrNotFound: none),
+	// passes them to update (ChangeRole decides a role change) and writes exactly the change
+	// it returns; it returns the user as written. An error from update is returned as it is,
+	// and nothing is written.
+	UpdateUser(ctx context.Context, username string, update func(before UserState) (UserChange, error)) (User, error)
 	CountUsers(ctx context.Context) (int, error)
 	// SetPassword stores a new hash; with revoke it also revokes all the user's tokens.
 	SetPassword(ctx context.Context, userID, passwordHash string, revoke bool) error
@@ -113,10 +115,12 @@ type Store interface {
 	// RevokeToken revokes one token; revoking a revoked or unknown token is not an error.
 	RevokeToken(ctx context.Context, id string, reason RevokeReason) error
 
-	// BeginAttempt counts an attempt against the (username, address) pair and the address
-	// before the password is checked, or returns *LockedError (counting nothing) while either is
-	// throttled.
-	BeginAttempt(ctx context.Context, a Attempt, p LockoutPolicy) error
+	// BeginAttempt locks the failure counters of the attempt's (username, address) pair and,
+	// when the address is known, of the address (a missing one as a new Counter), passes them
+	// to count and writes exactly the counters it returns, before the password is checked
+	// (LockoutPolicy.Count decides). An error from count is returned as it is, and nothing is
+	// written.
+	BeginAttempt(ctx context.Context, a Attempt, count func(before Counters) (Counters, error)) error
 	// RecordFailure writes the login.failed event for an attempt already counted.
 	RecordFailure(ctx context.Context, a Attempt, why LoginFailure) error
 	// ClearUserThrottles deletes the counters of every pair of the username; it returns how many.

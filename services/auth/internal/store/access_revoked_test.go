@@ -57,11 +57,11 @@ func TestUserAccessRevokedEvenWithoutTokens(t *testing.T) {
 	}
 	check("enable")
 
-	if _, err := st.SetRole(ctx, "erin", authz.Operator); err != nil {
+	if _, err := st.UpdateUser(ctx, "erin", identity.ChangeRole(authz.Operator)); err != nil {
 		t.Fatal(err)
 	}
 	check("the same role")
-	if _, err := st.SetRole(ctx, "erin", authz.Viewer); err != nil {
+	if _, err := st.UpdateUser(ctx, "erin", identity.ChangeRole(authz.Viewer)); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN)
@@ -94,7 +94,7 @@ func TestUserAccessRevokedEvenWithoutTokens(t *testing.T) {
 	}
 
 	// A refused change writes nothing: the event is the transaction's.
-	if _, err := st.SetRole(ctx, "root", authz.Viewer); !errors.Is(err, identity.ErrLastAdmin) {
+	if _, err := st.UpdateUser(ctx, "root", identity.ChangeRole(authz.Viewer)); !errors.Is(err, identity.ErrLastAdmin) {
 		t.Fatalf("demoting the last admin: %v", err)
 	}
 	if payloads, _ := st.OutboxPayloads(ctx, subject); len(payloads) != len(want) {

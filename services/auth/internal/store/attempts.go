@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
-// neverFailed stands in for "no failure yet" so rows can be created before they are locked.
+// neverFailed stands in for "no failure yet" so rows can be created before they are locked:
+// long before any Forget period, so a new counter counts as one forgotten.
 var neverFailed = time.Unix(0, 0).UTC()
 
 type counterKey struct{ kind, key string }
@@ -23,54 +25,65 @@ func pairKey(username, addr string) string {
 	return identity.NormalizeUsername(username) + " " + addr
 }
 
-func attemptKeys(a identity.Attempt) []counterKey {
-	keys := []counterKey{{"pair", pairKey(a.Username, a.ClientAddress)}}
-	if a.ClientAddress != "" {
-		keys = append(keys, counterKey{"addr", a.ClientAddress})
-	}
-	return keys
+// BeginAttempt locks the attempt's failure counters — its pair's and, with a known address,
+// its address's — passes them to count (identity.LockoutPolicy.Count) and writes the counters
+// it returns. The rows are locked (created or updated by one upsert), so concurrent attempts
+// on any replica see each other's counts and cannot slip past the threshold together. An
+// error from count rolls back: nothing is written.
+func (s *Store) BeginAttempt(ctx context.Context, a identity.Attempt, count func(before identity.Counters) (identity.Counters, error)) error {
+	pair := counterKey{"pair", pairKey(a.Username, a.ClientAddress)}
+	addr := counterKey{"addr", a.ClientAddress}
+	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var before identity.Counters
+		var err error
+		if before.Pair, err = lockCounter(ctx, tx, pair); err != nil {
+			return err
+		}
+		if a.ClientAddress != "" {
+			c, err := lockCounter(ctx, tx, addr)
+			if err != nil {
+				return err
+			}
+			before.Address = &c
+		}
+		after, err := count(before)
+		if err != nil {
+			return err
+		}
+		if after.Address != nil && before.Address == nil {
+			return errors.New("store: an attempt without a client address has no address counter to write")
+		}
+		if err := writeCounter(ctx, tx, pair, after.Pair); err != nil {
+			return err
+		}
+		if after.Address == nil {
+			return nil
+		}
+		return writeCounter(ctx, tx, addr, *after.Address)
+	})
 }
 
-// BeginAttempt counts the attempt against the (username, address) pair and the address, unless
-// either is throttled. The counter rows are locked (created or updated by one upsert) for the decision, so concurrent attempts on
-// any replica see each other's counts and cannot slip past the threshold together.
-func (s *Store) BeginAttempt(ctx context.Context, a identity.Attempt, p identity.LockoutPolicy) error {
-	keys := attemptKeys(a)
-	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var locked time.Duration
-		counters := make([]identity.Counter, len(keys))
-		for i, k := range keys {
-			// One statement creates the counter or locks the one there: with an insert and a
-			// separate SELECT … FOR UPDATE, a successful login of the same pair deleting the
-			// row in between (forgiveAttempt) left nothing to lock, and the racing login failed
-			// with Internal.
-			c := &counters[i]
-			if err := tx.QueryRow(ctx, `INSERT INTO login_failures (kind, key, failures, last_failure_at)
-				VALUES ($1, $2, 0, $3) ON CONFLICT (kind, key) DO UPDATE SET kind = EXCLUDED.kind
-				RETURNING failures, last_failure_at`, k.kind, k.key, neverFailed).Scan(&c.Failures, &c.LastFailure); err != nil {
-				return fmt.Errorf("lock failure counter: %w", err)
-			}
-			threshold := p.PairThreshold
-			if k.kind == "addr" {
-				threshold = p.AddrThreshold
-			}
-			locked = max(locked, p.LockedFor(*c, threshold, a.At))
-		}
-		if locked > 0 {
-			return &identity.LockedError{RetryAfter: locked} // rolls back: nothing counted
-		}
-		for i, k := range keys {
-			n := counters[i].Failures + 1
-			if a.At.Sub(counters[i].LastFailure) >= p.Forget {
-				n = 1
-			}
-			if _, err := tx.Exec(ctx, `UPDATE login_failures SET failures = $3, last_failure_at = $4
-				WHERE kind = $1 AND key = $2`, k.kind, k.key, n, a.At); err != nil {
-				return fmt.Errorf("count failure: %w", err)
-			}
-		}
-		return nil
-	})
+// lockCounter returns the counter k, locked; a missing one is created with no failures.
+func lockCounter(ctx context.Context, tx pgx.Tx, k counterKey) (identity.Counter, error) {
+	// One statement creates the counter or locks the one there: with an insert and a separate
+	// SELECT … FOR UPDATE, a successful login of the same pair deleting the row in between
+	// (forgiveAttempt) left nothing to lock, and the racing login failed with Internal.
+	var c identity.Counter
+	if err := tx.QueryRow(ctx, `INSERT INTO login_failures (kind, key, failures, last_failure_at)
+		VALUES ($1, $2, 0, $3) ON CONFLICT (kind, key) DO UPDATE SET kind = EXCLUDED.kind
+		RETURNING failures, last_failure_at`, k.kind, k.key, neverFailed).Scan(&c.Failures, &c.LastFailure); err != nil {
+		return identity.Counter{}, fmt.Errorf("lock failure counter: %w", err)
+	}
+	return c, nil
+}
+
+// writeCounter stores c as counter k, locked by lockCounter.
+func writeCounter(ctx context.Context, tx pgx.Tx, k counterKey, c identity.Counter) error {
+	if _, err := tx.Exec(ctx, `UPDATE login_failures SET failures = $3, last_failure_at = $4
+		WHERE kind = $1 AND key = $2`, k.kind, k.key, c.Failures, c.LastFailure); err != nil {
+		return fmt.Errorf("count failure: %w", err)
+	}
+	return nil
 }
 
 // forgiveAttempt undoes a successful attempt's counting: the pair starts again from zero;

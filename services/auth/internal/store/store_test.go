@@ -127,7 +127,7 @@ func TestLockoutCountsConcurrentAttemptsExactly(t *testing.T) {
 	allowed, locked := 0, 0
 	for i := 0; i < 12; i++ {
 		wg.Go(func() {
-			err := st.BeginAttempt(ctx, identity.Attempt{Username: "Dave", ClientAddress: "10.0.0.9", At: now}, p)
+			err := st.BeginAttempt(ctx, identity.Attempt{Username: "Dave", ClientAddress: "10.0.0.9", At: now}, p.Count(now))
 			mu.Lock()
 			defer mu.Unlock()
 			var le *identity.LockedError
@@ -148,7 +148,7 @@ func TestLockoutCountsConcurrentAttemptsExactly(t *testing.T) {
 	// The throttle expires after BaseDelay; a success then resets the pair's counter.
 	later := now.Add(p.BaseDelay + time.Second)
 	a := identity.Attempt{Username: "dave", ClientAddress: "10.0.0.9", At: later}
-	if err := st.BeginAttempt(ctx, a, p); err != nil {
+	if err := st.BeginAttempt(ctx, a, p.Count(a.At)); err != nil {
 		t.Fatalf("after the lock interval: %v", err)
 	}
 	u, _ := st.CreateUser(ctx, "dave", "$h", authz.Operator)
@@ -156,7 +156,7 @@ func TestLockoutCountsConcurrentAttemptsExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < p.PairThreshold; i++ {
-		if err := st.BeginAttempt(ctx, identity.Attempt{Username: "DAVE", ClientAddress: "10.0.0.9", At: later}, p); err != nil {
+		if err := st.BeginAttempt(ctx, identity.Attempt{Username: "DAVE", ClientAddress: "10.0.0.9", At: later}, p.Count(later)); err != nil {
 			t.Fatalf("attempt %d after a success: %v", i, err)
 		}
 	}
@@ -225,10 +225,10 @@ func TestUpgradeGivesEveryUserARole(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE users SET role = 'root' WHERE username = 'bob'`); err == nil {
 		t.Fatal("the role column accepted an unknown role")
 	}
-	if u, err := st.SetRole(ctx, "BOB", authz.Viewer); err != nil || u.Role != authz.Viewer {
+	if u, err := st.UpdateUser(ctx, "BOB", identity.ChangeRole(authz.Viewer)); err != nil || u.Role != authz.Viewer {
 		t.Fatalf("set role: %+v %v", u, err)
 	}
-	if _, err := st.SetRole(ctx, "nobody", authz.Admin); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := st.UpdateUser(ctx, "nobody", identity.ChangeRole(authz.Admin)); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("set role of nobody: %v", err)
 	}
 }
@@ -251,13 +251,13 @@ func TestSetRoleKeepsAnAdminAndRevokesTokens(t *testing.T) {
 		}
 	}
 	revoked := events.SubjectOf(&eventsv1.TokenRevoked{})
-	if u, err := st.SetRole(ctx, "dan", authz.Operator); err != nil || u.Role != authz.Operator {
+	if u, err := st.UpdateUser(ctx, "dan", identity.ChangeRole(authz.Operator)); err != nil || u.Role != authz.Operator {
 		t.Fatalf("same role: %+v %v", u, err)
 	}
 	if a, ok, _ := st.ValidToken(ctx, "d1", now); !ok || a.Role != authz.Operator || outboxCount(t, ctx, st, revoked) != 0 {
 		t.Fatal("setting the role a user has must not revoke anything")
 	}
-	if u, err := st.SetRole(ctx, "dan", authz.Viewer); err != nil || u.Role != authz.Viewer || u.Admin {
+	if u, err := st.UpdateUser(ctx, "dan", identity.ChangeRole(authz.Viewer)); err != nil || u.Role != authz.Viewer || u.Admin {
 		t.Fatalf("demote: %+v %v", u, err)
 	}
 	for _, id := range []string{"d1", "d2"} {
@@ -269,20 +269,20 @@ func TestSetRoleKeepsAnAdminAndRevokesTokens(t *testing.T) {
 		t.Fatalf("%d token.revoked events, want one per token (2)", n)
 	}
 
-	if _, err := st.SetRole(ctx, "root", authz.Operator); !errors.Is(err, identity.ErrLastAdmin) {
+	if _, err := st.UpdateUser(ctx, "root", identity.ChangeRole(authz.Operator)); !errors.Is(err, identity.ErrLastAdmin) {
 		t.Fatalf("demoting the last admin: %v", err)
 	}
 	// A disabled admin does not count: it cannot sign in to administer anyone.
-	if _, err := st.SetRole(ctx, "dan", authz.Admin); err != nil {
+	if _, err := st.UpdateUser(ctx, "dan", identity.ChangeRole(authz.Admin)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.SetDisabled(ctx, "dan", true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.SetRole(ctx, "root", authz.Operator); !errors.Is(err, identity.ErrLastAdmin) {
+	if _, err := st.UpdateUser(ctx, "root", identity.ChangeRole(authz.Operator)); !errors.Is(err, identity.ErrLastAdmin) {
 		t.Fatalf("demoting the last enabled admin: %v", err)
 	}
-	if u, err := st.SetRole(ctx, "dan", authz.Viewer); err != nil || u.Role != authz.Viewer {
+	if u, err := st.UpdateUser(ctx, "dan", identity.ChangeRole(authz.Viewer)); err != nil || u.Role != authz.Viewer {
 		t.Fatalf("demoting a disabled admin: %+v %v", u, err)
 	}
 	if _, err := st.SetDisabled(ctx, "dan", false); err != nil {
@@ -290,13 +290,13 @@ func TestSetRoleKeepsAnAdminAndRevokesTokens(t *testing.T) {
 	}
 
 	// Two admins demote each other at once: exactly one demotion succeeds.
-	if _, err := st.SetRole(ctx, "dan", authz.Admin); err != nil {
+	if _, err := st.UpdateUser(ctx, "dan", identity.ChangeRole(authz.Admin)); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, name := range []string{"root", "dan"} {
-		wg.Go(func() { _, errs[i] = st.SetRole(ctx, name, authz.Operator) })
+		wg.Go(func() { _, errs[i] = st.UpdateUser(ctx, name, identity.ChangeRole(authz.Operator)) })
 	}
 	wg.Wait()
 	if (errs[0] == nil) == (errs[1] == nil) || !(errors.Is(errs[0], identity.ErrLastAdmin) || errors.Is(errs[1], identity.ErrLastAdmin)) {

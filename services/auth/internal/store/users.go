@@ -62,12 +62,12 @@ func (s *Store) UsersAfter(ctx context.Context, after string, limit int) ([]iden
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (identity.User, error) { return scanUser(r) })
 }
 
-// SetRole gives the user role and, when it changes, revokes every live token of the user (one
-// token.revoked event each) in the same transaction. The enabled admins' rows are locked first
-// (in id order, so concurrent changes queue rather than deadlock): two admins demoting each
-// other at once cannot both succeed and leave nobody able to administer users.
-func (s *Store) SetRole(ctx context.Context, username string, role authz.Role) (identity.User, error) {
-	var u identity.User
+// UpdateUser locks the enabled admins' rows (in id order, so concurrent changes queue rather
+// than deadlock) and then the user's, passes them to update and writes the change it returns.
+// Two admins demoting each other at once thus see each other: they cannot both succeed and
+// leave nobody able to administer users.
+func (s *Store) UpdateUser(ctx context.Context, username string, update func(before identity.UserState) (identity.UserChange, error)) (identity.User, error) {
+	var after identity.User
 	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id::text FROM users WHERE role = 'admin' AND NOT disabled ORDER BY id FOR UPDATE`)
 		if err != nil {
@@ -77,28 +77,45 @@ func (s *Store) SetRole(ctx context.Context, username string, role authz.Role) (
 		if err != nil {
 			return fmt.Errorf("lock admins: %w", err)
 		}
-		u, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(username) = lower($1) FOR UPDATE`, username))
+		before, err := scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(username) = lower($1) FOR UPDATE`, username))
 		if err != nil {
 			return notFound(err, "select user")
 		}
-		if u.Role == role {
-			return nil
-		}
-		if u.Role == authz.Admin && !u.Disabled && len(admins) <= 1 {
-			return identity.ErrLastAdmin
-		}
-		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET role = $2, updated_at = now()
-			WHERE id::text = $1 RETURNING `+userColumns, u.ID, string(role)))
+		c, err := update(identity.UserState{User: before, EnabledAdmins: len(admins)})
 		if err != nil {
-			return fmt.Errorf("update role: %w", err)
+			return err
 		}
-		_, err = s.revokeUserTokens(ctx, tx, u.ID, identity.RevokeRoleChanged)
+		after, err = s.saveUser(ctx, tx, before, c)
 		return err
 	})
 	if err != nil {
 		return identity.User{}, err
 	}
-	return u, nil
+	return after, nil
+}
+
+// saveUser writes c over before, which was loaded under the lock: the role and the disabled
+// flag when either differs (stamping updated_at), then the revocation of the user's tokens c
+// asks for. It returns the user as stored.
+func (s *Store) saveUser(ctx context.Context, tx pgx.Tx, before identity.User, c identity.UserChange) (identity.User, error) {
+	after := before
+	if c.User.ID != before.ID {
+		return after, fmt.Errorf("store: a change of user %s cannot be saved over %s", c.User.ID, before.ID)
+	}
+	if c.User.Role != before.Role || c.User.Disabled != before.Disabled {
+		var err error
+		after, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET role = $2, disabled = $3, updated_at = now()
+			WHERE id::text = $1 RETURNING `+userColumns, before.ID, string(c.User.Role), c.User.Disabled))
+		if err != nil {
+			return after, fmt.Errorf("update user: %w", err)
+		}
+	}
+	if c.Revoke != 0 {
+		if _, err := s.revokeUserTokens(ctx, tx, before.ID, c.Revoke); err != nil {
+			return after, err
+		}
+	}
+	return after, nil
 }
 
 // ListUsers returns all users ordered by username.

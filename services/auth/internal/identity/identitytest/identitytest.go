@@ -70,6 +70,11 @@ func login(st *StoreTest, u identity.User, id, addr string) identity.Token {
 	return t
 }
 
+// begin begins the attempt a under the lockout policy p, as Login does.
+func begin(st *StoreTest, a identity.Attempt, p identity.LockoutPolicy) error {
+	return st.Store.BeginAttempt(st.Ctx, a, p.Count(a.At))
+}
+
 // live reports whether the token id is valid now.
 func live(st *StoreTest, id string) bool {
 	st.T.Helper()

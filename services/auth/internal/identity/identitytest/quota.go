@@ -59,7 +59,7 @@ func quotaBehaviours() []behaviour {
 			login(st, alice, identity.TokenID("held"), "192.0.2.1")
 			at := now()
 			a := identity.Attempt{Username: "alice", ClientAddress: "192.0.2.7", At: at}
-			testenv.OK(st.T, st.Store.BeginAttempt(st.Ctx, a, policy(5, 5)))
+			testenv.OK(st.T, begin(st, a, policy(5, 5)))
 			var seen []int
 			tok := identity.Token{ID: identity.TokenID("refused"), UserID: alice.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
 			is(st.T, "CreateToken over the limit", st.Store.CreateToken(st.Ctx, tok, a, upTo(1, &seen)), errFull)

@@ -19,7 +19,7 @@ func policy(pair, addr int) identity.LockoutPolicy {
 // a *identity.LockedError, whose retry delay it returns (0: counted, not throttled).
 func attempt(st *StoreTest, p identity.LockoutPolicy, username, addr string, at time.Time) time.Duration {
 	st.T.Helper()
-	err := st.Store.BeginAttempt(st.Ctx, identity.Attempt{Username: username, ClientAddress: addr, At: at}, p)
+	err := begin(st, identity.Attempt{Username: username, ClientAddress: addr, At: at}, p)
 	var locked *identity.LockedError
 	if errors.As(err, &locked) {
 		if locked.RetryAfter <= 0 {

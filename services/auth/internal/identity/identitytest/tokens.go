@@ -67,8 +67,8 @@ func tokenBehaviours() []behaviour {
 			kept := login(st, u, identity.TokenID("kept"), "192.0.2.1")
 			// One idle counter (a pair with no address: one row), one recent.
 			p := policy(5, 5)
-			testenv.OK(st.T, st.Store.BeginAttempt(st.Ctx, identity.Attempt{Username: "old", At: at.Add(-48 * time.Hour)}, p))
-			testenv.OK(st.T, st.Store.BeginAttempt(st.Ctx, identity.Attempt{Username: "new", At: at}, p))
+			testenv.OK(st.T, begin(st, identity.Attempt{Username: "old", At: at.Add(-48 * time.Hour)}, p))
+			testenv.OK(st.T, begin(st, identity.Attempt{Username: "new", At: at}, p))
 			st.Restart()
 			if n := testenv.Must(st.Store.Purge(st.Ctx, at.Add(time.Minute), at.Add(-24*time.Hour)))(st.T); n != 3 {
 				st.T.Fatalf("purged %d rows, want 2 tokens and 1 counter", n)

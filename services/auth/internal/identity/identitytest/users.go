@@ -42,7 +42,7 @@ func userBehaviours() []behaviour {
 			is(st.T, "password of an unknown id", st.Store.SetPassword(st.Ctx, unknownID, "$h", true), identity.ErrNotFound)
 			_, err = st.Store.SetDisabled(st.Ctx, "bob", true)
 			is(st.T, "disable an unknown name", err, identity.ErrNotFound)
-			_, err = st.Store.SetRole(st.Ctx, "bob", authz.Viewer)
+			_, err = st.Store.UpdateUser(st.Ctx, "bob", identity.ChangeRole(authz.Viewer))
 			is(st.T, "role of an unknown name", err, identity.ErrNotFound)
 		}},
 		{Name: "user/usernames are unique case-insensitively", Run: func(st *StoreTest) {
@@ -124,33 +124,33 @@ func userBehaviours() []behaviour {
 			root := user(st, "root", authz.Admin)
 			op := user(st, "op", authz.Operator)
 			t1 := login(st, op, identity.TokenID("t1"), "192.0.2.1")
-			if got := testenv.Must(st.Store.SetRole(st.Ctx, "OP", authz.Operator))(st.T); got.Role != authz.Operator {
+			if got := testenv.Must(st.Store.UpdateUser(st.Ctx, "OP", identity.ChangeRole(authz.Operator)))(st.T); got.Role != authz.Operator {
 				st.T.Fatalf("same role: %+v", got)
 			}
 			if !live(st, t1.ID) {
 				st.T.Fatal("setting the same role revoked the token")
 			}
-			if got := testenv.Must(st.Store.SetRole(st.Ctx, "op", authz.Viewer))(st.T); got.Role != authz.Viewer || got.ID != op.ID {
+			if got := testenv.Must(st.Store.UpdateUser(st.Ctx, "op", identity.ChangeRole(authz.Viewer)))(st.T); got.Role != authz.Viewer || got.ID != op.ID {
 				st.T.Fatalf("new role: %+v", got)
 			}
 			st.Restart()
 			if live(st, t1.ID) {
 				st.T.Fatal("a role change kept the token")
 			}
-			_, err := st.Store.SetRole(st.Ctx, "root", authz.Operator)
+			_, err := st.Store.UpdateUser(st.Ctx, "root", identity.ChangeRole(authz.Operator))
 			is(st.T, "demote the last admin", err, identity.ErrLastAdmin)
 			if got := testenv.Must(st.Store.UserByID(st.Ctx, root.ID))(st.T); got.Role != authz.Admin || !got.Admin {
 				st.T.Fatalf("the refused demotion changed root: %+v", got)
 			}
-			testenv.Must(st.Store.SetRole(st.Ctx, "op", authz.Admin))(st.T)
+			testenv.Must(st.Store.UpdateUser(st.Ctx, "op", identity.ChangeRole(authz.Admin)))(st.T)
 			st.Restart()
-			if got := testenv.Must(st.Store.SetRole(st.Ctx, "root", authz.Operator))(st.T); got.Role != authz.Operator || got.Admin {
+			if got := testenv.Must(st.Store.UpdateUser(st.Ctx, "root", identity.ChangeRole(authz.Operator)))(st.T); got.Role != authz.Operator || got.Admin {
 				st.T.Fatalf("demoted with another admin left: %+v", got)
 			}
 			// A disabled admin administers nothing: it does not count as the one left.
-			testenv.Must(st.Store.SetRole(st.Ctx, "root", authz.Admin))(st.T)
+			testenv.Must(st.Store.UpdateUser(st.Ctx, "root", identity.ChangeRole(authz.Admin)))(st.T)
 			testenv.Must(st.Store.SetDisabled(st.Ctx, "root", true))(st.T)
-			_, err = st.Store.SetRole(st.Ctx, "op", authz.Viewer)
+			_, err = st.Store.UpdateUser(st.Ctx, "op", identity.ChangeRole(authz.Viewer))
 			is(st.T, "demote the last enabled admin", err, identity.ErrLastAdmin)
 		}},
 		{Name: "user/revoking a user's tokens counts the live ones", Run: func(st *StoreTest) {
