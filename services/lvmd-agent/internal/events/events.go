@@ -1,10 +1,17 @@
 // Package events builds the messages lvmd-agent publishes (proto/plinth/events/v1/lvmd.proto,
 // stream PLINTH_LVMD): node heartbeats, capacity changes, volume changes and backup job
-// states. The store writes them to the outbox in the transaction of the change they report.
+// states. The store writes them to the outbox in the transaction of the change they report;
+// what changed, and so which events a volume record raises, volume.Sync decides.
 package events
 
 import (
+	"context"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/backup"
@@ -68,4 +75,25 @@ func JobState(j backup.Job) *eventsv1.BackupStateChanged {
 		e.State = eventsv1.VolumeJobState_VOLUME_JOB_STATE_ERROR
 	}
 	return e
+}
+
+// Payload is the event e of a volume record change (see volume.RecordChange) as the agent
+// publishes it. A volume's creation, resize or removal names the user whose request ctx
+// carries (the gateway's verified caller); the poll's ctx names nobody.
+func Payload(ctx context.Context, e volume.Event) (proto.Message, error) {
+	switch e := e.(type) {
+	case volume.VolumeCreated:
+		v := e.Volume
+		return &eventsv1.VolumeCreated{Node: e.Node, DeviceClass: v.DeviceClass, Name: v.Name,
+			SizeBytes: v.Size, Tags: v.Tags, RestoredFrom: e.RestoredFrom, Actor: authn.Actor(ctx)}, nil
+	case volume.VolumeResized:
+		v := e.Volume
+		return &eventsv1.VolumeResized{Node: e.Node, DeviceClass: v.DeviceClass, Name: v.Name,
+			SizeBytes: v.Size, PreviousSizeBytes: e.Previous, Actor: authn.Actor(ctx)}, nil
+	case volume.VolumeRemoved:
+		return &eventsv1.VolumeRemoved{Node: e.Node, DeviceClass: e.DeviceClass, Name: e.Name, Actor: authn.Actor(ctx)}, nil
+	case volume.CapacityChanged:
+		return &eventsv1.CapacityChanged{Node: e.Node, DeviceClass: Capacity(e.Capacity)}, nil
+	}
+	return nil, fmt.Errorf("events: %T has no payload", e)
 }

@@ -3,10 +3,17 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/events"
 
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
@@ -51,6 +58,27 @@ func subjects(t *testing.T, pool *pgxpool.Pool) []string {
 	return out
 }
 
+// changes counts what one record of a class's state wrote, as volume.Sync decided it.
+type changes struct {
+	Created, Removed, Resized int
+	CapacityChanged           bool
+}
+
+// syncClass records a class's state on node as the volume service does: UpdateVolumes with
+// volume.Sync deciding.
+func syncClass(ctx context.Context, st *store.Store, node string, c volume.Capacity, vols []volume.Volume) (changes, error) {
+	ch, err := st.UpdateVolumes(ctx, node, c.DeviceClass, func(before volume.Record) (volume.RecordChange, error) {
+		return volume.Sync(before, c, vols), nil
+	})
+	n := changes{Created: len(ch.Insert), Removed: len(ch.Delete), CapacityChanged: ch.Capacity != nil}
+	for _, e := range ch.Events {
+		if _, ok := e.(volume.VolumeResized); ok {
+			n.Resized++
+		}
+	}
+	return n, err
+}
+
 func TestSyncWritesOneEventPerDifference(t *testing.T) {
 	t.Parallel()
 	reopen := open(t)
@@ -58,29 +86,73 @@ func TestSyncWritesOneEventPerDifference(t *testing.T) {
 	ctx := context.Background()
 	c := volume.Capacity{DeviceClass: "ssd", VolumeGroup: "vg", Default: true, Size: 10 << 30, Free: 8 << 30, Volumes: 2}
 	vols := []volume.Volume{{Name: "a", DeviceClass: "ssd", Size: 1 << 30, Tags: []string{"x"}}, {Name: "b", DeviceClass: "ssd", Size: 1 << 30}}
-	ch, err := st.Sync(ctx, "n1", c, vols)
-	if err != nil || ch != (store.Changes{Created: 2, CapacityChanged: true}) {
+	ch, err := syncClass(ctx, st, "n1", c, vols)
+	if err != nil || ch != (changes{Created: 2, CapacityChanged: true}) {
 		t.Fatalf("first sync %+v %v", ch, err)
 	}
-	if ch, err := st.Sync(ctx, "n1", c, vols); err != nil || ch != (store.Changes{}) {
+	if ch, err := syncClass(ctx, st, "n1", c, vols); err != nil || ch != (changes{}) {
 		t.Fatalf("an unchanged class must write nothing: %+v %v", ch, err)
 	}
 	// Another node's identical class is its own.
-	if ch, _ := st.Sync(ctx, "n2", c, vols); ch.Created != 2 {
+	if ch, _ := syncClass(ctx, st, "n2", c, vols); ch.Created != 2 {
 		t.Fatalf("node n2: %+v", ch)
 	}
 	// A restarted agent compares with the same record.
 	st, _ = reopen()
 	c.Free, c.Volumes = 7<<30, 2
 	vols = []volume.Volume{{Name: "a", DeviceClass: "ssd", Size: 2 << 30, Tags: []string{"x"}}, {Name: "c", DeviceClass: "ssd", Size: 1 << 30}}
-	ch, err = st.Sync(ctx, "n1", c, vols)
-	if err != nil || ch != (store.Changes{Created: 1, Removed: 1, Resized: 1, CapacityChanged: true}) {
+	ch, err = syncClass(ctx, st, "n1", c, vols)
+	if err != nil || ch != (changes{Created: 1, Removed: 1, Resized: 1, CapacityChanged: true}) {
 		t.Fatalf("second sync %+v %v", ch, err)
 	}
 	got := strings.Join(subjects(t, pool), " ")
 	want := "volume.created volume.created capacity.changed volume.created volume.created capacity.changed volume.resized volume.created volume.removed capacity.changed"
 	if got != want {
 		t.Fatalf("events\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestVolumeCreatedNamesTheRestoredBackup: a new volume's event names the backup its node's
+// restore job in that class reads, and nothing for another node's restore or a backup job.
+func TestVolumeCreatedNamesTheRestoredBackup(t *testing.T) {
+	t.Parallel()
+	reopen := open(t)
+	st, pool := reopen()
+	ctx := context.Background()
+	for _, j := range []backup.Job{
+		{Node: "n1", Kind: backup.KindRestore, Name: "r", VolumeHandle: "r", DeviceClass: "ssd", Location: "http://s3/b/r", Owner: "agent-1"},
+		{Node: "n2", Kind: backup.KindRestore, Name: "other", VolumeHandle: "other", DeviceClass: "ssd", Location: "http://s3/b/n2", Owner: "agent-2"},
+		{Node: "n1", Kind: backup.KindBackup, Name: "plain", VolumeHandle: "plain", DeviceClass: "ssd", Location: "http://s3/b/plain", Owner: "agent-1"},
+	} {
+		if _, _, err := st.Claim(ctx, j, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := volume.Capacity{DeviceClass: "ssd", VolumeGroup: "vg", Size: 10 << 30, Free: 7 << 30, Volumes: 3}
+	vols := []volume.Volume{{Name: "other", DeviceClass: "ssd", Size: 1 << 30}, {Name: "plain", DeviceClass: "ssd", Size: 1 << 30},
+		{Name: "r", DeviceClass: "ssd", Size: 1 << 30, Tags: []string{"t"}}}
+	if ch, err := syncClass(ctx, st, "n1", c, vols); err != nil || ch.Created != 3 {
+		t.Fatalf("sync %+v %v", ch, err)
+	}
+	rows, err := pool.Query(ctx, `SELECT payload FROM outbox WHERE subject = $1 ORDER BY id`, events.SubjectOf(&eventsv1.VolumeCreated{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var payload []byte
+	if _, err := pgx.ForEachRow(rows, []any{&payload}, func() error {
+		var e eventsv1.VolumeCreated
+		if err := proto.Unmarshal(payload, &e); err != nil {
+			return err
+		}
+		got = append(got, fmt.Sprintf("%s %s/%s %d %v %q", e.GetNode(), e.GetDeviceClass(), e.GetName(), e.GetSizeBytes(), e.GetTags(), e.GetRestoredFrom()))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`n1 ssd/other 1073741824 [] ""`, `n1 ssd/plain 1073741824 [] ""`, `n1 ssd/r 1073741824 [t] "http://s3/b/r"`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("created events\n got %q\nwant %q", got, want)
 	}
 }
 

@@ -79,3 +79,10 @@ func ValidateTag(tag string) error {
 	}
 	return nil
 }
+
+// SnapshotPrefix names the short-lived snapshots a backup reads from (with device-mapper);
+// listings leave them out, and a restart removes ones a crash left behind.
+const SnapshotPrefix = "plinthsnap-"
+
+// IsSnapshotName reports whether a volume is one of the agent's backup snapshots.
+func IsSnapshotName(name string) bool { return strings.HasPrefix(name, SnapshotPrefix) }

@@ -40,7 +40,7 @@ func newRig(t *testing.T) rig {
 	l := volumetest.NewLVM()
 	l.AddVG("vg1", 8*gib+1<<20, 1)
 	l.AddVG("vg2", 4*gib+1<<20, 2)
-	rec := volumetest.NewRecord()
+	rec := volumetest.NewRecord("n1")
 	return rig{svc: volume.New(volume.Options{Classes: classes, LVM: l, Recorder: rec}), lvm: l, record: rec}
 }
 

@@ -39,7 +39,7 @@ func newThinRig(t *testing.T) thinRig {
 	if err := l.AddThinPool("vg", "pool0", 4*gib); err != nil {
 		t.Fatal(err)
 	}
-	rec := volumetest.NewRecord()
+	rec := volumetest.NewRecord("n1")
 	return thinRig{svc: volume.New(volume.Options{Classes: classes, LVM: l, Recorder: rec}), lvm: l, record: rec}
 }
 

@@ -1,7 +1,6 @@
 package volume
 
 import (
-	"strings"
 	"sync"
 )
 
@@ -39,9 +38,10 @@ func (w *watchers) notify() {
 	}
 }
 
-// SnapshotPrefix names the short-lived snapshots a backup reads from (with device-mapper);
-// listings leave them out, and a restart removes ones a crash left behind.
-const SnapshotPrefix = "plinthsnap-"
+// Subscribe registers a watcher: its channel receives a value after changes (several
+// changes between two reads coalesce into one). cancel unregisters it.
+func (s *Service) Subscribe() (ch <-chan struct{}, cancel func()) { return s.watchers.add() }
 
-// IsSnapshotName reports whether a volume is one of the agent's backup snapshots.
-func IsSnapshotName(name string) bool { return strings.HasPrefix(name, SnapshotPrefix) }
+// Notify wakes every watcher (the capacity poll calls it when lvm shows a change made
+// outside the agent).
+func (s *Service) Notify() { s.watchers.notify() }

@@ -20,7 +20,7 @@ func TestRecorderConformance(t *testing.T) {
 		nodes := map[string]*volumetest.Record{}
 		return func(node string) volume.Recorder {
 			if nodes[node] == nil {
-				nodes[node] = volumetest.NewRecord()
+				nodes[node] = volumetest.NewRecord(node)
 			}
 			return nodes[node]
 		}

@@ -2,6 +2,8 @@ package volumetest
 
 import (
 	"context"
+	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
@@ -12,11 +14,13 @@ import (
 // every call opens it anew on the same data, as a restarted agent would.
 type OpenRecord func(t *testing.T) (open func(node string) volume.Recorder)
 
-// RecorderConformance checks a volume.Recorder: the first record of a class is a change,
-// the same state again is not (after a restart too), each difference in size, free space
-// or volume count is, and nodes and classes are recorded apart. Every behaviour runs plain
-// and with the recorder reopened before every call. store.VolumeRecord runs it on Postgres
-// (each reopen a new pool), Record in memory.
+// RecorderConformance checks a volume.Recorder: an update is given the class's record as the
+// last change wrote it (node, capacity, volumes with their sizes and tags), a failed change
+// writes nothing, and — with volume.Sync deciding — the first record of a class is a change,
+// the same state again is not (after a restart too), each difference in size, free space or
+// volume count is, and nodes and classes are recorded apart. Every behaviour runs plain and
+// with the recorder reopened before every call. store.VolumeRecord runs it on Postgres (each
+// reopen a new pool), Record in memory.
 func RecorderConformance(t *testing.T, openRecord OpenRecord) {
 	testenv.RunCases(t, recorderBehaviours, func(t *testing.T, ctx context.Context, restarts bool) recorderRun {
 		open := openRecord(t)
@@ -39,6 +43,43 @@ type recorderRun struct {
 }
 
 var recorderBehaviours = []testenv.Case[recorderRun]{
+	{Name: "an update is given what the last one wrote", Run: func(r recorderRun) {
+		ctx, t, node := r.ctx, r.t, r.node
+		c, vols := testClass()
+		if b := before(ctx, t, node("n1"), "ssd"); b.Node != "n1" || b.Capacity != nil || len(b.Volumes) != 0 {
+			t.Fatalf("an empty record: %+v", b)
+		}
+		write(ctx, t, node("n1"), volume.RecordChange{Insert: vols, Capacity: &c})
+		b := before(ctx, t, node("n1"), "ssd")
+		if b.Node != "n1" || b.Capacity == nil || *b.Capacity != row(c) || !reflect.DeepEqual(b.Volumes, vols) {
+			t.Fatalf("after inserting:\n got %+v %+v\nwant %+v %+v", b.Capacity, b.Volumes, row(c), vols)
+		}
+		grown := volume.Volume{Name: "a", DeviceClass: "ssd", Size: 3 << 30, Tags: []string{"y", "z"}}
+		c.Free, c.Volumes = 5<<30, 1
+		write(ctx, t, node("n1"), volume.RecordChange{Update: []volume.Volume{grown}, Delete: []string{"b"}, Capacity: &c})
+		b = before(ctx, t, node("n1"), "ssd")
+		if *b.Capacity != row(c) || !reflect.DeepEqual(b.Volumes, []volume.Volume{grown}) {
+			t.Fatalf("after updating and deleting: %+v %+v", b.Capacity, b.Volumes)
+		}
+		write(ctx, t, node("n1"), volume.RecordChange{}) // nothing: the capacity stays recorded
+		if b := before(ctx, t, node("n1"), "ssd"); b.Capacity == nil || *b.Capacity != row(c) {
+			t.Fatalf("an empty change lost the capacity: %+v", b.Capacity)
+		}
+	}},
+	{Name: "a failed change writes nothing", Run: func(r recorderRun) {
+		ctx, t, node := r.ctx, r.t, r.node
+		c, vols := testClass()
+		refused := errors.New("refused")
+		_, err := node("n1").Update(ctx, "ssd", func(volume.Record) (volume.RecordChange, error) {
+			return volume.RecordChange{Insert: vols, Capacity: &c}, refused
+		})
+		if !errors.Is(err, refused) {
+			t.Fatalf("the change's error: %v", err)
+		}
+		if b := before(ctx, t, node("n1"), "ssd"); b.Capacity != nil || len(b.Volumes) != 0 {
+			t.Fatalf("a failed change was written: %+v", b)
+		}
+	}},
 	{Name: "a class's first record is a change, the same state again is not", Run: func(r recorderRun) {
 		ctx, t, node := r.ctx, r.t, r.node
 		c, vols := testClass()
@@ -84,13 +125,42 @@ func testClass() (volume.Capacity, []volume.Volume) {
 	return volume.Capacity{DeviceClass: "ssd", VolumeGroup: "vg", Default: true, Size: 10 << 30, Free: 7 << 30, Volumes: len(vols)}, vols
 }
 
+// row is what a record keeps of a capacity: the class, its group, whether it is the default,
+// size, free space and volume count.
+func row(c volume.Capacity) volume.Capacity {
+	return volume.Capacity{DeviceClass: c.DeviceClass, VolumeGroup: c.VolumeGroup, Default: c.Default, Size: c.Size, Free: c.Free, Volumes: c.Volumes}
+}
+
+// before is the record an update of class is given now (the update writes nothing).
+func before(ctx context.Context, t *testing.T, r volume.Recorder, class string) volume.Record {
+	t.Helper()
+	var got volume.Record
+	if _, err := r.Update(ctx, class, func(b volume.Record) (volume.RecordChange, error) {
+		got = b
+		return volume.RecordChange{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// write has r write ch over class ssd's record.
+func write(ctx context.Context, t *testing.T, r volume.Recorder, ch volume.RecordChange) {
+	t.Helper()
+	if _, err := r.Update(ctx, "ssd", func(volume.Record) (volume.RecordChange, error) { return ch, nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// changed records c and vols as the volume service does (volume.Sync deciding) and checks
+// whether that recorded a new capacity.
 func changed(ctx context.Context, t *testing.T, what string, r volume.Recorder, c volume.Capacity, vols []volume.Volume, want bool) {
 	t.Helper()
-	got, err := r.RecordClass(ctx, c, vols)
+	ch, err := r.Update(ctx, c.DeviceClass, func(before volume.Record) (volume.RecordChange, error) { return volume.Sync(before, c, vols), nil })
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	if got != want {
+	if got := ch.Capacity != nil; got != want {
 		t.Fatalf("%s: capacity changed = %v, want %v", what, got, want)
 	}
 }
