@@ -59,11 +59,15 @@ type ProjectStore interface {
 // TargetStore persists targets. Names are unique within a project, uuids (when set)
 // everywhere; a target never moves to another project.
 type TargetStore interface {
-	// CreateTarget inserts t; t.Project.ResourceId names an existing project and
-	// t.Parent.ResourceId, when set, a target of the same project.
-	CreateTarget(ctx context.Context, t *vagrant.Target) (*vagrant.Target, error)
-	// UpdateTarget is UpdateBasis for targets; the project is not changed.
-	UpdateTarget(ctx context.Context, id string, update func(*vagrant.Target) error) (*vagrant.Target, error)
+	// CreateTarget inserts c.Target (see NewTarget) and writes c.Event, when there is one,
+	// in the same transaction; c.Target.Project.ResourceId names an existing project and
+	// c.Target.Parent.ResourceId, when set, a target of the same project.
+	CreateTarget(ctx context.Context, c TargetChange) (*vagrant.Target, error)
+	// UpdateTarget loads target id, passes it to update and writes the change update returns
+	// (see UpdatedTarget) — the target and its event — all in one transaction holding the
+	// row. The project is not changed. *NotFoundError when there is no such target; update's
+	// error is returned unchanged and nothing is written.
+	UpdateTarget(ctx context.Context, id string, update func(before *vagrant.Target) (TargetChange, error)) (*vagrant.Target, error)
 	// GetTarget returns target id or a *NotFoundError.
 	GetTarget(ctx context.Context, id string) (*vagrant.Target, error)
 	// FindTarget returns the target of q.ProjectID named q.Name, or, with q.UUIDPrefix, the

@@ -72,8 +72,8 @@ func (s *Service) createTarget(ctx context.Context, proj *vagrant.Project, t *va
 	if t.ResourceId, err = s.newID(); err != nil {
 		return nil, err
 	}
-	t.Project = &sdk.Ref_Project{ResourceId: proj.ResourceId}
-	return s.store.CreateTarget(ctx, t)
+	t.Project = &sdk.Ref_Project{ResourceId: proj.ResourceId, Basis: &sdk.Ref_Basis{ResourceId: proj.GetBasis().GetResourceId()}}
+	return s.store.CreateTarget(ctx, NewTarget(t))
 }
 
 // updateTarget writes the fields t sets onto target id.
@@ -90,9 +90,8 @@ func (s *Service) updateTarget(ctx context.Context, id string, proj *vagrant.Pro
 	if t.Parent, err = s.parentRef(ctx, t.Parent, projectID, id); err != nil {
 		return nil, err
 	}
-	return s.store.UpdateTarget(ctx, id, func(cur *vagrant.Target) error {
-		overlay(cur, t)
-		return nil
+	return s.store.UpdateTarget(ctx, id, func(before *vagrant.Target) (TargetChange, error) {
+		return UpdatedTarget(before, t), nil
 	})
 }
 

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 )
 
@@ -48,8 +47,8 @@ func writeError(err error, m proto.Message) error {
 			break
 		}
 		if u.among == "" { // the box's (name, version, provider)
-			return registry.Precondition(u.field, fmt.Sprintf("box %s version %s for provider %s already exists",
-				input.Quote(field(m, "name")), input.Quote(field(m, "version")), input.Quote(field(m, "provider"))))
+			return registry.Precondition(u.field, quoted("box %s version %s for provider %s already exists",
+				field(m, "name"), field(m, "version"), field(m, "provider")))
 		}
 		_, name, _ := strings.Cut(u.field, ".")
 		return registry.Conflict(u.field, field(m, name), u.among)

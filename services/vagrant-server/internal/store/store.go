@@ -1,5 +1,6 @@
 // Package store is the vagrant-server's Postgres adapter (schema `vagrant`): the registry
-// (registry.Store, with target.state_changed events in its outbox), the token signing keys
+// (registry.Store, writing the target.state_changed events the registry decides to its
+// outbox), the token signing keys
 // (tokens.KeyStore) and job output (joboutput.Store).
 package store
 
@@ -55,4 +56,14 @@ func notFound(err error, resource, key string) error {
 	return fmt.Errorf("select %s: %w", resource, err)
 }
 
-func byID(id string) string { return "resource_id " + input.Quote(id) }
+func byID(id string) string { return quoted("resource_id %s", id) }
+
+// quoted formats what an error says of values a client sent (a not-found key, a taken
+// name): format with every value quoted, so that none can break the message.
+func quoted(format string, values ...string) string {
+	args := make([]any, len(values))
+	for i, v := range values {
+		args[i] = input.Quote(v)
+	}
+	return fmt.Sprintf(format, args...)
+}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
@@ -21,59 +23,54 @@ const selectTarget = `SELECT t.resource_id, t.name, coalesce(t.uuid, ''), t.prov
 	FROM target t JOIN project p ON p.resource_id = t.project_id JOIN basis b ON b.resource_id = p.basis_id
 	LEFT JOIN target par ON par.resource_id = t.parent_id `
 
-// CreateTarget inserts t into the project t.Project.ResourceId names; a target created with a
-// state writes target.state_changed in the same transaction.
-func (s *Store) CreateTarget(ctx context.Context, t *vagrant.Target) (*vagrant.Target, error) {
-	cols, err := targetColumns(t)
-	if err != nil {
-		return nil, err
-	}
+// targets is the target table.
+var targets = table[*vagrant.Target]{
+	byID: selectTarget + `WHERE t.resource_id = $1`, lock: ` FOR UPDATE OF t`,
+	insert: `INSERT INTO target (resource_id, project_id, parent_id, name, uuid, provider, state,
+		metadata, datadir, configuration, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+	update: `UPDATE target SET parent_id = $2, name = $3, uuid = $4, provider = $5, state = $6,
+		metadata = $7, datadir = $8, configuration = $9, record = $10, updated_at = now() WHERE resource_id = $1`,
+	columns: targetColumns,
+	read:    getTarget,
+}
+
+// CreateTarget inserts c.Target into the project c.Target.Project.ResourceId names and
+// writes c.Event, when the registry raised one, in the same transaction.
+func (s *Store) CreateTarget(ctx context.Context, c registry.TargetChange) (*vagrant.Target, error) {
 	var out *vagrant.Target
-	err = pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO target (resource_id, project_id, parent_id, name, uuid, provider, state,
-			metadata, datadir, configuration, record) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			append([]any{t.ResourceId, t.GetProject().GetResourceId()}, cols...)...)
-		if err != nil {
-			return writeError(err, t)
-		}
-		if out, err = getTarget(ctx, tx, byID(t.ResourceId), selectTarget+`WHERE t.resource_id = $1`, t.ResourceId); err != nil {
+	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		t := c.Target
+		var err error
+		if out, err = targets.create(ctx, tx, t, t.GetResourceId(), t.GetProject().GetResourceId()); err != nil {
 			return err
 		}
-		return recordTargetChange(ctx, tx, targetState{}, out)
+		return addEvent(ctx, tx, out.GetResourceId(), c.Event)
 	})
 	return out, err
 }
 
-// UpdateTarget changes target id through update, holding its row for the transaction.
-// The project never changes. A change of state (Target.state, or the Target.Machine state in
-// Target.record) writes target.state_changed in the same transaction.
-func (s *Store) UpdateTarget(ctx context.Context, id string, update func(*vagrant.Target) error) (*vagrant.Target, error) {
-	var out *vagrant.Target
-	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		cur, err := getTarget(ctx, tx, byID(id), selectTarget+`WHERE t.resource_id = $1 FOR UPDATE OF t`, id)
+// UpdateTarget writes the change update makes of target id, holding its row for the
+// transaction: the target (but never its project) and its event, when update raised one.
+func (s *Store) UpdateTarget(ctx context.Context, id string, update func(*vagrant.Target) (registry.TargetChange, error)) (*vagrant.Target, error) {
+	return targets.change(ctx, s.pool, id, func(tx pgx.Tx, before *vagrant.Target) (*vagrant.Target, error) {
+		c, err := update(before)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		before := stateOf(cur)
-		if err := update(cur); err != nil {
-			return err
-		}
-		cols, err := targetColumns(cur)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE target SET parent_id = $2, name = $3, uuid = $4, provider = $5, state = $6,
-			metadata = $7, datadir = $8, configuration = $9, record = $10, updated_at = now() WHERE resource_id = $1`,
-			append([]any{id}, cols...)...)
-		if err != nil {
-			return writeError(err, cur)
-		}
-		if out, err = getTarget(ctx, tx, byID(id), selectTarget+`WHERE t.resource_id = $1`, id); err != nil {
-			return err
-		}
-		return recordTargetChange(ctx, tx, before, out)
+		return c.Target, addEvent(ctx, tx, id, c.Event)
 	})
-	return out, err
+}
+
+// addEvent writes ev, the event of a change of target id, to tx's outbox; nil (the change
+// raised none) writes nothing.
+func addEvent(ctx context.Context, tx pgx.Tx, id string, ev *eventsv1.TargetStateChanged) error {
+	if ev == nil {
+		return nil
+	}
+	if _, err := (events.Outbox{}).Add(ctx, tx, events.Event{Payload: ev}); err != nil {
+		return fmt.Errorf("target %s: record state change: %w", id, err)
+	}
+	return nil
 }
 
 // targetColumns are the stored columns of t after resource_id and project_id, in table order.
@@ -99,14 +96,14 @@ func nullIfEmpty(s string) *string {
 
 // GetTarget returns target id.
 func (s *Store) GetTarget(ctx context.Context, id string) (*vagrant.Target, error) {
-	return getTarget(ctx, s.pool, byID(id), selectTarget+`WHERE t.resource_id = $1`, id)
+	return targets.get(ctx, s.pool, id)
 }
 
 // FindTarget returns the target of q.ProjectID named q.Name, or the one whose uuid starts
 // with q.UUIDPrefix (an exact uuid wins over longer ones sharing it as a prefix).
 func (s *Store) FindTarget(ctx context.Context, q registry.TargetQuery) (*vagrant.Target, error) {
 	if q.UUIDPrefix == "" {
-		return getTarget(ctx, s.pool, fmt.Sprintf("name %s in project %s", input.Quote(q.Name), input.Quote(q.ProjectID)),
+		return getTarget(ctx, s.pool, quoted("name %s in project %s", q.Name, q.ProjectID),
 			selectTarget+`WHERE t.project_id = $1 AND t.name = $2`, q.ProjectID, q.Name)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT resource_id, uuid = $2 FROM target WHERE uuid LIKE $1 ESCAPE '\'
@@ -140,13 +137,9 @@ func escapeLike(s string) string {
 
 // ListTargets returns a reference to every target, oldest first.
 func (s *Store) ListTargets(ctx context.Context) ([]*sdk.Ref_Target, error) {
-	rows, err := s.pool.Query(ctx, `SELECT t.resource_id, t.name, p.resource_id, p.name, p.path, b.resource_id, b.name, b.path
+	return collect(ctx, s.pool, "list targets", `SELECT t.resource_id, t.name, p.resource_id, p.name, p.path, b.resource_id, b.name, b.path
 		FROM target t JOIN project p ON p.resource_id = t.project_id JOIN basis b ON b.resource_id = p.basis_id
-		ORDER BY t.resource_id`)
-	if err != nil {
-		return nil, fmt.Errorf("list targets: %w", err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*sdk.Ref_Target, error) {
+		ORDER BY t.resource_id`, func(r pgx.CollectableRow) (*sdk.Ref_Target, error) {
 		t := sdk.Ref_Target{Project: &sdk.Ref_Project{Basis: &sdk.Ref_Basis{}}}
 		p := t.Project
 		return &t, r.Scan(&t.ResourceId, &t.Name, &p.ResourceId, &p.Name, &p.Path, &p.Basis.ResourceId, &p.Basis.Name, &p.Basis.Path)
@@ -191,14 +184,11 @@ func getTarget(ctx context.Context, q querier, key, query string, args ...any) (
 	if parentID != nil {
 		t.Parent = &sdk.Ref_Target{ResourceId: *parentID, Name: *parentName, Project: cloneProjectRef(p)}
 	}
-	rows, err := q.Query(ctx, `SELECT resource_id, name FROM target WHERE parent_id = $1 ORDER BY resource_id`, t.ResourceId)
-	if err != nil {
-		return nil, fmt.Errorf("subtargets: %w", err)
-	}
-	t.Subtargets, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*sdk.Ref_Target, error) {
+	t.Subtargets, err = collect(ctx, q, "subtargets", `SELECT resource_id, name FROM target WHERE parent_id = $1
+		ORDER BY resource_id`, func(r pgx.CollectableRow) (*sdk.Ref_Target, error) {
 		sub := sdk.Ref_Target{Project: cloneProjectRef(p)}
 		return &sub, r.Scan(&sub.ResourceId, &sub.Name)
-	})
+	}, t.ResourceId)
 	return &t, err
 }
 

@@ -72,7 +72,7 @@ func projectBehaviours() []behaviour {
 		{Name: "project/lists its targets", Run: func(st *StoreTest) {
 			b := testenv.Must(st.Store.CreateBasis(st.Ctx, newBasis("dev")))(st.T)
 			p := testenv.Must(st.Store.CreateProject(st.Ctx, newProject(b.ResourceId, "web")))(st.T)
-			t := testenv.Must(st.Store.CreateTarget(st.Ctx, newTarget(p.ResourceId, "default")))(st.T)
+			t := testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(newTarget(p.ResourceId, "default"))))(st.T)
 			st.Restart()
 			got := testenv.Must(st.Store.GetProject(st.Ctx, p.ResourceId))(st.T)
 			want := &sdk.Ref_Target{ResourceId: t.ResourceId, Name: "default", Project: &sdk.Ref_Project{

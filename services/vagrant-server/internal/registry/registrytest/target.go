@@ -21,7 +21,7 @@ func targetBehaviours() []behaviour {
 			p := project(st, "dev")
 			t := newTarget(p.ResourceId, "default")
 			t.Uuid = "4f1c2e8a-0000-4000-8000-000000000001"
-			testenv.Must(st.Store.CreateTarget(st.Ctx, t))(st.T)
+			testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(t)))(st.T)
 			st.Restart()
 			got := testenv.Must(st.Store.GetTarget(st.Ctx, t.ResourceId))(st.T)
 			if !proto.Equal(got.Record, t.Record) || string(got.Record.Value) != string(t.Record.Value) {
@@ -37,32 +37,32 @@ func targetBehaviours() []behaviour {
 			equal(st.T, "listed ref", refs[0], &sdk.Ref_Target{ResourceId: t.ResourceId, Name: t.Name, Project: want.Project})
 		}},
 		{Name: "target/needs an existing project", Run: func(st *StoreTest) {
-			_, err := st.Store.CreateTarget(st.Ctx, newTarget(id(), "orphan"))
+			_, err := st.Store.CreateTarget(st.Ctx, registry.NewTarget(newTarget(id(), "orphan")))
 			precondition(st.T, "unknown project", err, "target.project")
 		}},
 		{Name: "target/name is unique within a project, uuid everywhere", Run: func(st *StoreTest) {
 			p1, p2 := project(st, "one"), project(st, "two")
 			a := newTarget(p1.ResourceId, "default")
 			a.Uuid = "aaaa-1"
-			testenv.Must(st.Store.CreateTarget(st.Ctx, a))(st.T)
-			testenv.Must(st.Store.CreateTarget(st.Ctx, newTarget(p2.ResourceId, "default")))(st.T) // other project
+			testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(a)))(st.T)
+			testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(newTarget(p2.ResourceId, "default"))))(st.T) // other project
 			st.Restart()
-			_, err := st.Store.CreateTarget(st.Ctx, newTarget(p1.ResourceId, "default"))
+			_, err := st.Store.CreateTarget(st.Ctx, registry.NewTarget(newTarget(p1.ResourceId, "default")))
 			precondition(st.T, "same name", err, "target.name")
 			sameUUID := newTarget(p2.ResourceId, "other")
 			sameUUID.Uuid = a.Uuid
-			_, err = st.Store.CreateTarget(st.Ctx, sameUUID)
+			_, err = st.Store.CreateTarget(st.Ctx, registry.NewTarget(sameUUID))
 			precondition(st.T, "same uuid", err, "target.uuid")
 			// Targets without a uuid do not collide on it.
-			testenv.Must(st.Store.CreateTarget(st.Ctx, newTarget(p1.ResourceId, "no-uuid-1")))(st.T)
-			testenv.Must(st.Store.CreateTarget(st.Ctx, newTarget(p1.ResourceId, "no-uuid-2")))(st.T)
+			testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(newTarget(p1.ResourceId, "no-uuid-1"))))(st.T)
+			testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(newTarget(p1.ResourceId, "no-uuid-2"))))(st.T)
 		}},
 		{Name: "target/find by name, by uuid prefix", Run: func(st *StoreTest) {
 			p := project(st, "dev")
 			mk := func(name, uuid string) *vagrant.Target {
 				t := newTarget(p.ResourceId, name)
 				t.Uuid = uuid
-				return testenv.Must(st.Store.CreateTarget(st.Ctx, t))(st.T)
+				return testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(t)))(st.T)
 			}
 			web := mk("web", "7a3f")
 			db := mk("db", "7a3f91")
@@ -86,10 +86,10 @@ func targetBehaviours() []behaviour {
 		}},
 		{Name: "target/parents and subtargets", Run: func(st *StoreTest) {
 			p := project(st, "dev")
-			parent := testenv.Must(st.Store.CreateTarget(st.Ctx, newTarget(p.ResourceId, "host")))(st.T)
+			parent := testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(newTarget(p.ResourceId, "host"))))(st.T)
 			child := newTarget(p.ResourceId, "guest")
 			child.Parent = &sdk.Ref_Target{ResourceId: parent.ResourceId}
-			child = testenv.Must(st.Store.CreateTarget(st.Ctx, child))(st.T)
+			child = testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(child)))(st.T)
 			st.Restart()
 			pref := &sdk.Ref_Project{ResourceId: p.ResourceId, Name: p.Name, Path: p.Path, Basis: p.Basis}
 			equal(st.T, "child's parent", testenv.Must(st.Store.GetTarget(st.Ctx, child.ResourceId))(st.T).Parent,
@@ -99,9 +99,9 @@ func targetBehaviours() []behaviour {
 				st.T.Fatalf("subtargets: %v", subs)
 			}
 			equal(st.T, "subtarget", subs[0], &sdk.Ref_Target{ResourceId: child.ResourceId, Name: "guest", Project: pref})
-			_, err := st.Store.UpdateTarget(st.Ctx, parent.ResourceId, func(cur *vagrant.Target) error {
+			_, err := st.Store.UpdateTarget(st.Ctx, parent.ResourceId, func(cur *vagrant.Target) (registry.TargetChange, error) {
 				cur.Parent = &sdk.Ref_Target{ResourceId: cur.ResourceId}
-				return nil
+				return registry.TargetChange{Target: cur}, nil
 			})
 			precondition(st.T, "own parent", err, "target.parent")
 			testenv.OK(st.T, st.Store.DeleteTarget(st.Ctx, parent.ResourceId))
@@ -112,13 +112,13 @@ func targetBehaviours() []behaviour {
 		}},
 		{Name: "target/update keeps project and id, delete is idempotent", Run: func(st *StoreTest) {
 			p1, p2 := project(st, "one"), project(st, "two")
-			t := testenv.Must(st.Store.CreateTarget(st.Ctx, newTarget(p1.ResourceId, "default")))(st.T)
+			t := testenv.Must(st.Store.CreateTarget(st.Ctx, registry.NewTarget(newTarget(p1.ResourceId, "default"))))(st.T)
 			st.Restart()
-			got := testenv.Must(st.Store.UpdateTarget(st.Ctx, t.ResourceId, func(cur *vagrant.Target) error {
+			got := testenv.Must(st.Store.UpdateTarget(st.Ctx, t.ResourceId, func(cur *vagrant.Target) (registry.TargetChange, error) {
 				cur.Project = &sdk.Ref_Project{ResourceId: p2.ResourceId}
 				cur.ResourceId = id()
 				cur.State, cur.Record = vagrant.Operation_HALTED, foreignAny("halted")
-				return nil
+				return registry.TargetChange{Target: cur}, nil
 			}))(st.T)
 			if got.ResourceId != t.ResourceId || got.Project.ResourceId != p1.ResourceId || got.State != vagrant.Operation_HALTED ||
 				!proto.Equal(got.Record, foreignAny("halted")) {
