@@ -15,7 +15,6 @@ import (
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
-	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/registry"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/tokens"
 )
@@ -32,7 +31,7 @@ type Server struct {
 	vagrant.UnimplementedVagrantServer
 	registry *registry.Service
 	tokens   *tokens.Issuer
-	jobs     *jobqueue.Queue
+	jobs     JobQueue
 	output   joboutput.Store
 	notices  *joboutput.Listener
 	log      *slog.Logger
@@ -53,7 +52,7 @@ type Options struct {
 	Tokens   *tokens.Issuer
 	// Jobs is the job queue; Output and OutputNotices are where job output is kept and how
 	// its readers learn of new output.
-	Jobs          *jobqueue.Queue
+	Jobs          JobQueue
 	Output        joboutput.Store
 	OutputNotices *joboutput.Listener
 	Logger        *slog.Logger

@@ -1,7 +1,7 @@
 // Package store is the vagrant-server's Postgres adapter (schema `vagrant`): the registry
 // (registry.Store, writing the target.state_changed events the registry decides to its
-// outbox), the token signing keys
-// (tokens.KeyStore) and job output (joboutput.Store).
+// outbox), the token signing keys (tokens.KeyStore), session tokens (sessions.Store) and job
+// output (joboutput.Store).
 package store
 
 import (
