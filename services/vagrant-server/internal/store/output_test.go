@@ -16,6 +16,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/joboutput/joboutputtest"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/store"
 )
@@ -178,4 +179,40 @@ func TestLogFollowerSeesLateCommits(t *testing.T) {
 	if len(whole) != 8 {
 		t.Fatalf("whole backlog: %v", entryTexts(whole))
 	}
+}
+
+// outputStore is the Postgres job output store with the job queue its jobs come from.
+type outputStore struct {
+	*store.Store
+	q *jobqueue.Queue
+}
+
+// NewJob queues a noop job: output references the queue's jobs.
+func (s *outputStore) NewJob(t *testing.T) string {
+	t.Helper()
+	id, err := s.q.Queue(context.Background(), &vagrant.Job{TargetRunner: &vagrant.Ref_Runner{Target: &vagrant.Ref_Runner_Any{Any: &vagrant.Ref_RunnerAny{}}},
+		Operation: &vagrant.Job_Noop_{Noop: &vagrant.Job_Noop{}}}, 0, "token:test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestJobOutputStoreConformance runs the job output store's suite on Postgres, plain and
+// reopening the store (a new pool on the same database) mid-test.
+func TestJobOutputStoreConformance(t *testing.T) {
+	factory, reopen := testenv.Reopenable(func(t *testing.T, url string) (joboutputtest.Store, func()) {
+		ctx := context.Background()
+		pool, err := service.OpenPostgres(ctx, url, store.Schema, store.Migrations, jobqueue.Migrations())
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := jobqueue.New(ctx, pool, jobqueue.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			pool.Close()
+			t.Fatal(err)
+		}
+		return &outputStore{Store: store.New(pool), q: q}, func() { q.Close(); pool.Close() }
+	})
+	joboutputtest.Run(t, factory, reopen)
 }
