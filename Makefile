@@ -30,7 +30,7 @@ K8S_V132 := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2 }' tools/k8s/v1.
 # kube-proxy and kubectl, CoreDNS and cert-manager's controller and CA injector besides.
 K8S_KAAS_TOOLS := $(foreach v,$(K8S_V133) $(K8S_V132),$(BIN)/kube-apiserver-$(v) $(BIN)/kube-controller-manager-$(v)) $(BIN)/kwok
 K8S_NODE_TOOLS := $(foreach c,kube-scheduler kubelet kube-proxy kubectl,$(BIN)/$(c)-$(K8S_V133))
-K8S_TOOLS := $(K8S_KAAS_TOOLS) $(K8S_NODE_TOOLS) $(BIN)/coredns $(BIN)/cert-manager-controller $(BIN)/cert-manager-cainjector $(BIN)/topolvm-node $(BIN)/local-path-provisioner
+K8S_TOOLS := $(K8S_KAAS_TOOLS) $(K8S_NODE_TOOLS) $(BIN)/coredns $(BIN)/cert-manager-controller $(BIN)/cert-manager-cainjector $(BIN)/topolvm-node $(BIN)/topolvm-node-v0.41 $(BIN)/local-path-provisioner
 # CloudNativePG's operator (its manager, also the instance manager of every PostgreSQL pod),
 # its kubectl plugin and its config/ (CRDs, RBAC, the operator's Deployment), which
 # tools/k8s/cnpg pins.
@@ -80,7 +80,7 @@ $(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
 
 tools-kaas: $(K8S_KAAS_TOOLS) ## build what kaas's local clusters run: kube-apiserver/-controller-manager (two versions) and kwok; what make up builds in the background
 
-tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS, cert-manager's controller and CA injector, TopoLVM's node plugin and local-path-provisioner into bin/; slow once, then cached outside the checkout
+tools-k8s: $(K8S_TOOLS) ## build kube-apiserver/-controller-manager (two versions), kube-scheduler, kubelet, kube-proxy, kubectl, kwok, CoreDNS, cert-manager's controller and CA injector, TopoLVM's node plugin (v0.11 and v0.41) and local-path-provisioner into bin/; slow once, then cached outside the checkout
 
 # Each rule reruns only when its pins change. Rules of one tools module run one after the other
 # (order-only prerequisites) so that under `make -j` they share the Go build cache instead of
@@ -117,12 +117,37 @@ $(BIN)/cert-manager-cainjector: tools/k8s/cert-manager/go.mod tools/k8s/cert-man
 		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$$v" -o $(BIN)/cert-manager-cainjector.tmp ./cainjector
 	mv -f $(BIN)/cert-manager-cainjector.tmp $(BIN)/cert-manager-cainjector
 
-# TopoLVM's node plugin, which e2e runs against lvmd-agent's DaemonSet on kube-up's cluster,
-# stamped with the version tools/k8s/topolvm/go.mod pins.
+# Where built tools are kept outside the checkout, as tools/k8s/build.sh and
+# tools/docker/build.sh keep theirs: a fresh clone on a machine that built them once copies them.
+TOOLS_CACHE := $(or $(PLINTH_TOOLS_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/plinth/tools)
+
+# $(call topolvm-node,MODULE_DIR,PACKAGE): TopoLVM's node plugin from PACKAGE of the TopoLVM
+# version MODULE_DIR/go.mod pins, stamped with that version, into $@ — copied from TOOLS_CACHE
+# when a build with the same version, go.sum, flags and Go version is there (a copy instead of
+# minutes of compiling), else built and cached. Built next to $@ and renamed, so an interrupted
+# build never leaves a half binary make would take for up to date.
+define topolvm-node
+cd $(1) && export GOWORK=off CGO_ENABLED=0 && \
+	v="$$($(GO) list -m -f '{{.Version}}' github.com/topolvm/topolvm)" && \
+	ldflags="-s -w -X github.com/topolvm/topolvm.Version=$$v" && \
+	key="$$( { printf '%s\n' $(2) "$$v" "$$ldflags" "$$($(GO) env GOVERSION)"; cat go.sum; } | sha256sum | cut -c1-16)" && \
+	cached="$(TOOLS_CACHE)/$(notdir $@)-$$v-$$key" && \
+	if [ -x "$$cached" ]; then \
+		install -m 0755 "$$cached" $@.tmp && echo "$(notdir $@) $$v: from $$cached"; \
+	else \
+		$(GO) build -trimpath -ldflags "$$ldflags" -o $@.tmp $(2) && \
+		mkdir -p "$(TOOLS_CACHE)" && cp -f $@.tmp "$$cached.tmp" && mv -f "$$cached.tmp" "$$cached"; \
+	fi
+mv -f $@.tmp $@
+endef
+
+# TopoLVM's node plugins, which e2e runs against lvmd-agent's DaemonSet on kube-up's cluster:
+# v0.11 (the fork's lvmd wire, topolvm.cybozu.com) and v0.41 (today's wire, topolvm.io).
 $(BIN)/topolvm-node: tools/k8s/topolvm/go.mod tools/k8s/topolvm/go.sum
-	cd tools/k8s/topolvm && v="$$(GOWORK=off $(GO) list -m -f '{{.Version}}' github.com/topolvm/topolvm)" && \
-		GOWORK=off CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X github.com/topolvm/topolvm.Version=$$v" -o $(BIN)/topolvm-node.tmp github.com/topolvm/topolvm/pkg/topolvm-node
-	mv -f $(BIN)/topolvm-node.tmp $(BIN)/topolvm-node
+	$(call topolvm-node,tools/k8s/topolvm,github.com/topolvm/topolvm/pkg/topolvm-node)
+
+$(BIN)/topolvm-node-v0.41: tools/k8s/topolvm041/go.mod tools/k8s/topolvm041/go.sum
+	$(call topolvm-node,tools/k8s/topolvm041,github.com/topolvm/topolvm/cmd/topolvm-node)
 
 tools-cnpg: $(CNPG_TOOLS) ## build CloudNativePG's operator and kubectl plugin and copy its config/ (CRDs, RBAC, Deployment) to bin/cnpg-config
 
