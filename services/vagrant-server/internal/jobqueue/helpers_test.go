@@ -16,6 +16,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue/jobqueuetest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -247,15 +248,5 @@ func eventStates(evs []*eventsv1.JobStateChanged) []eventsv1.JobState {
 // waitChange waits until w reports a change for which ok is true.
 func waitChange(t testing.TB, w *jobqueue.Watch, within time.Duration, ok func(jobqueue.Change) bool) jobqueue.Change {
 	t.Helper()
-	deadline := time.After(within)
-	for {
-		select {
-		case c := <-w.C():
-			if ok(c) {
-				return c
-			}
-		case <-deadline:
-			t.Fatalf("no matching change within %s", within)
-		}
-	}
+	return jobqueuetest.WaitChange(t, w, within, ok)
 }

@@ -113,12 +113,17 @@ func TestFirstKeyIsCreatedOnceAcrossConcurrentBootstraps(t *testing.T) {
 // TestKeyStoreConformance runs tokens.KeyStore's suite on Postgres, plain and reopening the
 // store (a new pool on the same database) mid-test.
 func TestKeyStoreConformance(t *testing.T) {
-	factory, reopen := testenv.Reopenable(func(t *testing.T, url string) (keystoretest.KeyStore, func()) {
-		pool, err := service.OpenPostgres(context.Background(), url, store.Schema, store.Migrations, jobqueue.Migrations())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return store.New(pool), pool.Close
-	})
+	factory, reopen := testenv.Reopenable(func(t *testing.T, url string) (keystoretest.KeyStore, func()) { return openOn(t, url) })
 	keystoretest.Run(t, factory, reopen, tokens.ErrUnknownKey)
+}
+
+// openOn opens a store on the database at url, migrated as the service does, and the
+// function that closes it.
+func openOn(t *testing.T, url string) (*store.Store, func()) {
+	t.Helper()
+	pool, err := service.OpenPostgres(context.Background(), url, store.Schema, store.Migrations, jobqueue.Migrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store.New(pool), pool.Close
 }

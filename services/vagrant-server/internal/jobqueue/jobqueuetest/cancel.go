@@ -1,6 +1,7 @@
 package jobqueuetest
 
 import (
+	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -10,18 +11,18 @@ import (
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
 
-// change waits up to 10s for w, the watch of job id, to report a change that satisfies ok.
-func change(st *QueueTest, w *jobqueue.Watch, id, what string, ok func(jobqueue.Change) bool) jobqueue.Change {
-	st.T.Helper()
-	timeout := time.After(10 * time.Second)
+// WaitChange waits up to within for w to report a change for which ok is true, and returns it.
+func WaitChange(t testing.TB, w *jobqueue.Watch, within time.Duration, ok func(jobqueue.Change) bool) jobqueue.Change {
+	t.Helper()
+	deadline := time.After(within)
 	for {
 		select {
 		case c := <-w.C():
 			if ok(c) {
 				return c
 			}
-		case <-timeout:
-			st.T.Fatalf("watch of job %s: no change where %s", id, what)
+		case <-deadline:
+			t.Fatalf("no matching change within %s", within)
 		}
 	}
 }
@@ -45,9 +46,9 @@ func cancelBehaviours() []behaviour {
 			testenv.Must(st.Store.Ack(st.Ctx, id, "r1"))(st.T)
 			w := testenv.Must(st.Store.Watch(st.Ctx, id))(st.T)
 			defer w.Close()
-			change(st, w, id, "the job runs", func(c jobqueue.Change) bool { return c.State == vagrant.Job_RUNNING })
+			WaitChange(st.T, w, 10*time.Second, func(c jobqueue.Change) bool { return c.State == vagrant.Job_RUNNING })
 			testenv.OK(st.T, st.Store.Cancel(st.Ctx, id, false))
-			c := change(st, w, id, "the cancel is requested", func(c jobqueue.Change) bool { return c.CancelRequested })
+			c := WaitChange(st.T, w, 10*time.Second, func(c jobqueue.Change) bool { return c.CancelRequested })
 			if c.CancelForced || !c.AssignedTo("r1") || c.AssignedTo("r2") {
 				st.T.Fatalf("change after a cancel request: %+v", c)
 			}
