@@ -73,10 +73,11 @@ func TestUpstreamCRDs(t *testing.T) {
 	all := kubetest.RookCRDs(t)
 	sources["rook"] = len(all)
 	for name, crds := range map[string][]*apiextensionsv1.CustomResourceDefinition{
-		"cert-manager": kubetest.CertManagerCRDs(t),
-		"cnpg":         kubetest.CNPGCRDs(t),
-		"koor":         kubetest.KoorCRDs(t),
-		"topolvm":      kubetest.TopoLVMCRDs(t),
+		"cert-manager":  kubetest.CertManagerCRDs(t),
+		"cnpg":          kubetest.CNPGCRDs(t),
+		"koor":          kubetest.KoorCRDs(t),
+		"topolvm":       kubetest.TopoLVMCRDs(t),
+		"topolvm v0.41": kubetest.TopoLVM041CRDs(t),
 	} {
 		sources[name] = len(crds)
 		all = append(all, crds...)
@@ -90,7 +91,9 @@ func TestUpstreamCRDs(t *testing.T) {
 			obj := unstructuredFrom(t, tc.manifest)
 			gvr := schema.GroupVersionResource{Group: obj.GroupVersionKind().Group, Version: obj.GroupVersionKind().Version, Resource: tc.resource}
 			api := c.Dynamic().Resource(gvr).Namespace(obj.GetNamespace())
-			ensureNamespace(t, c, obj.GetNamespace())
+			if obj.GetNamespace() != "" { // else cluster-scoped
+				ensureNamespace(t, c, obj.GetNamespace())
+			}
 			status, hasStatus := obj.Object["status"]
 			delete(obj.Object, "status")
 			created, err := api.Create(ctx(t), obj, metav1.CreateOptions{})

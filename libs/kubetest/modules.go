@@ -29,7 +29,14 @@ const crdModulesDir = "tools/crds"
 // skipped, or fails under PLINTH_TEST_STRICT=1.
 func CRDsFromModule(t testing.TB, module string, globs ...string) []*apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	dir, err := ModuleDir(module)
+	return crdsFromModuleIn(t, crdModulesDir, module, globs)
+}
+
+// crdsFromModuleIn is CRDsFromModule at the version modulesDir's go.mod pins: another tools
+// module, for a second version of a module tools/crds already pins at one.
+func crdsFromModuleIn(t testing.TB, modulesDir, module string, globs []string) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	dir, err := moduleDirIn(modulesDir, module)
 	if err != nil {
 		testenv.SkipOrFail(t, err.Error())
 	}
@@ -91,7 +98,10 @@ func crdsInDir(dir string, globs []string) ([]*apiextensionsv1.CustomResourceDef
 // files are (for CRDs, and for an upstream manifest kubelocal applies as its project ships
 // it). GOWORK=off keeps the workspace out; -mod=readonly keeps the test from editing go.sum,
 // which must already vouch for the module.
-func ModuleDir(module string) (string, error) {
+func ModuleDir(module string) (string, error) { return moduleDirIn(crdModulesDir, module) }
+
+// moduleDirIn is ModuleDir in modulesDir (relative to the repository root) instead of tools/crds.
+func moduleDirIn(modulesDir, module string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
@@ -99,7 +109,7 @@ func ModuleDir(module string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", module)
-	cmd.Dir = filepath.Join(root, crdModulesDir)
+	cmd.Dir = filepath.Join(root, modulesDir)
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -114,7 +124,7 @@ func ModuleDir(module string) (string, error) {
 			why = strings.TrimSpace(runErr.Error() + ": " + why)
 		}
 		return "", fmt.Errorf("kubetest: go mod download %s in %s (is it required in its go.mod?): %s",
-			module, crdModulesDir, why)
+			module, modulesDir, why)
 	}
 	return info.Dir, nil
 }

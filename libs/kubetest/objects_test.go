@@ -124,6 +124,22 @@ status:
 		statusPath: "status.currentVersions.ceph", statusValue: "v19.2.3",
 		invalidPath: "spec.upgradeOptions.mode", invalidValue: "sometimes",
 	},
+	{
+		// Cluster-scoped; as TopoLVM v0.41's node plugin answers a snapshot lvmd refuses.
+		name:     "topolvm v0.41 LogicalVolume",
+		resource: "logicalvolumes",
+		manifest: `
+apiVersion: topolvm.io/v1
+kind: LogicalVolume
+metadata: {name: pvc-6ba7b810-snap}
+spec: {name: pvc-6ba7b810-snap, nodeName: node-1, size: 300Mi, deviceClass: dev, source: pvc-6ba7b810, accessType: ro}
+status:
+  code: 12
+  message: snapshots are made of thin volumes only
+`,
+		statusPath: "status.message", statusValue: "snapshots are made of thin volumes only",
+		invalidPath: "spec.size", invalidValue: "300 MiB", // not a quantity
+	},
 }
 
 func ensureNamespace(t *testing.T, c *kubetest.Cluster, name string) {

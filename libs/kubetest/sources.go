@@ -43,6 +43,19 @@ func TopoLVMCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
 	return CRDsFromModule(t, TopoLVMModule, "config/crd/bases/*.yaml")
 }
 
+// topoLVM041ModulesDir pins TopoLVM v0.41.0, whose node plugin e2e runs beside v0.11's:
+// tools/crds can require one version of TopoLVM's module, and requires v0.11.1.
+const topoLVM041ModulesDir = "tools/k8s/topolvm041"
+
+// TopoLVM041CRDs is TopoLVM v0.41's LogicalVolume CRD in its own group (topolvm.io/v1, the
+// default since v0.17; config/crd/bases/topolvm.io_*.yaml), at the version
+// tools/k8s/topolvm041/go.mod pins. Its copy of the legacy topolvm.cybozu.com CRD is left
+// out: TopoLVMCRDs installs that one, and both can be in one cluster.
+func TopoLVM041CRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	return crdsFromModuleIn(t, topoLVM041ModulesDir, TopoLVMModule, []string{"config/crd/bases/topolvm.io_*.yaml"})
+}
+
 //go:embed crds/storage.koor.tech_koorclusters.yaml
 var koorCRD []byte
 
