@@ -264,7 +264,8 @@ func (k *kubeStack) portForward(t *testing.T, target string, port int) string {
 // comes back from the runner's pod (a command in a netns machine too); a WAL segment of the
 // cluster's PostgreSQL is archived by cnpgi-plugin into the in-cluster S3 with its event; a
 // kaas cluster's control-plane machine is made by the runner in kaas's pod and RUNNING;
-// TopoLVM's node plugin drives the lvmd-agent DaemonSet (testdata/topolvm-node.yaml); every
+// TopoLVM's node plugins v0.11 and v0.41 drive the lvmd-agent DaemonSet
+// (testdata/topolvm-node.yaml, testdata/topolvm041-node.yaml); every
 // workload's pods deleted in turn and the kubelet killed once, all comes back Ready, no job or
 // event handed over just before is lost and the token still works; after Logout every service
 // refuses the token; kube-down undoes it all.
@@ -302,6 +303,10 @@ func TestKubeSuite(t *testing.T) {
 	// TopoLVM's node plugin (its Go module's) against the lvmd-agent DaemonSet's socket: a
 	// LogicalVolume becomes an LV, is resized and removed; the Node carries lvmd's capacity.
 	t.Run("TopoLVMNodePlugin", k.checkTopoLVMNodePlugin)
+	// TopoLVM v0.41's node plugin (today's lvmd wire, the topolvm.io group) the same way:
+	// sub-GiB sizes in bytes rounded to the extent, a resize, a snapshot LogicalVolume's
+	// CreateLVSnapshot (refused on this thick class), the capacity annotations.
+	t.Run("TopoLVM041NodePlugin", k.checkTopoLVM041NodePlugin)
 	// Faults: each of the suite's workloads loses its pods in turn (with work handed to it just
 	// before), then the kubelet is killed once; every pod comes back Ready, no job or event is
 	// lost and the token still opens every service.
