@@ -1,31 +1,5 @@
 package conformance
 
-// Every generated package of libs/api is linked in here, so that its files
-// are registered in protoregistry.GlobalFiles, which the tests compare with
-// the upstream facts. TestEveryGeneratedPackageIsLinked fails when a
-// generated package is missing from this list.
-import (
-	_ "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/backup/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/metrics/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/operator_lifecycle/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/reconciler/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
-	_ "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
-	_ "github.com/plinth-dev/plinth/libs/api/lvmd"
-	_ "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/plinth/cnpgi/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/plinth/kaas/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/plinth/lvmd/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/plinth/stats/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/plinth/vagrant/v1"
-	_ "github.com/plinth-dev/plinth/libs/api/protostructure"
-	_ "github.com/plinth-dev/plinth/libs/api/resources/stats"
-	_ "github.com/plinth-dev/plinth/libs/api/resources/timestamp"
-	_ "github.com/plinth-dev/plinth/libs/api/services/auth"
-	_ "github.com/plinth-dev/plinth/libs/api/stats"
-)
+// Every generated package of libs/api is linked in (libs/api/all), so that its files are
+// registered in protoregistry.GlobalFiles, which the tests compare with the upstream facts.
+import _ "github.com/plinth-dev/plinth/libs/api/all"

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	_ "github.com/plinth-dev/plinth/libs/api/all" // the methods' kinds the role checks read
 	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 

@@ -3,15 +3,16 @@
 // session), and a role allows some kinds. The gateway, Envoy's ext_authz (answered by auth) and
 // each service's interceptor all ask MethodKind and Role.Allows, so the three cannot disagree.
 //
-// Methods are writes unless listed: a method added to an API later is refused to viewers until
-// someone decides it only reads.
+// Each API declares its methods' kinds beside its generated code (libs/api/access): a binary
+// knows the kinds of the APIs it links (a service its own; the gateway and auth's ext_authz
+// every API, through libs/api/all). A method no linked API declares is a write.
 package authz
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
+
+	"github.com/plinth-dev/plinth/libs/api/access"
 )
 
 // Role is what a user may do.
@@ -38,31 +39,17 @@ func ParseRole(s string) (Role, error) {
 	return "", fmt.Errorf("unknown role %q: one of viewer, operator, admin", s)
 }
 
-// Kind is what a method does, as far as permissions go.
-type Kind int
+// Kind is what a method does, as far as permissions go; each API declares its methods'
+// kinds beside its generated code (libs/api/access).
+type Kind = access.Kind
 
+// The kinds (libs/api/access).
 const (
-	// Write changes something or starts work (the default for a method not listed).
-	Write Kind = iota
-	// Read only reads: gets, lists, watches, capabilities, metrics.
-	Read
-	// Session concerns the caller's own session (sign out, check a token): any signed-in user.
-	Session
-	// UserAdmin manages users: admins only.
-	UserAdmin
+	Write     = access.Write
+	Read      = access.Read
+	Session   = access.Session
+	UserAdmin = access.UserAdmin
 )
-
-func (k Kind) String() string {
-	switch k {
-	case Read:
-		return "read"
-	case Session:
-		return "session"
-	case UserAdmin:
-		return "user administration"
-	}
-	return "write"
-}
 
 // Allows reports whether the role may call a method of kind k.
 func (r Role) Allows(k Kind) bool {
@@ -77,87 +64,11 @@ func (r Role) Allows(k Kind) bool {
 	return false
 }
 
-// wholeServices are the services whose every method has one kind.
-var wholeServices = map[string]Kind{
-	"services.auth.AuthService":         Session,
-	"plinth.auth.v1.AdminService":       UserAdmin,
-	"stats.StatsService":                Read,
-	"plinth.stats.v1.HistoryService":    Read,
-	"plinth.stats.v1.ClusterService":    Read,
-	"plinth.vagrant.v1.RunnerService":   Read,
-	"plinth.kaas.v1.ClusterInfoService": Read,
-	// A Vagrant token for the caller's own session, carrying the caller's role.
-	"plinth.vagrant.v1.SessionTokenService": Session,
-	"proto.VGService":                       Read,
-	"plinth.lvmd.v1.JobService":             Read,
-	"plinth.lvmd.v1.VolumeService":          Read,
-	"plinth.cnpgi.v1.CatalogService":        Read,
-	"cnpgi.identity.v1.Identity":            Read,
-	"cnpgi.metrics.v1.Metrics":              Read,
-}
-
-// readMethods are the read methods of services that also write.
-var readMethods = map[string]bool{
-	"/cnct.kaas.api.Cluster/GetCluster":                   true,
-	"/cnct.kaas.api.Cluster/GetClusterList":               true,
-	"/cnct.kaas.api.Cluster/GetClusterNodesStatus":        true,
-	"/cnct.kaas.api.Cluster/GetUpgradeClusterInformation": true,
-	"/cnct.kaas.api.Cluster/GetVersionInformation":        true,
-
-	"/cnpgi.backup.v1.Backup/GetCapabilities":                        true,
-	"/cnpgi.identity.v1.Postgres/GetCapabilities":                    true,
-	"/cnpgi.operator.v1.Operator/GetCapabilities":                    true,
-	"/cnpgi.operator_lifecycle.v1.OperatorLifecycle/GetCapabilities": true,
-	"/cnpgi.reconciler.v1.ReconcilerHooks/GetCapabilities":           true,
-	"/cnpgi.wal.v1.RestoreJobHooks/GetCapabilities":                  true,
-	"/cnpgi.wal.v1.WAL/GetCapabilities":                              true,
-	"/cnpgi.wal.v1.WAL/Status":                                       true,
-
-	// Vagrant's API keeps its own tokens at the gateway (routes.Own); vagrant-server asks these
-	// tables only for the session tokens it issues to Plinth users, which carry their role.
-	"/hashicorp.vagrant.Vagrant/GetVersionInfo": true,
-	"/hashicorp.vagrant.Vagrant/GetBasis":       true,
-	"/hashicorp.vagrant.Vagrant/FindBasis":      true,
-	"/hashicorp.vagrant.Vagrant/ListBasis":      true,
-	"/hashicorp.vagrant.Vagrant/GetProject":     true,
-	"/hashicorp.vagrant.Vagrant/FindProject":    true,
-	"/hashicorp.vagrant.Vagrant/ListProjects":   true,
-	"/hashicorp.vagrant.Vagrant/GetTarget":      true,
-	"/hashicorp.vagrant.Vagrant/FindTarget":     true,
-	"/hashicorp.vagrant.Vagrant/ListTargets":    true,
-	"/hashicorp.vagrant.Vagrant/GetBox":         true,
-	"/hashicorp.vagrant.Vagrant/FindBox":        true,
-	"/hashicorp.vagrant.Vagrant/ListBoxes":      true,
-	"/hashicorp.vagrant.Vagrant/GetLogStream":   true,
-	"/hashicorp.vagrant.Vagrant/GetJob":         true,
-	"/hashicorp.vagrant.Vagrant/_ListJobs":      true,
-	"/hashicorp.vagrant.Vagrant/ValidateJob":    true, // queues nothing
-	"/hashicorp.vagrant.Vagrant/GetJobStream":   true,
-	"/hashicorp.vagrant.Vagrant/GetRunner":      true,
-}
-
-// credentialMethods make credentials that outlive the caller's session (Vagrant login tokens
-// never expire): user administration, so a session token of an operator cannot turn itself
-// into a token that survives sign-out.
-var credentialMethods = map[string]bool{
-	"/hashicorp.vagrant.Vagrant/GenerateLoginToken":  true,
-	"/hashicorp.vagrant.Vagrant/GenerateInviteToken": true,
-}
-
-// MethodKind is the kind of a full method ("/pkg.Service/Method"). A method no table lists is
-// a Write.
+// MethodKind is the kind of a full method ("/pkg.Service/Method") as its API declares it
+// (libs/api/access); a method no linked API declares is a Write.
 func MethodKind(fullMethod string) Kind {
-	service, _, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
-	if k, ok := wholeServices[service]; ok {
-		return k
-	}
-	if readMethods[fullMethod] {
-		return Read
-	}
-	if credentialMethods[fullMethod] {
-		return UserAdmin
-	}
-	return Write
+	k, _ := access.Of(fullMethod)
+	return k
 }
 
 // APIPrefix is the path prefix under which both gateways also serve every call: Koor
@@ -189,10 +100,3 @@ func Check(role Role, fullMethod string) error {
 	}
 	return fmt.Errorf("role %s may not call %s (%s)", role, fullMethod, k)
 }
-
-// ListedServices is the table of services with one kind, for tests that check every entry
-// names a real service.
-func ListedServices() map[string]Kind { return maps.Clone(wholeServices) }
-
-// ListedReadMethods lists the read methods of the services that also write.
-func ListedReadMethods() []string { return slices.Sorted(maps.Keys(readMethods)) }

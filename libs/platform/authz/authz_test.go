@@ -3,6 +3,8 @@ package authz_test
 import (
 	"testing"
 
+	_ "github.com/plinth-dev/plinth/libs/api/all"
+
 	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 

@@ -12,6 +12,7 @@ import (
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc/codes"
 
+	_ "github.com/plinth-dev/plinth/libs/api/all" // Envoy asks about every API's methods: their kinds (libs/api/access)
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"

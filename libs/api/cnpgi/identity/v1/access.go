@@ -1,0 +1,18 @@
+package identityv1
+
+import "github.com/plinth-dev/plinth/libs/api/access"
+
+// What each method of this package's services does, as far as roles go (libs/api/access):
+// authz, the gateway and auth's ext_authz read it; a method added to the proto without a
+// line here fails libs/api/access's TestEveryMethodIsDeclared.
+func init() {
+	access.Declare("cnpgi.identity.v1.Identity", map[string]access.Kind{
+		"GetPluginMetadata":     access.Read,
+		"GetPluginCapabilities": access.Read,
+		"Probe":                 access.Read,
+	})
+	access.Declare("cnpgi.identity.v1.Postgres", map[string]access.Kind{
+		"GetCapabilities":     access.Read,
+		"EnrichConfiguration": access.Write,
+	})
+}

@@ -1,0 +1,14 @@
+package metricsv1
+
+import "github.com/plinth-dev/plinth/libs/api/access"
+
+// What each method of this package's services does, as far as roles go (libs/api/access):
+// authz, the gateway and auth's ext_authz read it; a method added to the proto without a
+// line here fails libs/api/access's TestEveryMethodIsDeclared.
+func init() {
+	access.Declare("cnpgi.metrics.v1.Metrics", map[string]access.Kind{
+		"GetCapabilities": access.Read,
+		"Define":          access.Read,
+		"Collect":         access.Read,
+	})
+}

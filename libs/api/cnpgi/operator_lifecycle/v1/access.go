@@ -1,0 +1,13 @@
+package operator_lifecyclev1
+
+import "github.com/plinth-dev/plinth/libs/api/access"
+
+// What each method of this package's services does, as far as roles go (libs/api/access):
+// authz, the gateway and auth's ext_authz read it; a method added to the proto without a
+// line here fails libs/api/access's TestEveryMethodIsDeclared.
+func init() {
+	access.Declare("cnpgi.operator_lifecycle.v1.OperatorLifecycle", map[string]access.Kind{
+		"GetCapabilities": access.Read,
+		"LifecycleHook":   access.Write,
+	})
+}

@@ -1,0 +1,20 @@
+package walv1
+
+import "github.com/plinth-dev/plinth/libs/api/access"
+
+// What each method of this package's services does, as far as roles go (libs/api/access):
+// authz, the gateway and auth's ext_authz read it; a method added to the proto without a
+// line here fails libs/api/access's TestEveryMethodIsDeclared.
+func init() {
+	access.Declare("cnpgi.wal.v1.RestoreJobHooks", map[string]access.Kind{
+		"GetCapabilities": access.Read,
+		"Restore":         access.Write,
+	})
+	access.Declare("cnpgi.wal.v1.WAL", map[string]access.Kind{
+		"GetCapabilities":  access.Read,
+		"Archive":          access.Write,
+		"Restore":          access.Write,
+		"Status":           access.Read,
+		"SetFirstRequired": access.Write,
+	})
+}

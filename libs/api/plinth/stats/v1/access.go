@@ -1,0 +1,16 @@
+package statsv1
+
+import "github.com/plinth-dev/plinth/libs/api/access"
+
+// What each method of this package's services does, as far as roles go (libs/api/access):
+// authz, the gateway and auth's ext_authz read it; a method added to the proto without a
+// line here fails libs/api/access's TestEveryMethodIsDeclared.
+func init() {
+	access.Declare("plinth.stats.v1.ClusterService", map[string]access.Kind{
+		"GetClusterDetail": access.Read,
+	})
+	access.Declare("plinth.stats.v1.HistoryService", map[string]access.Kind{
+		"GetCapacityHistory": access.Read,
+		"ListActivity":       access.Read,
+	})
+}

@@ -1,0 +1,14 @@
+package auth
+
+import "github.com/plinth-dev/plinth/libs/api/access"
+
+// What each method of this package's services does, as far as roles go (libs/api/access):
+// authz, the gateway and auth's ext_authz read it; a method added to the proto without a
+// line here fails libs/api/access's TestEveryMethodIsDeclared.
+func init() {
+	access.Declare("services.auth.AuthService", map[string]access.Kind{
+		"Login":      access.Session,
+		"Logout":     access.Session,
+		"CheckToken": access.Session,
+	})
+}

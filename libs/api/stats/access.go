@@ -1,0 +1,16 @@
+package stats
+
+import "github.com/plinth-dev/plinth/libs/api/access"
+
+// What each method of this package's services does, as far as roles go (libs/api/access):
+// authz, the gateway and auth's ext_authz read it; a method added to the proto without a
+// line here fails libs/api/access's TestEveryMethodIsDeclared.
+func init() {
+	access.Declare("stats.StatsService", map[string]access.Kind{
+		"GetClusterStats":     access.Read,
+		"GetClusterResources": access.Read,
+		"GetClusterNodes":     access.Read,
+		"GetClusterRadar":     access.Read,
+		"GetKoorCluster":      access.Read,
+	})
+}
