@@ -70,9 +70,6 @@ func (r Route) Path() string {
 	return "/" + r.Service + "/" + r.Method
 }
 
-// IsPrefix reports whether Path is a prefix (a whole service) rather than one method.
-func (r Route) IsPrefix() bool { return r.Method == "" }
-
 // Table is every route of the suite. Method routes come first, so a first-match reader (and
 // Envoy, whose routes are ordered) sees an exception before its service's route.
 var Table = []Route{
