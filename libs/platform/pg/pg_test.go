@@ -112,6 +112,35 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	}
 }
 
+// TestOpenRenamedMigrationRunsNothing: an applied migration is known by its number and
+// checksum, so renaming its file (the body unchanged) neither re-runs it nor refuses.
+func TestOpenRenamedMigrationRunsNothing(t *testing.T) {
+	t.Parallel()
+	ctx := ctxT(t)
+	db := testenv.DB(t)
+	pool, err := pg.Open(ctx, db.URL, "x", twoMigrations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.Close()
+
+	renamed := twoMigrations()
+	renamed["migrations/001_create_run_counter.up.sql"] = renamed["migrations/001_create_runs.up.sql"]
+	delete(renamed, "migrations/001_create_runs.up.sql")
+	pool, err = pg.Open(ctx, db.URL, "x", renamed)
+	if err != nil {
+		t.Fatalf("Open after a rename: %v", err)
+	}
+	pool.Close()
+	var runs int
+	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM runs").Scan(&runs); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 1 {
+		t.Fatalf("migration 001 ran %d times, want 1", runs)
+	}
+}
+
 func TestOpenRejectsEditedMigration(t *testing.T) {
 	t.Parallel()
 	ctx := ctxT(t)
