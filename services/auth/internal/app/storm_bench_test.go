@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
+	"github.com/plinth-dev/plinth/libs/platform/latency"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
@@ -121,7 +122,7 @@ func benchStorm(b *testing.B, attacker func(i int) string) {
 	sampler.Wait()
 	all.add(mine)
 	all.report(b)
-	p99 := all.d[int(0.99*float64(len(all.d)-1))]
+	p99 := latency.Percentile(all.d, 0.99)
 	b.ReportMetric(idle, "idle-MB")
 	b.ReportMetric(peak, "peak-MB")
 	b.ReportMetric(float64(retries)/float64(len(mine)), "busy-retries/op")

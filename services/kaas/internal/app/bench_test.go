@@ -10,6 +10,7 @@ import (
 	"time"
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
+	"github.com/plinth-dev/plinth/libs/platform/latency"
 	"github.com/plinth-dev/plinth/services/kaas/internal/app"
 	"github.com/plinth-dev/plinth/services/kaas/internal/provider/maas/maastest"
 )
@@ -27,7 +28,7 @@ func (l *latencies) report(b *testing.B) {
 	if len(l.d) == 0 {
 		return
 	}
-	pct := func(p float64) float64 { return float64(l.d[int(p*float64(len(l.d)-1))].Microseconds()) }
+	pct := func(p float64) float64 { return float64(latency.Percentile(l.d, p).Microseconds()) }
 	b.ReportMetric(pct(0.50), "p50-µs")
 	b.ReportMetric(pct(0.99), "p99-µs")
 }

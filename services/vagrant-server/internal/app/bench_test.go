@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/platform/latency"
 )
 
 // BenchmarkGRPCEndToEnd measures whole jobs through the gRPC API, as a Vagrant client and
@@ -94,7 +95,7 @@ func benchGRPC(b *testing.B, runners int) {
 
 	slices.Sort(latencies)
 	pct := func(p float64) float64 {
-		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
+		return float64(latency.Percentile(latencies, p).Microseconds()) / 1000
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 	b.ReportMetric(pct(0.50), "p50-assign-ms")

@@ -204,10 +204,3 @@ func (m *measurement) latencies(ctx context.Context, jobs []queued, res *phaseRe
 	slices.Sort(res.ack)
 	return rows.Err()
 }
-
-func percentile(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	return d[int(p*float64(len(d)-1))]
-}

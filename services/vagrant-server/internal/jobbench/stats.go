@@ -6,6 +6,8 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/plinth-dev/plinth/libs/platform/latency"
 )
 
 // statsSettle is how long to wait before reading Postgres' cumulative statistics: idle
@@ -89,11 +91,11 @@ func (r result) print(w io.Writer) {
 	b, s := r.burst, r.steady
 	fmt.Fprintf(w, "\n== %s, %d runners\n", r.label, r.runners)
 	fmt.Fprintf(w, "burst  %d jobs: %.0f jobs/s (%.2fs), events drained %.0f ms later; QueueJob→ack p50 %.1f p99 %.1f ms\n",
-		b.jobs, b.jobsPerSecond(), b.elapsed.Seconds(), ms(b.drain), ms(percentile(b.ack, .5)), ms(percentile(b.ack, .99)))
+		b.jobs, b.jobsPerSecond(), b.elapsed.Seconds(), ms(b.drain), ms(latency.Percentile(b.ack, .5)), ms(latency.Percentile(b.ack, .99)))
 	fmt.Fprintf(w, "       per job: %s\n", perJob(b))
 	fmt.Fprintf(w, "steady %d jobs at %.0f/s: QueueJob→assignment p50 %.1f p99 %.1f max %.1f ms; QueueJob→ack p50 %.1f p99 %.1f max %.1f ms\n",
-		s.jobs, float64(s.jobs)/s.elapsed.Seconds(), ms(percentile(s.assign, .5)), ms(percentile(s.assign, .99)), ms(percentile(s.assign, 1)),
-		ms(percentile(s.ack, .5)), ms(percentile(s.ack, .99)), ms(percentile(s.ack, 1)))
+		s.jobs, float64(s.jobs)/s.elapsed.Seconds(), ms(latency.Percentile(s.assign, .5)), ms(latency.Percentile(s.assign, .99)), ms(latency.Percentile(s.assign, 1)),
+		ms(latency.Percentile(s.ack, .5)), ms(latency.Percentile(s.ack, .99)), ms(latency.Percentile(s.ack, 1)))
 	fmt.Fprintf(w, "       per job: %s\n", perJob(s))
 }
 
@@ -104,8 +106,8 @@ func printTable(w io.Writer, rs []result) {
 		n := float64(r.burst.jobs)
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1f\t%.1f\t%.2f\t%.1f / %.1f\t%.1f / %.1f\t\n", r.label, r.runners, r.burst.jobsPerSecond(),
 			float64(r.burst.stats.commits)/n, float64(r.burst.stats.xmax)/n, float64(r.burst.stats.walSyncs)/n,
-			ms(percentile(r.steady.assign, .5)), ms(percentile(r.steady.assign, .99)),
-			ms(percentile(r.steady.ack, .5)), ms(percentile(r.steady.ack, .99)))
+			ms(latency.Percentile(r.steady.assign, .5)), ms(latency.Percentile(r.steady.assign, .99)),
+			ms(latency.Percentile(r.steady.ack, .5)), ms(latency.Percentile(r.steady.ack, .99)))
 	}
 	tw.Flush()
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plinth-dev/plinth/libs/platform/latency"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobqueue"
 )
@@ -98,7 +99,7 @@ func benchEndToEnd(b *testing.B, runners int) {
 
 	slices.Sort(latencies)
 	pct := func(p float64) float64 {
-		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
+		return float64(latency.Percentile(latencies, p).Microseconds()) / 1000
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 	b.ReportMetric(pct(0.50), "p50-assign-ms")
