@@ -2,7 +2,7 @@
 # Gateway overhead: the same unary call (hashicorp.vagrant.Vagrant/GetVersionInfo) made with
 # ghz directly against a backend and through the gateway, in one run, on the same machine,
 # against two backends:
-#   bare            services/gateway/internal/benchtarget: the call answered from memory by a
+#   bare            services/gateway/bench/benchtarget: the call answered from memory by a
 #                   grpc-go server with nothing else, so what the gateway adds is laid bare
 #                   (the worst case: the cheapest call there is);
 #   vagrant-server  the real service as `make up` runs it (interceptors for logs, metrics,
@@ -56,7 +56,7 @@ wait_grpc() {
 }
 
 echo "building the gateway and the benchmark backend..." >&2
-(cd "$root/services/gateway" && go build -o "$work/gateway" ./cmd/gateway && go build -o "$work/benchtarget" ./internal/benchtarget)
+(cd "$root/services/gateway" && go build -o "$work/gateway" ./cmd/gateway && go build -o "$work/benchtarget" ./bench/benchtarget)
 
 # start_bare and start_vagrant_server set backend to the address of the backend they start.
 start_bare() {

@@ -3,7 +3,7 @@
 # vagrant-runner processes (1, 4 and 16) on a private Postgres cluster with durable settings
 # and an embedded NATS, driven over gRPC. Reports burst jobs/s, steady-rate QueueJob →
 # assignment/ack p50/p99, and per job: Postgres commits, write transactions, WAL syncs and the
-# CPU time of each process group (internal/jobbench).
+# CPU time of each process group (services/vagrant-server/bench/jobbench).
 #
 #   bench/vagrant.sh                       # this tree
 #   BEFORE=<git ref> bench/vagrant.sh      # also <ref>'s binaries, alternating, in one run
@@ -34,7 +34,7 @@ build "$label" "$root"
 builds="${builds}$label=$work/$label"
 
 cd "$root/services/vagrant-server"
-go run ./internal/jobbench -work "$work" -builds "$builds" -runners "${RUNNERS:-1,4,16}" \
+go run ./bench/jobbench -work "$work" -builds "$builds" -runners "${RUNNERS:-1,4,16}" \
 	-burst "${BURST:-2000}" -rate "${RATE:-100}" -steady "${STEADY:-10s}" -server-env "${SERVER_ENV:-}" -runner-env "${RUNNER_ENV:-}" ${BENCH_FLAGS:-}
 
 if [ -n "${GO_BENCH:-}" ]; then

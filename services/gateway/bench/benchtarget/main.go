@@ -1,7 +1,7 @@
 // Command benchtarget is the backend of bench/gateway.sh: hashicorp.vagrant.Vagrant's
 // GetVersionInfo answered from memory (plus reflection, for ghz), so the benchmark measures
-// what the gateway adds to a call and nothing else. It lives under internal/ so the launcher,
-// which runs every services/*/cmd/*, never starts it.
+// what the gateway adds to a call and nothing else. It lives under bench/, not cmd/, so the
+// launcher, which runs every services/*/cmd/*, never starts it.
 package main
 
 import (
