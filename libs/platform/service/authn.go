@@ -100,6 +100,17 @@ func (s *Service) Verifier(checker authn.Checker, js jetstream.JetStream, o auth
 	return v, nil
 }
 
+// AuthVerifier is the step by which a service checks bearer tokens with auth at addr (its
+// AuthAddr setting): Dial("auth", addr), then Verifier asking auth's CheckToken over that
+// connection. Pass v.Authenticate as the gRPC server's Authenticate.
+func (s *Service) AuthVerifier(addr string, js jetstream.JetStream, o authn.Options) (*authn.Verifier, error) {
+	conn, err := s.Dial("auth", addr)
+	if err != nil {
+		return nil, err
+	}
+	return s.Verifier(authn.NewGRPCChecker(conn, 0), js, o)
+}
+
 // credentials are n's user and the password read from its file.
 func credentials(n config.NATS) (events.Credentials, error) {
 	pw, err := n.NATSPassword()

@@ -62,11 +62,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *App, err error)
 	if err != nil {
 		return nil, err
 	}
-	authConn, err := s.Dial("auth", cfg.AuthAddr)
-	if err != nil {
-		return nil, err
-	}
-	verifier, err := s.Verifier(authn.NewGRPCChecker(authConn, 0), pub.JetStream, authn.Options{})
+	verifier, err := s.AuthVerifier(cfg.AuthAddr, pub.JetStream, authn.Options{})
 	if err != nil {
 		return nil, err
 	}

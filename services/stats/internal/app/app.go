@@ -40,11 +40,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	if err != nil {
 		return nil, err
 	}
-	authConn, err := s.Dial("auth", cfg.AuthAddr)
-	if err != nil {
-		return nil, err
-	}
-	verifier, err := s.Verifier(authn.NewGRPCChecker(authConn, 0), js, authn.Options{CacheTTL: cfg.TokenCacheTTL})
+	verifier, err := s.AuthVerifier(cfg.AuthAddr, js, authn.Options{CacheTTL: cfg.TokenCacheTTL})
 	if err != nil {
 		return nil, err
 	}

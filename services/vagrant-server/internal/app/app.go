@@ -59,11 +59,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 	}
 	// Plinth's own RunnerService takes Plinth tokens, checked with auth as every Plinth
 	// service checks them; the Vagrant API keeps vagrant-server's own tokens.
-	authConn, err := s.Dial("auth", cfg.AuthAddr)
-	if err != nil {
-		return nil, err
-	}
-	verifier, err := s.Verifier(authn.NewGRPCChecker(authConn, 0), pub.JetStream, authn.Options{})
+	verifier, err := s.AuthVerifier(cfg.AuthAddr, pub.JetStream, authn.Options{})
 	if err != nil {
 		return nil, err
 	}
