@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,10 +30,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // Operator — are an admin's and an operator's: kaas's works the queue (issue #36: it used to
 // have no role, and anyone reading it was everything) but cannot make tokens.
 func TestKaasTokenIsAnOperators(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "vagrant-server")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/plinth-dev/plinth/services/vagrant-server/cmd/vagrant-server").CombinedOutput(); err != nil {
-		t.Fatalf("build vagrant-server: %v\n%s", err, out)
-	}
+	bin := testenv.Binary(t, "github.com/plinth-dev/plinth/services/vagrant-server/cmd/vagrant-server")
 	p, err := ports.Free(1)
 	if err != nil {
 		t.Fatal(err)

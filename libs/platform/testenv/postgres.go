@@ -45,7 +45,7 @@ type postgresServer struct {
 }
 
 // Main runs the package's tests and then stops the private Postgres cluster, if DB
-// started one. Every package that uses DB needs it:
+// started one, and removes the binaries Binary built. Every package that uses DB needs it:
 //
 //	func TestMain(m *testing.M) { testenv.Main(m) }
 func Main(m *testing.M) {
@@ -53,6 +53,7 @@ func Main(m *testing.M) {
 	server.mainActive = true
 	server.mu.Unlock()
 	code := m.Run()
+	removeBinaries()
 	if err := server.close(); err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		if code == 0 {
@@ -159,7 +160,7 @@ func (s *postgresServer) startCluster(ctx context.Context) error {
 		return fmt.Errorf("TEST_DATABASE_URL is unset and no local PostgreSQL to start: %w", err)
 	}
 	reapStaleClusters(ctx)
-	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", clusterDirPrefix, os.Getpid()))
+	dir, err := processDir(clusterDirPrefix)
 	if err != nil {
 		return fmt.Errorf("temp dir for Postgres: %w", err)
 	}

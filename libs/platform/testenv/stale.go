@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,9 +20,23 @@ const clusterDirPrefix = "plinth-testpg-"
 // running Main's cleanup (a -timeout panic, a kill): the postmaster would otherwise
 // keep running forever.
 func reapStaleClusters(ctx context.Context) {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), clusterDirPrefix+"*"))
+	reapStale(clusterDirPrefix, func(dir string) error {
+		return pglocal.StopDataDir(ctx, filepath.Join(dir, "data"))
+	})
+}
+
+// processDir makes $TMPDIR/<prefix><pid>-<random>, a directory of this process that
+// reapStale removes once the process is gone.
+func processDir(prefix string) (string, error) {
+	return os.MkdirTemp("", fmt.Sprintf("%s%d-", prefix, os.Getpid()))
+}
+
+// reapStale removes the processDir directories of processes no longer running, after stop
+// (when given) has stopped what ran in one; a directory stop fails on is kept.
+func reapStale(prefix string, stop func(dir string) error) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
 	for _, dir := range dirs {
-		rest := strings.TrimPrefix(filepath.Base(dir), clusterDirPrefix)
+		rest := strings.TrimPrefix(filepath.Base(dir), prefix)
 		pidText, _, ok := strings.Cut(rest, "-")
 		if !ok {
 			continue
@@ -30,7 +45,7 @@ func reapStaleClusters(ctx context.Context) {
 		if err != nil || pid <= 0 || processAlive(pid) {
 			continue
 		}
-		if err := pglocal.StopDataDir(ctx, filepath.Join(dir, "data")); err == nil {
+		if stop == nil || stop(dir) == nil {
 			_ = os.RemoveAll(dir)
 		}
 	}

@@ -148,10 +148,7 @@ type authProcess struct {
 // fresh database and the test NATS, with the test's admin password and extra environ.
 func startAuthProcess(b *testing.B, extra ...string) authProcess {
 	b.Helper()
-	bin := filepath.Join(b.TempDir(), "auth")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/auth").CombinedOutput(); err != nil {
-		b.Fatalf("build auth: %v\n%s", err, out)
-	}
+	bin := testenv.Binary(b, "../../cmd/auth")
 	addr, gateway := freeAddr(b), "unix://"+filepath.Join(shortTempDir(b), "gw.sock")
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "PLINTH_DATABASE_URL="+testenv.DB(b).URL, "PLINTH_NATS_URL="+testenv.NATS(b),

@@ -28,50 +28,11 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 const pluginName = "cnpgi.plinth.dev"
 
-// binary is built once per test binary.
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// pluginBinary builds cmd/cnpgi-plugin into a directory every user can read, since
-// PostgreSQL runs it as archive_command under the postgres user.
+// pluginBinary builds cmd/cnpgi-plugin once per test binary, into a directory every user
+// can read, since PostgreSQL runs it as archive_command under the postgres user.
 func pluginBinary(t *testing.T) string {
 	t.Helper()
-	built.once.Do(func() {
-		reapStaleBinaries()
-		dir, err := os.MkdirTemp("", fmt.Sprintf("cnpgi-plugin-bin-%d-", os.Getpid()))
-		if err == nil {
-			err = os.Chmod(dir, 0o755)
-		}
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "cnpgi-plugin")
-		cmd := exec.Command("go", "build", "-o", built.path, "../../cmd/cnpgi-plugin")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
-}
-
-// reapStaleBinaries removes the binaries of earlier test processes: testenv.Main exits the
-// process, so a test binary cannot remove its own after the last test.
-func reapStaleBinaries() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "cnpgi-plugin-bin-*-*"))
-	for _, d := range dirs {
-		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "cnpgi-plugin-bin-"), "-")
-		pid, err := strconv.Atoi(pidText)
-		if err == nil && pid != os.Getpid() && syscall.Kill(pid, 0) == syscall.ESRCH {
-			_ = os.RemoveAll(d)
-		}
-	}
+	return testenv.Binary(t, "../../cmd/cnpgi-plugin")
 }
 
 // owner is the account the plugin and PostgreSQL run as: postgres when the tests run as

@@ -164,15 +164,10 @@ func startAuth(t *testing.T, dbURL, natsURL string) string {
 	}
 }
 
-// buildAuth builds services/auth/cmd/auth into the test's temp dir.
+// buildAuth builds services/auth/cmd/auth once per test binary.
 func buildAuth(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "auth")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/plinth-dev/plinth/services/auth/cmd/auth").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build auth: %v\n%s", err, out)
-	}
-	return bin
+	return testenv.Binary(t, "github.com/plinth-dev/plinth/services/auth/cmd/auth")
 }
 
 func serve(t testing.TB, gs *grpc.Server, network, address string) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,10 +28,7 @@ import (
 // tokens with the suite's auth and following its revocations on the suite's NATS.
 func (s *suite) startVagrantServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vagrant-server")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/plinth-dev/plinth/services/vagrant-server/cmd/vagrant-server").CombinedOutput(); err != nil {
-		t.Fatalf("build vagrant-server: %v\n%s", err, out)
-	}
+	bin := testenv.Binary(t, "github.com/plinth-dev/plinth/services/vagrant-server/cmd/vagrant-server")
 	p, err := ports.Free(1)
 	if err != nil {
 		t.Fatal(err)

@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,16 +14,9 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 )
 
-// builds makes the suite's binaries the tests run as processes — auth (every kaas call's
+// packages are the suite's binaries the tests run as processes — auth (every kaas call's
 // token is checked there), vagrant-server, vagrant-runner and kaas itself (to kill it with
-// SIGKILL) — each once per test binary, when a test first needs it, with the workspace's go.
-var builds = struct {
-	mu   sync.Mutex
-	dir  string
-	once map[string]*sync.Once
-	errs map[string]error
-}{once: map[string]*sync.Once{}, errs: map[string]error{}}
-
+// SIGKILL) — each built once per test binary, when a test first needs it.
 var packages = map[string]string{
 	"auth":           "github.com/plinth-dev/plinth/services/auth/cmd/auth",
 	"vagrant-server": "github.com/plinth-dev/plinth/services/vagrant-server/cmd/vagrant-server",
@@ -36,42 +26,7 @@ var packages = map[string]string{
 
 func binary(t testing.TB, name string) string {
 	t.Helper()
-	builds.mu.Lock()
-	if builds.dir == "" {
-		// One directory for every run: binaries are replaced by rename, so runs side by side
-		// never see a half-written one, and nothing piles up in the temp directory.
-		builds.dir = filepath.Join(os.TempDir(), "plinth-kaas-test-bin")
-		if err := os.MkdirAll(builds.dir, 0o755); err != nil {
-			builds.mu.Unlock()
-			t.Fatal(err)
-		}
-	}
-	once := builds.once[name]
-	if once == nil {
-		once = &sync.Once{}
-		builds.once[name] = once
-	}
-	dir := builds.dir
-	builds.mu.Unlock()
-	once.Do(func() {
-		tmp := filepath.Join(dir, fmt.Sprintf("%s.tmp-%d", name, os.Getpid()))
-		out, err := exec.Command("go", "build", "-o", tmp, packages[name]).CombinedOutput()
-		if err == nil {
-			err = os.Rename(tmp, filepath.Join(dir, name))
-		}
-		if err != nil {
-			_ = os.Remove(tmp)
-			builds.mu.Lock()
-			builds.errs[name] = fmt.Errorf("go build %s: %v\n%s", packages[name], err, out)
-			builds.mu.Unlock()
-		}
-	})
-	builds.mu.Lock()
-	defer builds.mu.Unlock()
-	if err := builds.errs[name]; err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, name)
+	return testenv.Binary(t, packages[name])
 }
 
 // proc is a binary running for a test.

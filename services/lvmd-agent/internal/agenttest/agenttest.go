@@ -10,9 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,45 +19,11 @@ import (
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/lvm/lvmtest"
 )
 
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// Binary builds cmd/lvmd-agent once per test binary. dir is the package directory's path to
-// the module root ("../.." from internal/x).
+// Binary builds cmd/lvmd-agent once per test binary. moduleRoot is the package directory's
+// path to the module root ("../.." from internal/x).
 func Binary(t testing.TB, moduleRoot string) string {
 	t.Helper()
-	built.once.Do(func() {
-		reapBinaries()
-		dir, err := os.MkdirTemp("", fmt.Sprintf("lvmd-agent-bin-%d-", os.Getpid()))
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "lvmd-agent")
-		out, err := exec.Command("go", "build", "-o", built.path, filepath.Join(moduleRoot, "cmd", "lvmd-agent")).CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
-}
-
-// reapBinaries removes binaries of earlier test processes (testenv.Main exits the process,
-// so none can remove its own).
-func reapBinaries() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "lvmd-agent-bin-*-*"))
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), "lvmd-agent-bin-"), "-", 2)[0])
-		if err == nil && pid != os.Getpid() && syscall.Kill(pid, 0) == syscall.ESRCH {
-			_ = os.RemoveAll(d)
-		}
-	}
+	return testenv.Binary(t, "./"+filepath.Join(moduleRoot, "cmd", "lvmd-agent"))
 }
 
 // Env is what an agent process needs: a database schema, NATS, volume groups and a

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -41,10 +40,7 @@ const realAuthAdminPassword = "vagrant-admin-pw-7c1f"
 // the env starts afterwards check Plinth tokens with it.
 func (e *env) startRealAuth(t *testing.T) *realAuth {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "auth")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/plinth-dev/plinth/services/auth/cmd/auth").CombinedOutput(); err != nil {
-		t.Fatalf("build auth: %v\n%s", err, out)
-	}
+	bin := testenv.Binary(t, "github.com/plinth-dev/plinth/services/auth/cmd/auth")
 	p, err := ports.Free(1)
 	if err != nil {
 		t.Fatal(err)
