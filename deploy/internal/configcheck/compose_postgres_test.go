@@ -22,14 +22,7 @@ func TestComposePostgresTrustsNoOne(t *testing.T) {
 		{"pass file volume writable", "      - postgres-plinth:/run/secrets/postgres:ro\n      - nats-auth",
 			"      - postgres-plinth:/run/secrets/postgres\n      - nats-auth", "is in no volume the service mounts read-only"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			changed := mutate(t, src, tc.old, tc.new)
-			p, err := loadCompose(t, changed, map[string]string{})
-			if err == nil {
-				err = checkAll(t, p, changed)
-			}
-			wantErr(t, err, tc.want)
-		})
+		t.Run(tc.name, func(t *testing.T) { wantErr(t, checkMutated(t, src, tc.old, tc.new), tc.want) })
 	}
 }
 

@@ -118,14 +118,7 @@ func TestChecksCatchMistakes(t *testing.T) {
 			replaceEnvoy(t, objs, "\"/cnct.kaas.api.Cluster/\"}\n                          route: {cluster: kaas,", "\"/cnct.kaas.api.Cluster/\"}\n                          route: {cluster: kaaz,")
 		}, CheckGateway, []string{"envoy.yaml in ConfigMap", "envoy-config", "kaaz"}},
 		{"gateway without the lvmd client pair", func(t *testing.T, objs []Object) {
-			o := find(t, objs, "Deployment", "gateway")
-			vols, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
-			for _, v := range vols {
-				if s, ok := v.(map[string]any)["secret"].(map[string]any); ok && s["secretName"] == "lvmd-agent-client-tls" {
-					s["secretName"] = "other-tls"
-				}
-			}
-			set(t, o, vols, "spec", "template", "spec", "volumes")
+			swapSecretVolume(t, objs, "gateway", "lvmd-agent-client-tls", "other-tls")
 		}, CheckGateway, []string{"does not mount Secret lvmd-agent-client-tls at /etc/plinth/lvmd-client"}},
 		{"gateway reaching auth in plaintext", func(t *testing.T, objs []Object) {
 			cm := find(t, objs, "ConfigMap", "envoy-config")
@@ -141,14 +134,7 @@ func TestChecksCatchMistakes(t *testing.T) {
 			})
 		}, CheckAuthGateway, []string{"Deployment/plinth/auth", "PLINTH_AUTH_TRUSTED_PROXIES is set"}},
 		{"auth's gateway listener trusting another service's CA", func(t *testing.T, objs []Object) {
-			o := find(t, objs, "Deployment", "auth")
-			vols, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
-			for _, v := range vols {
-				if s, ok := v.(map[string]any)["secret"].(map[string]any); ok && s["secretName"] == "auth-gateway-server-tls" {
-					s["secretName"] = "lvmd-agent-server-tls"
-				}
-			}
-			set(t, o, vols, "spec", "template", "spec", "volumes")
+			swapSecretVolume(t, objs, "auth", "auth-gateway-server-tls", "lvmd-agent-server-tls")
 		}, CheckAuthGateway, []string{"the gateway listener trusts the CA of lvmd-agent-server-tls"}},
 		{"auth's gateway listener without its Service port", func(t *testing.T, objs []Object) {
 			svc := find(t, objs, "Service", "auth")
@@ -217,6 +203,21 @@ func replaceEnvoy(t *testing.T, objs []Object, old, new string) {
 		t.Fatalf("envoy.yaml has %q %d times, want once", old, n)
 	}
 	if err := unstructured.SetNestedField(cm.Object, replaceOnce(cfg, old, new), "data", "envoy.yaml"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// swapSecretVolume makes Deployment name's volumes of Secret from mount Secret to instead.
+func swapSecretVolume(t *testing.T, objs []Object, name, from, to string) {
+	t.Helper()
+	o := find(t, objs, "Deployment", name)
+	vols, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "volumes")
+	for _, v := range vols {
+		if s, ok := v.(map[string]any)["secret"].(map[string]any); ok && s["secretName"] == from {
+			s["secretName"] = to
+		}
+	}
+	if err := unstructured.SetNestedSlice(o.Object, vols, "spec", "template", "spec", "volumes"); err != nil {
 		t.Fatal(err)
 	}
 }

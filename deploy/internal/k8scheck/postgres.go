@@ -12,8 +12,7 @@ import (
 func CheckPostgresTrustsNoOne(s *Set) []error {
 	var errs []error
 	for _, w := range s.Workloads {
-		spec := w.Template.Spec
-		for _, c := range append(append(spec.InitContainers[:0:0], spec.InitContainers...), spec.Containers...) {
+		for _, c := range allContainers(w.Template.Spec) {
 			for _, e := range c.Env {
 				if (e.Name == "POSTGRES_HOST_AUTH_METHOD" || e.Name == "POSTGRES_INITDB_ARGS") && strings.Contains(e.Value, "trust") {
 					errs = append(errs, fmt.Errorf("%s: container %q: %s=%s lets every client in without a password: use scram-sha-256",

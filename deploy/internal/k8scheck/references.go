@@ -56,13 +56,17 @@ func References(s *Set) []Ref {
 	return refs
 }
 
+// allContainers is a pod's init containers, then its containers.
+func allContainers(spec corev1.PodSpec) []corev1.Container {
+	return append(slices.Clone(spec.InitContainers), spec.Containers...)
+}
+
 func podRefs(owner, ns string, spec corev1.PodSpec) []Ref {
 	var refs []Ref
 	add := func(kind, name, key, from string) {
 		refs = append(refs, Ref{kind, ns, name, key, owner + ": " + from})
 	}
-	containers := append(slices.Clone(spec.InitContainers), spec.Containers...)
-	for _, c := range containers {
+	for _, c := range allContainers(spec) {
 		for _, e := range c.Env {
 			where := fmt.Sprintf("container %q env %s", c.Name, e.Name)
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
