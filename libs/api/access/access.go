@@ -12,7 +12,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // Kind is what a method does, as far as permissions go.
@@ -41,19 +40,18 @@ func (k Kind) String() string {
 	return "write"
 }
 
+// Written only by Declare from package init functions, which run one at a time before main:
+// every later read (one per call, in authz) needs no lock.
 var (
-	mu       sync.RWMutex
 	methods  = map[string]Kind{} // "/pkg.Service/Method" → kind
 	services = map[string]bool{}
 )
 
 // Declare records the kind of each method of service (its full name, "proto.LVService"),
-// keyed by the method's name. Each API package calls it from init for each of its services;
+// keyed by the method's name. Each API package calls it from init (and only there) for each of its services;
 // declaring a service twice, or a name that is not a method name, panics (a programming error
 // found by any test that links the package).
 func Declare(service string, kinds map[string]Kind) {
-	mu.Lock()
-	defer mu.Unlock()
 	if services[service] || service == "" || strings.ContainsAny(service, "/ ") {
 		panic(fmt.Sprintf("access: service %q declared twice or malformed", service))
 	}
@@ -68,22 +66,16 @@ func Declare(service string, kinds map[string]Kind) {
 
 // Of is the declared kind of a full method ("/pkg.Service/Method") and whether it is declared.
 func Of(fullMethod string) (Kind, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
 	k, ok := methods[fullMethod]
 	return k, ok
 }
 
 // Methods is every declared full method with its kind.
 func Methods() map[string]Kind {
-	mu.RLock()
-	defer mu.RUnlock()
 	return maps.Clone(methods)
 }
 
 // Services lists the services that declared their methods, sorted.
 func Services() []string {
-	mu.RLock()
-	defer mu.RUnlock()
 	return slices.Sorted(maps.Keys(services))
 }
