@@ -2,6 +2,7 @@
 package pglocal
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,7 +98,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	// it is ours (private cluster), so restart it with this run's settings.
 	if _, err := r.run(ctx, "pg_ctl", "status", "-D", dataDir); err == nil {
 		log.Warn("PostgreSQL from an earlier run still running on this data directory; restarting it", "data_dir", dataDir)
-		if err := stopDataDir(ctx, r, dataDir, "fast"); err != nil {
+		if err := stopDataDir(ctx, r, log, dataDir, "fast"); err != nil {
 			return nil, err
 		}
 	}
@@ -251,7 +253,7 @@ func (c *Cluster) Port() int { return c.port }
 // Calling it again returns the first result.
 func (c *Cluster) Stop(ctx context.Context) error {
 	c.stopOnce.Do(func() {
-		c.stopErr = stopDataDir(ctx, c.run, c.dataDir, "fast")
+		c.stopErr = stopDataDir(ctx, c.run, c.log, c.dataDir, "fast")
 		c.removeSocketDir()
 		if c.stopErr == nil {
 			c.log.Info("PostgreSQL stopped", "data_dir", c.dataDir)
@@ -278,20 +280,76 @@ func StopDataDir(ctx context.Context, dataDir string) error {
 	if err != nil {
 		return err
 	}
-	return stopDataDir(ctx, r, dataDir, "immediate")
+	return stopDataDir(ctx, r, slog.New(slog.DiscardHandler), dataDir, "immediate")
 }
 
-func stopDataDir(ctx context.Context, r *runner, dataDir, mode string) error {
-	if _, err := os.Stat(filepath.Join(dataDir, "postmaster.pid")); errors.Is(err, os.ErrNotExist) {
-		return nil // not running
+func stopDataDir(ctx context.Context, r *runner, log *slog.Logger, dataDir, mode string) error {
+	pid, running := postmasterPID(dataDir)
+	if !running {
+		return nil
 	}
-	if _, err := r.run(ctx, "pg_ctl", "stop", "-D", dataDir, "-m", mode, "-w", "-t", "60", "-s"); err != nil {
-		if _, serr := os.Stat(filepath.Join(dataDir, "postmaster.pid")); errors.Is(serr, os.ErrNotExist) {
-			return nil // a stale pid file that pg_ctl cleaned up
+	_, err := r.run(ctx, "pg_ctl", "stop", "-D", dataDir, "-m", mode, "-w", "-t", "60", "-s")
+	if err != nil && mode != "immediate" && !pidGone(pid) {
+		// The budget ran out (or pg_ctl failed) with the postmaster still shutting down:
+		// it must not outlive its caller, so it ends now, as a crash would end it.
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), immediateStopTimeout)
+		defer cancel()
+		if _, ierr := r.run(ictx, "pg_ctl", "stop", "-D", dataDir, "-m", "immediate", "-w", "-t", "60", "-s"); ierr == nil {
+			log.Warn("PostgreSQL did not stop in time and was stopped in immediate mode (its next start recovers from the WAL)",
+				"data_dir", dataDir, "mode", mode, "error", err)
 		}
+	}
+	if err != nil && pidGone(pid) {
+		err = nil // a stale pid file that pg_ctl cleaned up, or the immediate stop above
+	}
+	if err != nil {
 		return fmt.Errorf("pglocal: stop PostgreSQL: %w", err)
 	}
+	// pg_ctl returns when postmaster.pid is gone; the postmaster removes it just before it
+	// exits. Callers check that nothing of theirs runs once Stop returns.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), immediateStopTimeout)
+	defer cancel()
+	for !pidGone(pid) {
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("pglocal: postmaster %d still runs after pg_ctl stop", pid)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	return nil
+}
+
+// immediateStopTimeout bounds the steps Stop takes after its caller's budget ran out.
+const immediateStopTimeout = 30 * time.Second
+
+// postmasterPID reads the postmaster's process id from dataDir/postmaster.pid; false when
+// the file is absent (nothing runs) or unreadable.
+func postmasterPID(dataDir string) (int, bool) {
+	data, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, !errors.Is(err, os.ErrNotExist)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return 0, true
+	}
+	return pid, true
+}
+
+// pidGone reports whether process pid has exited (a zombie counts as exited: a subreaper
+// may reap it late). pid 0 (unknown) is never gone.
+func pidGone(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses, the state follows the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
 // tail returns the last n lines of a log file, for error messages.

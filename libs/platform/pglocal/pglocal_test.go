@@ -2,8 +2,10 @@ package pglocal_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -230,5 +232,45 @@ func TestStartTakesOverLeftoverPostmaster(t *testing.T) {
 			_ = conn.Close(ctx)
 			t.Fatal("the leftover postmaster still serves its old port")
 		}
+	}
+}
+
+// TestStopLeavesNoPostmaster: Stop returns once the postmaster has exited, not merely once
+// its pid file is gone, and a caller whose budget has already run out (a launcher told to
+// stop twice) still leaves no postmaster behind: Stop ends it in immediate mode.
+func TestStopLeavesNoPostmaster(t *testing.T) {
+	t.Parallel()
+	requireBinaries(t)
+	for _, budget := range []string{"enough", "spent"} {
+		t.Run(budget, func(t *testing.T) {
+			t.Parallel()
+			ctx := ctxT(t)
+			dataDir := filepath.Join(baseDir(t), "data")
+			c, err := pglocal.Start(ctx, pglocal.Options{DataDir: dataDir, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = pglocal.StopDataDir(context.Background(), dataDir) })
+			data, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(data), "\n", 2)[0]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopCtx := ctx
+			if budget == "spent" {
+				spent, cancel := context.WithCancel(ctx)
+				cancel()
+				stopCtx = spent
+			}
+			if err := c.Stop(stopCtx); err != nil {
+				t.Fatal(err)
+			}
+			if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(stat), ") Z ") {
+				t.Fatalf("postmaster %d still runs after Stop returned: %s", pid, stat)
+			}
+		})
 	}
 }
