@@ -272,7 +272,7 @@ TEST_FUZZTIME ?= 3s
 # The test servers and tools the tests run (S3, kube-apiserver, tilt) are prerequisites, so a
 # newcomer's `make test` runs everything; each builds once and only again when its pins change.
 test: vet lint console-test tools-s3 tools-k8s tools-cnpg tools-tilt ## vet, lint, every module's tests with the race detector, then each fuzz target briefly
-	$(GO) test -race -timeout 40m $(TEST_FLAGS) $(PACKAGES)
+	$(GO) test -race -timeout 50m $(TEST_FLAGS) $(PACKAGES)
 	FUZZTIME=$(TEST_FUZZTIME) .ci/fuzz
 
 fuzz: ## run every fuzz target for FUZZTIME (default 60s) each

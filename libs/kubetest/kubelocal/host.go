@@ -117,6 +117,21 @@ func otherCluster() string {
 	return other
 }
 
+// HoldMachine keeps any cluster from starting on this machine until release is called (Up
+// waits for it, within its WaitForMachine; Down does not): a test checks what its Down left
+// without another cluster starting in between.
+func HoldMachine() (release func(), err error) {
+	f, err := os.OpenFile(lockFile+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("kubelocal: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("kubelocal: lock %s: %w", f.Name(), err)
+	}
+	return func() { f.Close() }, nil // closing it releases the lock
+}
+
 // claimMachine runs claim (which must make the cluster's state file and name its directory in
 // lockFile) once no other cluster runs here, waiting up to wait for one to stop. A file lock
 // makes check and claim one step between processes.
@@ -124,14 +139,11 @@ func claimMachine(ctx context.Context, wait time.Duration, log func(string, ...a
 	deadline := time.Now().Add(wait)
 	for said := false; ; said = true {
 		other, err := func() (string, error) {
-			f, err := os.OpenFile(lockFile+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+			release, err := HoldMachine()
 			if err != nil {
-				return "", fmt.Errorf("kubelocal: %w", err)
+				return "", err
 			}
-			defer f.Close() // and with it the lock
-			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-				return "", fmt.Errorf("kubelocal: lock %s: %w", f.Name(), err)
-			}
+			defer release()
 			if other := otherCluster(); other != "" {
 				return other, nil
 			}

@@ -89,6 +89,9 @@ type Options struct {
 	// WaitForMachine is how long Up waits for another cluster on this machine to stop
 	// (tests of several packages take turns); zero fails at once.
 	WaitForMachine time.Duration
+	// Claimed, when set, runs once Up holds the machine and before it changes anything on
+	// it (a test records the host's settings there, not while another cluster runs).
+	Claimed func() `json:"-"`
 	// Log receives progress lines; nil discards them.
 	Log func(format string, args ...any) `json:"-"`
 }
@@ -275,7 +278,7 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("kubelocal: a cluster is already in %s: run Down (make kube-down) first", l.Dir)
 	}
 	st := &state{Options: opts, Started: time.Now()}
-	st.Options.Log = nil
+	st.Options.Log, st.Options.Claimed = nil, nil
 	if err := claimMachine(ctx, opts.WaitForMachine, opts.Log, func() error {
 		if err := os.MkdirAll(l.Dir, 0o700); err != nil {
 			return fmt.Errorf("kubelocal: %w", err)
@@ -286,6 +289,9 @@ func Up(ctx context.Context, opts Options) (*Cluster, error) {
 		return os.WriteFile(lockFile, []byte(l.Dir+"\n"), 0o644)
 	}); err != nil {
 		return nil, err
+	}
+	if opts.Claimed != nil {
+		opts.Claimed()
 	}
 	c, err := up(ctx, l, st)
 	if err != nil {

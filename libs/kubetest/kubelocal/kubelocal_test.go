@@ -51,16 +51,27 @@ var hostSysctls = []string{"vm/overcommit_memory", "kernel/panic", "kernel/panic
 // no process, mount, cgroup, iptables chain, interface or changed kernel setting left.
 func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 	binDir := filepath.Dir(kubetest.Binary(t, "kubelet-"+kubelocal.Version))
-	// Up may wait up to 20 minutes for another test's cluster (e2e's TestKubeSuite runs in
-	// parallel in make test and holds the machine ~15 minutes); this one needs ~10 after.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	// Up may wait for another test's cluster (e2e's TestKubeSuite runs beside this package in
+	// make test and holds the machine ~20 minutes under load): as long as go test's deadline
+	// leaves the ~10 minutes this one needs after.
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(45 * time.Minute)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-time.Minute))
 	defer cancel()
-	before := readSysctls(t)
+	wait := time.Until(deadline) - 12*time.Minute
+	if wait < time.Minute {
+		t.Fatalf("go test's deadline leaves %s: this test needs about 12 minutes (go test -timeout)", time.Until(deadline).Round(time.Second))
+	}
+	// The host's settings before: read once this cluster holds the machine, not while
+	// another one (which sets some of the same) runs.
+	var before map[string]string
 	dir := filepath.Join(t.TempDir(), "kube")
 	c, err := kubelocal.Up(ctx, kubelocal.Options{
 		Dir: dir, BinDir: binDir, NodeName: nodeName, Bridge: bridge,
 		PodCIDR: podCIDR, ServiceCIDR: serviceCIDR, PortBase: 24540, Log: t.Logf, CertManager: true,
-		WaitForMachine: 20 * time.Minute,
+		WaitForMachine: wait, Claimed: func() { before = readSysctls(t) },
 	})
 	if errors.Is(err, kubelocal.ErrMissing) {
 		testenv.SkipOrFail(t, err.Error())
@@ -103,6 +114,13 @@ func TestNodeRunsPodsAndDownLeavesNothing(t *testing.T) {
 
 	issueCertificate(ctx, t, c)
 
+	// No other cluster may start between Down and the checks: its kube-proxy chains and
+	// kernel settings would read as ours left behind.
+	release, err := kubelocal.HoldMachine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	began := time.Now()
 	if err := kubelocal.Down(ctx, dir, t.Logf); err != nil {
 		t.Fatal(err)
