@@ -15,6 +15,13 @@
 // > default tag. A value set in the struct before Load is how a service gives Common fields its
 // own default (its port), since tags on the shared Common struct cannot differ per service.
 //
+// A setting that was renamed keeps its former names in a renamed tag (comma separated):
+//
+//	AuthAddr string `env:"PLINTH_AUTH_ADDR" renamed:"PLINTH_STATS_AUTH_ADDR" flag:"auth-addr"`
+//
+// Load then fails when a former name is set, naming the new one: an operator upgrading with
+// the old name in a manifest learns of it at start instead of running on a default.
+//
 // Secret fields (secret:"true") print as "[REDACTED]"; secret:"url" prints a URL with its
 // password masked, or "[REDACTED]" when the value is not a URL.
 //
@@ -53,6 +60,11 @@ func Load(dst any, args, environ []string) error {
 	env := envMap(environ)
 	var errs []error
 	for _, f := range fields {
+		for _, old := range f.renamed {
+			if env[old] != "" {
+				errs = append(errs, fmt.Errorf("%s was renamed %s: set %s instead (the old name is no longer read)", old, f.env, f.env))
+			}
+		}
 		if s := env[f.env]; f.env != "" && s != "" {
 			if err := f.set(s); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", f.env, err))

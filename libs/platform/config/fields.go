@@ -18,7 +18,11 @@ type field struct {
 	usage  string
 	def    string // default tag, applied only when the field is zero before Load
 	secret string // "", "true" or "url"
-	v      reflect.Value
+	// renamed are the names the setting had before (the renamed tag, comma separated): Load
+	// refuses them, naming env, so an upgrade that still sets one fails instead of running
+	// on a default.
+	renamed []string
+	v       reflect.Value
 }
 
 // fieldsOf walks dst (a pointer to a struct) and returns every field tagged with env or flag,
@@ -34,13 +38,16 @@ func fieldsOf(dst any) ([]*field, error) {
 	}
 	envs, flags := map[string]string{}, map[string]string{}
 	for _, f := range out {
-		if prev, dup := envs[f.env]; dup && f.env != "" {
-			return nil, fmt.Errorf("config: %s and %s both use env %s", prev, f.path, f.env)
+		for _, name := range append([]string{f.env}, f.renamed...) {
+			if prev, dup := envs[name]; dup && name != "" {
+				return nil, fmt.Errorf("config: %s and %s both use env %s (as a name or a former name)", prev, f.path, name)
+			}
+			envs[name] = f.path
 		}
 		if prev, dup := flags[f.flag]; dup && f.flag != "" {
 			return nil, fmt.Errorf("config: %s and %s both use flag -%s", prev, f.path, f.flag)
 		}
-		envs[f.env], flags[f.flag] = f.path, f.path
+		flags[f.flag] = f.path
 	}
 	return out, nil
 }
@@ -73,9 +80,13 @@ func collect(v reflect.Value, prefix string, out *[]*field) error {
 		if secret != "" && secret != "true" && secret != "url" {
 			return fmt.Errorf(`config: field %s: secret tag must be "true" or "url", got %q`, path, secret)
 		}
+		renamed := splitList(sf.Tag.Get("renamed"))
+		if len(renamed) > 0 && env == "" {
+			return fmt.Errorf("config: field %s has a renamed tag but no env tag", path)
+		}
 		*out = append(*out, &field{
 			path: path, env: env, flag: flg, usage: sf.Tag.Get("usage"),
-			def: sf.Tag.Get("default"), secret: secret, v: v.Field(i),
+			def: sf.Tag.Get("default"), secret: secret, renamed: renamed, v: v.Field(i),
 		})
 	}
 	return nil

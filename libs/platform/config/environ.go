@@ -1,0 +1,36 @@
+package config
+
+// Environ returns cfg's settings that are not zero as "KEY=value" pairs for a child process's
+// environment, in declaration order, formatted as Load reads them back. A program that starts
+// a binary (a launcher, a pod spec builder) fills the binary's own Config type, or the part
+// of it that it sets, so that the names come from the binary's env tags rather than from
+// strings spelt again beside it. Flag-only fields are skipped; a cfg Load cannot read yields
+// nil.
+func Environ(cfg any) []string {
+	fields, err := fieldsOf(cfg)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range fields {
+		if f.env != "" && !f.v.IsZero() {
+			out = append(out, f.env+"="+f.String())
+		}
+	}
+	return out
+}
+
+// Args is Environ as command-line flags ("-name=value"), for fields with a flag tag.
+func Args(cfg any) []string {
+	fields, err := fieldsOf(cfg)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range fields {
+		if f.flag != "" && !f.v.IsZero() {
+			out = append(out, "-"+f.flag+"="+f.String())
+		}
+	}
+	return out
+}
