@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +20,15 @@ import (
 	"github.com/plinth-dev/plinth/services/gateway/internal/app"
 )
 
+// unaryTimeout is TestGateway's gateway deadline for unary calls: short enough that a stream
+// visibly outlives it, long enough for a login's Argon2 hash on a loaded machine (400 ms was not).
+const unaryTimeout = 2 * time.Second
+
 // TestGateway runs one real auth and the in-process backends behind a gateway and checks
 // each behaviour through the gateway's port.
 func TestGateway(t *testing.T) {
 	s := newSuite(t)
-	g := s.gateway(t, app.Options{}, "PLINTH_GATEWAY_UNARY_TIMEOUT=400ms")
+	g := s.gateway(t, app.Options{}, "PLINTH_GATEWAY_UNARY_TIMEOUT="+unaryTimeout.String())
 	token := login(t, g.conn)
 
 	t.Run("token routes need a live token", func(t *testing.T) {
@@ -74,12 +79,15 @@ func TestGateway(t *testing.T) {
 	})
 
 	t.Run("streams outlive the unary timeout", func(t *testing.T) {
-		stream, err := lvmdpb.NewVGServiceClient(g.conn).Watch(bearer(ctxT(t), token), &lvmdpb.Empty{})
+		// Enough messages to outlast the unary timeout.
+		n := int(unaryTimeout/watchGap) + 2
+		ctx := metadata.AppendToOutgoingContext(bearer(ctxT(t), token), "x-watch-count", strconv.Itoa(n))
+		stream, err := lvmdpb.NewVGServiceClient(g.conn).Watch(ctx, &lvmdpb.Empty{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		for i := range watchCount {
+		for i := range n {
 			m, err := stream.Recv()
 			if err != nil || m.GetFreeBytes() != uint64(freeBytes+i) {
 				t.Fatalf("message %d after %v: %v %v", i, time.Since(start), m, err)
@@ -88,7 +96,7 @@ func TestGateway(t *testing.T) {
 		if _, err := stream.Recv(); err != io.EOF {
 			t.Fatalf("end of stream: %v", err)
 		}
-		if time.Since(start) < 400*time.Millisecond {
+		if time.Since(start) < unaryTimeout {
 			t.Fatal("the stream was shorter than the unary timeout: the test proves nothing")
 		}
 	})
