@@ -186,11 +186,11 @@ func (s *BackupServer) backupRequest(req *backupv1.BackupRequest, ct cluster.Tar
 			return backup.Request{}, err
 		}
 	}
-	walStore, err := s.stores.Get(ct.ObjectStore)
+	archive, err := wal.Resolve(s.stores, ct)
 	if err != nil {
 		return backup.Request{}, err
 	}
-	store := walStore
+	store := archive.Store
 	if name := params[backupParamStore]; name != "" {
 		if store, err = s.stores.Get(name); err != nil {
 			return backup.Request{}, err
@@ -201,7 +201,7 @@ func (s *BackupServer) backupRequest(req *backupv1.BackupRequest, ct cluster.Tar
 		return backup.Request{}, &input.Error{Field: "parameters." + backupParamCompression, Reason: err.Error()}
 	}
 	r := backup.Request{
-		Target: wal.Target{Store: store, Server: ct.ServerName}, WALStore: walStore, Name: b.Metadata.Name,
+		Target: wal.Target{Store: store, Server: archive.Server}, WALStore: archive.Store, Name: b.Metadata.Name,
 		Instance: s.instance, Compression: comp, WaitForArchive: true,
 	}
 	if oc := b.Spec.OnlineConfiguration; oc != nil {

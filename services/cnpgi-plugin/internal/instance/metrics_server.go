@@ -16,6 +16,7 @@ import (
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/errmap"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/metrics"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 // ArchiveSummaries summarises a server's archive for Collect; *history.Reader provides it.
@@ -76,16 +77,17 @@ func (s *MetricsServer) Collect(ctx context.Context, req *metricsv1.CollectMetri
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
-	st, err := s.stores.Get(t.ObjectStore)
+	wt, err := wal.Resolve(s.stores, t)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
-	sum, err := s.history.Summary(ctx, st.Name, t.ServerName)
+	store, server := wt.Store.Name, wt.Server
+	sum, err := s.history.Summary(ctx, store, server)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
 	resp := &metricsv1.CollectMetricsResult{}
-	for _, m := range metrics.Collect(sum, s.failures.Count(st.Name, t.ServerName), s.now(), st.Name, t.ServerName) {
+	for _, m := range metrics.Collect(sum, s.failures.Count(store, server), s.now(), store, server) {
 		resp.Metrics = append(resp.Metrics, &metricsv1.CollectMetric{FqName: m.Name, Value: m.Value, VariableLabels: m.LabelValues})
 	}
 	return resp, nil
@@ -106,8 +108,8 @@ func CountArchiveFailures(plugin string, stores *stores.Registry, failures *metr
 			return resp, err
 		}
 		if t, terr := c.ArchiveTarget(plugin); terr == nil {
-			if st, serr := stores.Get(t.ObjectStore); serr == nil {
-				failures.Add(st.Name, t.ServerName, time.Now(), status.Convert(err).Message())
+			if wt, serr := wal.Resolve(stores, t); serr == nil {
+				failures.Add(wt.Store.Name, wt.Server, time.Now(), status.Convert(err).Message())
 			}
 		}
 		return resp, err

@@ -89,7 +89,11 @@ func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (
 			"namespace", c.Metadata.Namespace, "wal", baseName(req.GetSourceFileName()), "why", why)
 		return &walv1.WALArchiveResult{}, nil
 	}
-	t, err := s.resolve(c, false)
+	ct, err := c.ArchiveTarget(s.opts.Plugin)
+	if err != nil {
+		return nil, errmap.ToStatus(ctx, s.log, err)
+	}
+	t, err := wal.Resolve(s.stores, ct)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
@@ -168,32 +172,23 @@ func (s *WALServer) SetFirstRequired(ctx context.Context, req *walv1.SetFirstReq
 	return &walv1.SetFirstRequiredResult{}, nil
 }
 
-// target resolves the cluster's plugin parameters into a store and server name.
+// target resolves the cluster's plugin parameters into a store and server name: where its
+// WAL goes or, restoring, comes from.
 func (s *WALServer) target(definition []byte, restore bool) (*cluster.Cluster, wal.Target, error) {
 	c, err := cluster.Parse(definition)
 	if err != nil {
 		return nil, wal.Target{}, err
 	}
-	t, err := s.resolve(c, restore)
-	return c, t, err
-}
-
-// resolve is where c's WAL goes (or, restoring, comes from): the store and server name its
-// plugin parameters choose.
-func (s *WALServer) resolve(c *cluster.Cluster, restore bool) (wal.Target, error) {
 	pick := c.ArchiveTarget
 	if restore {
 		pick = c.RestoreTarget
 	}
 	ct, err := pick(s.opts.Plugin)
 	if err != nil {
-		return wal.Target{}, err
+		return nil, wal.Target{}, err
 	}
-	st, err := s.stores.Get(ct.ObjectStore)
-	if err != nil {
-		return wal.Target{}, err
-	}
-	return wal.Target{Store: st, Server: ct.ServerName}, nil
+	t, err := wal.Resolve(s.stores, ct)
+	return c, t, err
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

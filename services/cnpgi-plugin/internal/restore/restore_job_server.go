@@ -68,7 +68,7 @@ func (s *RestoreJobServer) request(req *walv1.RestoreRequest) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	src, err := s.resolve(ct, nil)
+	src, err := wal.Resolve(s.stores, ct)
 	if err != nil {
 		return Request{}, err
 	}
@@ -86,7 +86,7 @@ func (s *RestoreJobServer) request(req *walv1.RestoreRequest) (Request, error) {
 		check = *req.CheckEmptyWalArchive
 	}
 	if check {
-		own, err := s.resolve(c.ArchiveTarget(s.plugin))
+		own, err := s.archiveTarget(c)
 		switch {
 		case err == nil:
 			r.EmptyArchive = &own
@@ -110,13 +110,11 @@ func (s *RestoreJobServer) recoversFromUs(c *cluster.Cluster) bool {
 	return false
 }
 
-func (s *RestoreJobServer) resolve(ct cluster.Target, err error) (wal.Target, error) {
+// archiveTarget is where c archives its own WAL.
+func (s *RestoreJobServer) archiveTarget(c *cluster.Cluster) (wal.Target, error) {
+	ct, err := c.ArchiveTarget(s.plugin)
 	if err != nil {
 		return wal.Target{}, err
 	}
-	st, err := s.stores.Get(ct.ObjectStore)
-	if err != nil {
-		return wal.Target{}, err
-	}
-	return wal.Target{Store: st, Server: ct.ServerName}, nil
+	return wal.Resolve(s.stores, ct)
 }

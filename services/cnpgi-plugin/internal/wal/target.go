@@ -1,0 +1,17 @@
+package wal
+
+import (
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
+)
+
+// Resolve is the Target a cluster's plugin parameters choose: the configured store ct names
+// ("" for the default) and ct's server name. Every role resolves a cluster.Target here, so an
+// unknown store is refused the same way (stores.ErrUnknownStore) whoever asks.
+func Resolve(r *stores.Registry, ct cluster.Target) (Target, error) {
+	st, err := r.Get(ct.ObjectStore)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{Store: st, Server: ct.ServerName}, nil
+}
