@@ -11,7 +11,7 @@ import (
 const (
 	authTrustedProxies = "PLINTH_AUTH_TRUSTED_PROXIES"
 	authGatewayAddr    = "PLINTH_AUTH_GATEWAY_ADDR"
-	goGatewayAuth      = "PLINTH_GATEWAY_BACKEND_AUTH"
+	authAddr           = "PLINTH_AUTH_ADDR"
 )
 
 // authGatewayTLS are the files that make auth's TCP gateway listener mutual TLS: without all
@@ -22,7 +22,7 @@ var authGatewayTLS = []string{"PLINTH_AUTH_GATEWAY_TLS_CERT", "PLINTH_AUTH_GATEW
 // itself: auth trusts no proxy by its address (PLINTH_AUTH_TRUSTED_PROXIES unset: any
 // container of the network, or a client of the published port, could otherwise name its
 // victim's address), serves a gateway listener on a TCP port with mutual TLS, and every Go
-// gateway (PLINTH_GATEWAY_BACKEND_AUTH) dials auth on that port. Envoy's auth cluster is the
+// gateway (its PLINTH_AUTH_ADDR) dials auth on that port. Envoy's auth cluster is the
 // generated config's (envoygen), whose test holds it to the same port.
 func CheckGatewayTrust(p *types.Project) []error {
 	auth, ok := p.Services["auth"]
@@ -61,13 +61,15 @@ func CheckGatewayTrust(p *types.Project) []error {
 		fail("publishes the gateway listener's port %d: it is the gateways' alone", port)
 	}
 	for _, s := range p.Services {
-		backend := env(s, goGatewayAuth)
-		if backend == "" {
+		// Every binary that checks tokens names auth's address PLINTH_AUTH_ADDR; the other
+		// binaries are not proxies and dial auth's own port.
+		backend := env(s, authAddr)
+		if backend == "" || binaryOf(s) != "gateway" {
 			continue
 		}
 		host, bport, err := net.SplitHostPort(backend)
 		if err != nil || host != "auth" || bport != fmt.Sprint(port) {
-			errs = append(errs, fmt.Errorf("service %s: %s=%s, want auth:%d (auth's gateway listener: elsewhere auth takes the gateway for every client)", s.Name, goGatewayAuth, backend, port))
+			errs = append(errs, fmt.Errorf("service %s: %s=%s, want auth:%d (auth's gateway listener: elsewhere auth takes the gateway for every client)", s.Name, authAddr, backend, port))
 		}
 	}
 	return errs

@@ -17,12 +17,9 @@ func CheckComposeSettings(p *types.Project, accepted map[string]map[string]bool)
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(p.Services)) {
 		s := p.Services[name]
-		if s.Build == nil || s.Build.Args["SERVICE"] == nil {
+		binary := binaryOf(s)
+		if binary == "" {
 			continue
-		}
-		binary := *s.Build.Args["SERVICE"]
-		if b := s.Build.Args["BINARY"]; b != nil {
-			binary = *b
 		}
 		set, ok := accepted[binary]
 		if !ok {
@@ -36,4 +33,16 @@ func CheckComposeSettings(p *types.Project, accepted map[string]map[string]bool)
 		}
 	}
 	return errs
+}
+
+// binaryOf is the binary a compose service is built from (build args SERVICE and BINARY,
+// BINARY defaulting to SERVICE); "" for a service not built from services/.
+func binaryOf(s types.ServiceConfig) string {
+	if s.Build == nil || s.Build.Args["SERVICE"] == nil {
+		return ""
+	}
+	if b := s.Build.Args["BINARY"]; b != nil {
+		return *b
+	}
+	return *s.Build.Args["SERVICE"]
 }

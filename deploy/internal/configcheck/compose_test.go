@@ -381,11 +381,11 @@ func TestComposeGoGatewayReachesAuthsGatewayListener(t *testing.T) {
 	if err := errors.Join(CheckGatewayTrust(p)...); err != nil {
 		t.Fatal(err)
 	}
-	changed := mutate(t, readRepoFile(t, composeFile), "PLINTH_GATEWAY_BACKEND_AUTH: auth:7011", "PLINTH_GATEWAY_BACKEND_AUTH: auth:7001")
+	changed := mutate(t, readRepoFile(t, composeFile), "PLINTH_AUTH_ADDR: auth:7011", "PLINTH_AUTH_ADDR: auth:7001")
 	if p, err = loadCompose(t, changed, map[string]string{}, profiles); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, errors.Join(CheckGatewayTrust(p)...), "service gateway-go: PLINTH_GATEWAY_BACKEND_AUTH=auth:7001, want auth:7011")
+	wantErr(t, errors.Join(CheckGatewayTrust(p)...), "service gateway-go: PLINTH_AUTH_ADDR=auth:7001, want auth:7011")
 }
 
 func TestComposeNATSUsersMatchTheSuite(t *testing.T) {

@@ -34,7 +34,7 @@ func TestLocalOverlay(t *testing.T) {
 }
 
 // checkGoGatewayReachesAuth: the Go gateway of overlays/local dials auth's gateway listener
-// with mutual TLS as Envoy does in the base: PLINTH_GATEWAY_BACKEND_AUTH names the port of
+// with mutual TLS as Envoy does in the base: PLINTH_AUTH_ADDR names the port of
 // Contract's auth entry, and PLINTH_GATEWAY_BACKEND_TLS_DIR/auth/ holds the gateway's client
 // pair (client.crt, client.key) and the CA auth's server certificate chains to (server.crt),
 // from the Secret of Contract's auth entry.
@@ -47,8 +47,8 @@ func checkGoGatewayReachesAuth(t *testing.T, s *Set) {
 	}
 	c := w.Template.Spec.Containers[0]
 	env := envOf(c)
-	if want := fmt.Sprintf("auth:%d", be.Port); env["PLINTH_GATEWAY_BACKEND_AUTH"] != want {
-		t.Errorf("PLINTH_GATEWAY_BACKEND_AUTH = %q, want %s (auth's gateway listener)", env["PLINTH_GATEWAY_BACKEND_AUTH"], want)
+	if want := fmt.Sprintf("auth:%d", be.Port); env["PLINTH_AUTH_ADDR"] != want {
+		t.Errorf("PLINTH_AUTH_ADDR = %q, want %s (auth's gateway listener)", env["PLINTH_AUTH_ADDR"], want)
 	}
 	dir := env["PLINTH_GATEWAY_BACKEND_TLS_DIR"]
 	want := map[string]string{"tls.crt": "auth/client.crt", "tls.key": "auth/client.key", "ca.crt": "auth/server.crt"}

@@ -221,7 +221,7 @@ func readDevCeph(home string) (devCeph, bool) {
 // statsEnv points stats at auth and, when the dev Ceph runs, at its dashboard (the password by
 // file: never in the environment).
 func statsEnv(home string, placed map[string]Placement) map[string]string {
-	env := map[string]string{envStatsAuthAddr: placed["auth"].GRPC}
+	env := map[string]string{envAuthAddr: placed["auth"].GRPC}
 	if d, ok := readDevCeph(home); ok {
 		env[envStatsCephURL] = d.DashboardURL
 		env[envStatsCephUser] = d.DashboardUser

@@ -42,7 +42,7 @@ func TestDevCephWanted(t *testing.T) {
 func TestDevCephEnv(t *testing.T) {
 	home := t.TempDir()
 	placed := map[string]Placement{"auth": {GRPC: "127.0.0.1:7001"}}
-	if env := statsEnv(home, placed); len(env) != 1 || env["PLINTH_STATS_AUTH_ADDR"] != "127.0.0.1:7001" {
+	if env := statsEnv(home, placed); len(env) != 1 || env["PLINTH_AUTH_ADDR"] != "127.0.0.1:7001" {
 		t.Fatalf("stats without a dev Ceph: %v", env)
 	}
 	if _, ok := cnpgiEnv(home, placed)["PLINTH_CNPGI_CONFIG"]; ok {

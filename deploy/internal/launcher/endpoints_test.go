@@ -114,7 +114,7 @@ func TestGatewayEnvNamesEveryPlacedBackend(t *testing.T) {
 	env := gatewayEnv("/h", byName)
 	want := map[string]string{
 		// auth's gateway listener, whose x-forwarded-for auth believes (not its TCP port).
-		"PLINTH_GATEWAY_BACKEND_AUTH":       "unix:///h/auth-gateway.sock",
+		"PLINTH_AUTH_ADDR":                  "unix:///h/auth-gateway.sock",
 		"PLINTH_GATEWAY_BACKEND_LVMD_AGENT": "unix:///h/lvmd.sock",
 	}
 	if len(env) != len(want) {

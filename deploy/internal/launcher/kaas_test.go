@@ -30,8 +30,8 @@ func TestServiceEnvOfAuthAndKaas(t *testing.T) {
 		t.Errorf("auth PLINTH_AUTH_GATEWAY_ADDR = %q, want unix:///h/auth-gateway.sock", auth["PLINTH_AUTH_GATEWAY_ADDR"])
 	}
 	gw := gatewayEnv("/h", byName)
-	if gw["PLINTH_GATEWAY_BACKEND_AUTH"] != "unix:///h/auth-gateway.sock" {
-		t.Errorf("gateway PLINTH_GATEWAY_BACKEND_AUTH = %q, want auth's gateway socket", gw["PLINTH_GATEWAY_BACKEND_AUTH"])
+	if gw["PLINTH_AUTH_ADDR"] != "unix:///h/auth-gateway.sock" {
+		t.Errorf("gateway PLINTH_AUTH_ADDR = %q, want auth's gateway socket", gw["PLINTH_AUTH_ADDR"])
 	}
 	kaas := envMap(t, serviceEnv(c, nil, byName["kaas"], byName, Infra{}, false))
 	for k, want := range map[string]string{

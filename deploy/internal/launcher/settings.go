@@ -27,12 +27,12 @@ const (
 	envAdminPassword   = "PLINTH_ADMIN_PASSWORD"
 
 	// stats
-	envStatsAuthAddr         = "PLINTH_STATS_AUTH_ADDR"
 	envStatsCephURL          = "PLINTH_STATS_CEPH_URL"
 	envStatsCephUser         = "PLINTH_STATS_CEPH_USER"
 	envStatsCephPasswordFile = "PLINTH_STATS_CEPH_PASSWORD_FILE"
 
-	// kaas and vagrant-server: auth's address for their token checks.
+	// stats, kaas and vagrant-server: auth's address for their token checks (the gateway's
+	// is the same name, routes.BackendEnv(routes.Auth), pointed at auth's gateway socket).
 	envAuthAddr = "PLINTH_AUTH_ADDR"
 
 	// kaas

@@ -94,7 +94,7 @@ func Table() []Spec {
 			// cluster of PLINTH_STATS_CEPH_URL (and Kubernetes with PLINTH_STATS_KUBECONFIG) when
 			// the launcher's environment sets it: ChildEnv passes those through.
 			Binary: "stats", Service: "stats", GRPCPort: 7002, AdminPort: 7102, DependsOn: []string{"auth"},
-			Env: statsEnv, Needs: cephNeeds, Settings: []string{prefixStats},
+			Env: statsEnv, Needs: cephNeeds, Settings: []string{prefixStats, envAuthAddr},
 		},
 		{
 			// Vagrant clients carry the server's own tokens; its Plinth RunnerService's and
@@ -159,7 +159,7 @@ func Table() []Spec {
 			Binary: GatewayBinary, Service: "gateway", GRPCPort: 8080, AdminPort: 8180, NoDatabase: true,
 			DependsOn: routes.Backends(),
 			Env:       gatewayEnv,
-			Settings:  []string{prefixGateway},
+			Settings:  []string{prefixGateway, envAuthAddr},
 		},
 	}
 }

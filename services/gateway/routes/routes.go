@@ -204,8 +204,13 @@ func LargestRequestBytes() int {
 }
 
 // BackendEnv is the gateway's variable for a backend's address, the one the launcher sets:
-// PLINTH_GATEWAY_BACKEND_<NAME>, the name upper-cased with dashes as underscores.
+// PLINTH_GATEWAY_BACKEND_<NAME>, the name upper-cased with dashes as underscores; auth's is
+// PLINTH_AUTH_ADDR, the name every binary that checks tokens gives auth's address (one name
+// per concept; the gateway's Config refuses the former PLINTH_GATEWAY_BACKEND_AUTH).
 func BackendEnv(backend string) string {
+	if backend == Auth {
+		return "PLINTH_AUTH_ADDR"
+	}
 	return "PLINTH_GATEWAY_BACKEND_" + strings.ToUpper(strings.ReplaceAll(backend, "-", "_"))
 }
 

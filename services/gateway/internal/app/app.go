@@ -266,7 +266,7 @@ func tracerProvider(cfg Config) trace.TracerProvider {
 // every call.
 func openVerifier(s *service.Service, cfg Config, authConn grpc.ClientConnInterface, log *slog.Logger) (proxy.Authenticator, error) {
 	if authConn == nil {
-		log.Warn("no auth backend (PLINTH_GATEWAY_BACKEND_AUTH): calls of token routes are refused with Unavailable")
+		log.Warn("no auth backend (PLINTH_AUTH_ADDR): calls of token routes are refused with Unavailable")
 		return nil, nil
 	}
 	checker := authn.NewGRPCChecker(authConn, 0)

@@ -22,7 +22,7 @@ type Config struct {
 	config.NATS
 	config.Telemetry
 
-	BackendAuth          string `env:"PLINTH_GATEWAY_BACKEND_AUTH" flag:"backend-auth" usage:"auth's gRPC address (host:port or unix:///path); also checks every token"`
+	BackendAuth          string `env:"PLINTH_AUTH_ADDR" renamed:"PLINTH_GATEWAY_BACKEND_AUTH" flag:"auth-addr" usage:"auth's gRPC address (host:port or unix:///path; its gateway listener, PLINTH_AUTH_GATEWAY_ADDR); also checks every token (one name with stats, kaas and vagrant-server)"`
 	BackendStats         string `env:"PLINTH_GATEWAY_BACKEND_STATS" flag:"backend-stats" usage:"stats's gRPC address"`
 	BackendKaas          string `env:"PLINTH_GATEWAY_BACKEND_KAAS" flag:"backend-kaas" usage:"kaas's gRPC address"`
 	BackendVagrantServer string `env:"PLINTH_GATEWAY_BACKEND_VAGRANT_SERVER" flag:"backend-vagrant-server" usage:"vagrant-server's gRPC address"`

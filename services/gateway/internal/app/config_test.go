@@ -32,7 +32,7 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 	cfg = Defaults()
-	if err := config.Load(&cfg, nil, []string{"PLINTH_GATEWAY_BACKEND_AUTH=127.0.0.1:7001",
+	if err := config.Load(&cfg, nil, []string{"PLINTH_AUTH_ADDR=127.0.0.1:7001",
 		"PLINTH_GATEWAY_BACKEND_CNPGI_PLUGIN=unix:///run/plinth/plugins/x"}); err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +46,15 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestBackendEnvFollowsTheLaunchersRule: deploy/internal/launcher names each backend's
-// variable PLINTH_GATEWAY_BACKEND_<NAME> (upper case, dashes as underscores); every backend
-// of the route table must have exactly that variable here.
+// variable PLINTH_GATEWAY_BACKEND_<NAME> (upper case, dashes as underscores), auth's
+// PLINTH_AUTH_ADDR as in every binary that checks tokens; every backend of the route table
+// must have exactly that variable here, and the former name of auth's is refused.
 func TestBackendEnvFollowsTheLaunchersRule(t *testing.T) {
 	for _, b := range routes.Backends() {
 		want := "PLINTH_GATEWAY_BACKEND_" + strings.ToUpper(strings.ReplaceAll(b, "-", "_"))
+		if b == routes.Auth {
+			want = "PLINTH_AUTH_ADDR"
+		}
 		if got := BackendEnv(b); got != want {
 			t.Errorf("%s: %q, want %q", b, got, want)
 		}
@@ -61,6 +65,11 @@ func TestBackendEnvFollowsTheLaunchersRule(t *testing.T) {
 		if cfg.Backends()[b] != "127.0.0.1:1" {
 			t.Errorf("%s does not configure %s", want, b)
 		}
+	}
+	cfg := Defaults()
+	if err := config.Load(&cfg, nil, []string{"PLINTH_GATEWAY_BACKEND_AUTH=auth:7011"}); err == nil ||
+		!strings.Contains(err.Error(), "renamed PLINTH_AUTH_ADDR") {
+		t.Errorf("the former name of auth's address: Load = %v, want the rename named", err)
 	}
 }
 

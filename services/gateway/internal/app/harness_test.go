@@ -74,7 +74,7 @@ func newSuite(t *testing.T) *suite {
 func (s *suite) environ(extra ...string) []string {
 	return append([]string{
 		"PLINTH_GRPC_ADDR=127.0.0.1:0", "PLINTH_ADMIN_ADDR=127.0.0.1:0", "PLINTH_NATS_URL=" + s.natsURL,
-		"PLINTH_GATEWAY_BACKEND_AUTH=" + s.authAddr, "PLINTH_GATEWAY_BACKEND_STATS=" + s.statsAdr,
+		"PLINTH_AUTH_ADDR=" + s.authAddr, "PLINTH_GATEWAY_BACKEND_STATS=" + s.statsAdr,
 		"PLINTH_GATEWAY_BACKEND_VAGRANT_SERVER=" + s.vagAddr,
 		"PLINTH_GATEWAY_BACKEND_LVMD_AGENT=unix://" + s.lvmdSock,
 		"PLINTH_GATEWAY_TOKEN_CACHE_TTL=30s", "PLINTH_LOG_FORMAT=json", "PLINTH_LOG_LEVEL=debug",

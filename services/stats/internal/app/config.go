@@ -19,7 +19,7 @@ import (
 type Config struct {
 	config.Common
 
-	AuthAddr      string        `env:"PLINTH_STATS_AUTH_ADDR" flag:"auth-addr" usage:"auth's gRPC address (host:port or unix:///path): every call's token is checked there"`
+	AuthAddr      string        `env:"PLINTH_AUTH_ADDR" renamed:"PLINTH_STATS_AUTH_ADDR" flag:"auth-addr" usage:"auth's gRPC address (host:port or unix:///path): every call's token is checked there"`
 	TokenCacheTTL time.Duration `env:"PLINTH_STATS_TOKEN_CACHE_TTL" flag:"token-cache-ttl" default:"10s" usage:"how long auth's yes for a token is reused (at most 30s; revocations drop it at once; 0 asks auth every call)"`
 
 	CephURL          string `env:"PLINTH_STATS_CEPH_URL" flag:"ceph-url" secret:"url" usage:"the mgr dashboard (https://user:password@mgr:8443) or the mgr prometheus module (http://mgr:9283/metrics); empty: no Ceph source"`
@@ -57,7 +57,7 @@ func (c *Config) Validate() error {
 		c.Common.Validate(),
 		config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL),
 		config.Required(config.EnvNATSURL, "nats-url", c.NATSURL),
-		config.Required("PLINTH_STATS_AUTH_ADDR", "auth-addr", c.AuthAddr),
+		config.Required("PLINTH_AUTH_ADDR", "auth-addr", c.AuthAddr),
 	}
 	if c.CephURL == "" && !c.kubeConfigured() && !c.Inventory {
 		errs = append(errs, errors.New("no source: set PLINTH_STATS_CEPH_URL, PLINTH_STATS_KUBECONFIG or PLINTH_STATS_KUBE_IN_CLUSTER, or keep PLINTH_STATS_INVENTORY=true"))

@@ -14,7 +14,7 @@ import (
 )
 
 func TestConfigValidation(t *testing.T) {
-	base := []string{"PLINTH_DATABASE_URL=postgres://db/plinth", "PLINTH_NATS_URL=nats://127.0.0.1:4222", "PLINTH_STATS_AUTH_ADDR=127.0.0.1:7001"}
+	base := []string{"PLINTH_DATABASE_URL=postgres://db/plinth", "PLINTH_NATS_URL=nats://127.0.0.1:4222", "PLINTH_AUTH_ADDR=127.0.0.1:7001"}
 	load := func(environ ...string) (app.Config, error) {
 		cfg := app.Defaults()
 		if err := config.Load(&cfg, nil, append(append([]string(nil), base...), environ...)); err != nil {
@@ -34,7 +34,7 @@ func TestConfigValidation(t *testing.T) {
 		{"PLINTH_STATS_TOKEN_CACHE_TTL=1m"},
 		{"PLINTH_STATS_REFRESH_INTERVAL=0s"},
 		{"PLINTH_STATS_HEARTBEAT_MISSES=0"},
-		{"PLINTH_STATS_AUTH_ADDR="},
+		{"PLINTH_AUTH_ADDR="},
 	} {
 		if _, err := load(bad...); err == nil {
 			t.Errorf("%v accepted", bad)

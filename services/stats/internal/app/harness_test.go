@@ -116,7 +116,7 @@ func (e *env) config(t testing.TB, environ ...string) app.Config {
 	t.Helper()
 	cfg := app.Defaults()
 	base := []string{
-		"PLINTH_DATABASE_URL=" + e.dbURL, "PLINTH_NATS_URL=" + e.nats.ClientURL(), "PLINTH_STATS_AUTH_ADDR=" + e.authAddr,
+		"PLINTH_DATABASE_URL=" + e.dbURL, "PLINTH_NATS_URL=" + e.nats.ClientURL(), "PLINTH_AUTH_ADDR=" + e.authAddr,
 		"PLINTH_GRPC_ADDR=127.0.0.1:0", "PLINTH_ADMIN_ADDR=127.0.0.1:0", "PLINTH_LOG_FORMAT=json", "PLINTH_LOG_LEVEL=debug",
 		"PLINTH_STATS_REFRESH_INTERVAL=200ms", "PLINTH_STATS_HISTORY_INTERVAL=1s",
 	}
