@@ -59,7 +59,7 @@ func (s *Service) AddUser(ctx context.Context, username, password string, role a
 	return s.store.CreateUser(ctx, username, h, role)
 }
 
-// ChangePassword sets a new password and revokes all the user's tokens.
+// ChangePassword sets a new password and revokes all the user's tokens (NewPassword).
 func (s *Service) ChangePassword(ctx context.Context, username, password string) error {
 	if err := ValidateUsername(username); err != nil {
 		return err
@@ -67,18 +67,15 @@ func (s *Service) ChangePassword(ctx context.Context, username, password string)
 	if err := ValidatePassword(password); err != nil {
 		return err
 	}
-	u, err := s.store.UserByName(ctx, username)
-	if err != nil {
-		return err
-	}
 	h, err := HashPassword(password, s.opts.Hash)
 	if err != nil {
 		return err
 	}
-	return s.store.SetPassword(ctx, u.ID, h, true)
+	_, err = s.store.UpdateUser(ctx, username, NewPassword(h))
+	return err
 }
 
-// SetDisabled disables (revoking every token) or re-enables a user.
+// SetDisabled disables (revoking every token) or re-enables a user (ChangeDisabled).
 func (s *Service) SetDisabled(ctx context.Context, username string, disabled bool) (User, error) {
 	if username == "" {
 		return User{}, &FieldError{Field: "username", Reason: "is required"}
@@ -86,7 +83,7 @@ func (s *Service) SetDisabled(ctx context.Context, username string, disabled boo
 	if err := ValidateUsername(username); err != nil {
 		return User{}, err
 	}
-	return s.store.SetDisabled(ctx, username, disabled)
+	return s.store.UpdateUser(ctx, username, ChangeDisabled(disabled))
 }
 
 // SetDisabledBy is SetDisabled on behalf of the admin actor, who may not disable their own
@@ -147,16 +144,18 @@ func (s *Service) UsersPage(ctx context.Context, pageToken string, pageSize int3
 	return page, next, nil
 }
 
-// RevokeTokens revokes every live token of a user and returns how many.
+// RevokeTokens revokes every live token of a user and returns how many (RevokeAllTokens).
 func (s *Service) RevokeTokens(ctx context.Context, username string) (int, error) {
 	if err := ValidateUsername(username); err != nil {
 		return 0, err
 	}
-	u, err := s.store.UserByName(ctx, username)
-	if err != nil {
-		return 0, err
-	}
-	return s.store.RevokeUserTokens(ctx, u.ID, RevokeAdmin)
+	var n int
+	_, err := s.store.UpdateUser(ctx, username, func(before UserState) (UserChange, error) {
+		c, err := RevokeAllTokens(before)
+		n = len(c.Revoked)
+		return c, err
+	})
+	return n, err
 }
 
 // Admin returns the user a bearer token belongs to when that user's role may call fullMethod

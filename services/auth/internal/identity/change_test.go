@@ -2,8 +2,12 @@ package identity
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
 
@@ -43,7 +47,7 @@ func TestChangeRole(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := ChangeRole(c.role)(UserState{User: c.before, EnabledAdmins: c.admins})
+			got, err := ChangeRole(c.role)(UserState{User: c.before, EnabledAdmins: c.admins, LiveTokens: []string{"t1"}})
 			if c.wantErr != nil {
 				if !errors.Is(err, c.wantErr) || err.Error() != c.wantErr.Error() {
 					t.Fatalf("err %v, want %v", err, c.wantErr)
@@ -53,12 +57,111 @@ func TestChangeRole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.User != c.want || got.Revoke != c.revoke {
-				t.Fatalf("change %+v revoke %v, want %+v revoke %v", got.User, got.Revoke, c.want, c.revoke)
+			if got.User != c.want || got.Reason != c.revoke {
+				t.Fatalf("change %+v revoke %v, want %+v revoke %v", got.User, got.Reason, c.want, c.revoke)
+			}
+			if c.revoke == 0 && (got.Revoked != nil || got.Events != nil) {
+				t.Fatalf("an unchanged role revokes %v and publishes %v", got.Revoked, got.Events)
+			}
+			if c.revoke != 0 {
+				wantRevoked(t, got, "u1", []string{"t1"}, eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN)
 			}
 		})
 	}
 	if ErrLastAdmin.Error() != "the last enabled admin cannot lose the admin role" {
 		t.Fatalf("ErrLastAdmin's message changed: %q (clients see it)", ErrLastAdmin)
+	}
+}
+
+// wantRevoked requires c to revoke exactly the tokens ids of user userID, with one
+// token.revoked each and then one user.access_revoked, all for reason.
+func wantRevoked(t *testing.T, c UserChange, userID string, ids []string, reason eventsv1.TokenRevocationReason) {
+	t.Helper()
+	if !slices.Equal(c.Revoked, ids) {
+		t.Fatalf("revokes %v, want %v", c.Revoked, ids)
+	}
+	var want []proto.Message
+	for _, id := range ids {
+		want = append(want, &eventsv1.TokenRevoked{TokenId: id, UserId: userID, Reason: reason})
+	}
+	want = append(want, &eventsv1.UserAccessRevoked{UserId: userID, Reason: reason})
+	if !slices.EqualFunc(c.Events, want, proto.Equal) {
+		t.Fatalf("events %v, want %v", c.Events, want)
+	}
+}
+
+// TestUserChanges is the rule of every other change of a user without a store: disabling
+// (a repeat too) and a new password revoke every live token with its events, enabling
+// revokes and publishes nothing, revoke-tokens changes nothing but the tokens.
+func TestUserChanges(t *testing.T) {
+	alice := User{ID: "u1", Username: "alice", PasswordHash: "$old", Role: authz.Operator}
+	disabled := alice
+	disabled.Disabled = true
+	rehashed := alice
+	rehashed.PasswordHash = "$new"
+	const (
+		userDisabled = eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_USER_DISABLED
+		passwordSet  = eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_PASSWORD_CHANGED
+		admin        = eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN
+	)
+	cases := []struct {
+		name   string
+		rule   func(UserState) (UserChange, error)
+		before User
+		tokens []string
+		want   User
+		reason RevokeReason // 0: nothing revoked, nothing published
+		event  eventsv1.TokenRevocationReason
+	}{
+		{name: "disabling revokes every live token", rule: ChangeDisabled(true), before: alice, tokens: []string{"t1", "t2"},
+			want: disabled, reason: RevokeUserDisabled, event: userDisabled},
+		{name: "disabling a user without tokens still tells the user's other credentials", rule: ChangeDisabled(true), before: alice,
+			want: disabled, reason: RevokeUserDisabled, event: userDisabled},
+		{name: "a repeat disable revokes what a racing login added", rule: ChangeDisabled(true), before: disabled, tokens: []string{"late"},
+			want: disabled, reason: RevokeUserDisabled, event: userDisabled},
+		{name: "enabling revokes and publishes nothing", rule: ChangeDisabled(false), before: disabled, tokens: []string{"t1"},
+			want: alice},
+		{name: "a repeat enable changes nothing", rule: ChangeDisabled(false), before: alice, tokens: []string{"t1"},
+			want: alice},
+		{name: "a new password revokes every live token", rule: NewPassword("$new"), before: alice, tokens: []string{"t1"},
+			want: rehashed, reason: RevokePasswordChanged, event: passwordSet},
+		{name: "revoke-tokens revokes and changes nothing else", rule: RevokeAllTokens, before: disabled, tokens: []string{"t1", "t2"},
+			want: disabled, reason: RevokeAdmin, event: admin},
+		{name: "revoke-tokens without tokens still tells the user's other credentials", rule: RevokeAllTokens, before: alice,
+			want: alice, reason: RevokeAdmin, event: admin},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.rule(UserState{User: c.before, EnabledAdmins: 1, LiveTokens: c.tokens})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.User != c.want || got.Reason != c.reason {
+				t.Fatalf("change %+v for %v, want %+v for %v", got.User, got.Reason, c.want, c.reason)
+			}
+			if c.reason == 0 {
+				if got.Revoked != nil || got.Events != nil {
+					t.Fatalf("revokes %v and publishes %v, want nothing", got.Revoked, got.Events)
+				}
+				return
+			}
+			wantRevoked(t, got, "u1", c.tokens, c.event)
+		})
+	}
+}
+
+// TestSignOut is Logout's rule without a store: a token not yet revoked is revoked with one
+// token.revoked (an expired one too: a cache may hold it); a revoked one changes nothing.
+func TestSignOut(t *testing.T) {
+	live := Token{ID: "t1", UserID: "u1"}
+	got, err := SignOut(live)
+	want := &eventsv1.TokenRevoked{TokenId: "t1", UserId: "u1", Reason: eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_LOGOUT}
+	if err != nil || got.Reason != RevokeLogout || len(got.Events) != 1 || !proto.Equal(got.Events[0], want) {
+		t.Fatalf("signing out a live token: %+v %v, want revoked with %v", got, err, want)
+	}
+	revoked := live
+	revoked.Revoked = true
+	if got, err := SignOut(revoked); err != nil || got.Reason != 0 || got.Events != nil {
+		t.Fatalf("signing out a revoked token: %+v %v, want nothing", got, err)
 	}
 }

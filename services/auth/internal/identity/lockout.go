@@ -49,7 +49,8 @@ func (p LockoutPolicy) Validate() error {
 }
 
 // Counter is the stored failure count of one (username, address) pair or one address. A
-// counter the store has just created has no failures and a LastFailure long ago.
+// counter the store has just created has no failures and a LastFailure long ago; the zero
+// Counter is no counter at all: a store keeps no row for it.
 type Counter struct {
 	Failures    int
 	LastFailure time.Time
@@ -85,6 +86,20 @@ func (p LockoutPolicy) Count(at time.Time) func(before Counters) (Counters, erro
 		}
 		return after, nil
 	}
+}
+
+// Forgive is what a successful attempt leaves of its counters (before, as stored, with the
+// attempt counted by Count): the pair starts again from nothing (the zero Counter), the
+// address only gets this attempt back, so logging into one's own account cannot wipe out the
+// failures one's address earned guessing at others.
+func Forgive(before Counters) Counters {
+	var after Counters
+	if before.Address != nil {
+		addr := *before.Address
+		addr.Failures = max(addr.Failures-1, 0)
+		after.Address = &addr
+	}
+	return after
 }
 
 // failed is c with one more failure at at; a counter idle for Forget starts again from one.

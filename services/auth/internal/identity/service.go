@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
@@ -67,106 +69,11 @@ func NewService(store Store, o Options) (*Service, error) {
 	return &Service{store: store, opts: o, dummyHash: dummy, gate: gate, verify: VerifyPassword}, nil
 }
 
-// Login checks a username and password and issues a token. Every credential failure returns
-// ErrBadLogin, whatever the cause; a throttle returns *LockedError; too many logins hashing at
-// once *BusyError (before anything is counted or hashed); malformed input *FieldError; a user
-// who already holds as many live tokens as Options.Tokens allows *TokenQuotaError, once the
-// password was checked (so it tells nobody else whether the user exists).
-func (s *Service) Login(ctx context.Context, username, password, clientAddr string) (string, Token, error) {
-	a := Attempt{Username: username, ClientAddress: clientAddr, At: s.opts.Now()}
-	if err := ValidateUsername(username); err != nil {
-		return "", Token{}, s.invalid(ctx, a, err)
-	}
-	if err := ValidatePassword(password); err != nil {
-		return "", Token{}, s.invalid(ctx, a, err)
-	}
-	leave, err := s.gate.admit(clientAddr, a.At)
-	if err != nil {
-		return "", Token{}, err
-	}
-	defer leave()
-	if err := s.store.BeginAttempt(ctx, a, s.opts.Lockout.Count(a.At)); err != nil {
-		var locked *LockedError
-		if errors.As(err, &locked) {
-			_ = s.store.RecordFailure(ctx, a, FailureLocked)
-		}
-		return "", Token{}, err
-	}
-	u, err := s.store.UserByName(ctx, username)
-	if errors.Is(err, ErrNotFound) {
-		if err := s.gate.run(ctx, func() { _, _, _ = s.verify(s.dummyHash, password, s.opts.Hash) }); err != nil {
-			return "", Token{}, err
-		}
-		return "", Token{}, s.fail(ctx, a, FailureUnknownUser)
-	}
-	if err != nil {
-		return "", Token{}, err
-	}
-	var ok, rehash bool
-	if gerr := s.gate.run(ctx, func() { ok, rehash, err = s.verify(u.PasswordHash, password, s.opts.Hash) }); gerr != nil {
-		return "", Token{}, gerr
-	}
-	if err != nil {
-		return "", Token{}, fmt.Errorf("user %s: %w", u.ID, err)
-	}
-	switch {
-	case !ok:
-		return "", Token{}, s.fail(ctx, a, FailureWrongPassword)
-	case u.Disabled:
-		return "", Token{}, s.fail(ctx, a, FailureDisabled)
-	}
-	if rehash {
-		// The login itself succeeded: a failed upgrade of the stored hash must not refuse it,
-		// but an operator who raised the parameters needs to know they are not being applied.
-		if err := s.rehash(ctx, u.ID, password); err != nil {
-			s.log().WarnContext(ctx, "could not rehash the password with the current argon2id parameters", "user_id", u.ID, "error", err)
-		}
-	}
-	token, err := NewToken()
-	if err != nil {
-		return "", Token{}, err
-	}
-	t := Token{ID: TokenID(token), UserID: u.ID, CreatedAt: a.At, ExpiresAt: a.At.Add(s.opts.TokenTTL)}
-	admit := func(live int) error { return s.opts.Tokens.Admit(u.Username, live) }
-	if err := s.store.CreateToken(ctx, t, a, admit); err != nil {
-		return "", Token{}, err
-	}
-	s.gate.vouch(clientAddr, a.At)
-	return token, t, nil
-}
-
-// rehash stores password hashed with the current parameters, in a slot of the hash gate.
-func (s *Service) rehash(ctx context.Context, userID, password string) error {
-	var h string
-	var err error
-	if gerr := s.gate.run(ctx, func() { h, err = HashPassword(password, s.opts.Hash) }); gerr != nil {
-		return gerr
-	}
-	if err != nil {
-		return err
-	}
-	return s.store.SetPassword(ctx, userID, h, false)
-}
-
 func (s *Service) log() *slog.Logger {
 	if s.opts.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}
 	return s.opts.Logger
-}
-
-func (s *Service) invalid(ctx context.Context, a Attempt, err error) error {
-	if rerr := s.store.RecordFailure(ctx, a, FailureInvalid); rerr != nil {
-		return rerr
-	}
-	return err
-}
-
-func (s *Service) fail(ctx context.Context, a Attempt, why LoginFailure) error {
-	if err := s.store.RecordFailure(ctx, a, why); err != nil {
-		return err
-	}
-	return ErrBadLogin
 }
 
 // Logout revokes the presented token. It is idempotent; only a missing token is an error
@@ -178,7 +85,17 @@ func (s *Service) Logout(ctx context.Context, token string) error {
 	if !LooksLikeToken(token) {
 		return nil // never issued by us, so there is nothing to revoke
 	}
-	return s.store.RevokeToken(ctx, TokenID(token), RevokeLogout)
+	return s.store.RevokeToken(ctx, TokenID(token), SignOut)
+}
+
+// SignOut is the rule of signing out, as Store.RevokeToken takes it: a token not yet revoked
+// (expired ones too: a cache may still hold them) is revoked with one token.revoked; a revoked
+// one changes nothing, so signing out twice announces it once.
+func SignOut(before Token) (TokenChange, error) {
+	if before.Revoked {
+		return TokenChange{}, nil
+	}
+	return TokenChange{Reason: RevokeLogout, Events: []proto.Message{revokedEvent(before.ID, before.UserID, RevokeLogout)}}, nil
 }
 
 // CheckToken reports whether token is live, and whose it is (id, username, role). A bad token

@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/authz"
 )
@@ -26,6 +29,7 @@ type Token struct {
 	UserID    string
 	ExpiresAt time.Time
 	CreatedAt time.Time
+	Revoked   bool
 }
 
 // RevokeReason says why tokens were revoked; it travels in the token.revoked event.
@@ -58,71 +62,61 @@ func (r RevokeReason) String() string {
 	return "unknown"
 }
 
-// LoginFailure says why a login failed, for the login.failed event. It is never sent to the
-// client (which gets one message for all of them, so usernames cannot be enumerated).
-type LoginFailure int
-
-// Reasons a login fails.
-const (
-	FailureUnknownUser LoginFailure = iota + 1
-	FailureWrongPassword
-	FailureDisabled
-	FailureLocked
-	FailureInvalid
-)
-
-// Attempt is one login attempt as the store records it.
-type Attempt struct {
-	Username      string // as typed
-	ClientAddress string // "" when unknown
-	At            time.Time
+// event is r as the events publish it.
+func (r RevokeReason) event() eventsv1.TokenRevocationReason {
+	return map[RevokeReason]eventsv1.TokenRevocationReason{
+		RevokeLogout:          eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_LOGOUT,
+		RevokePasswordChanged: eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_PASSWORD_CHANGED,
+		RevokeUserDisabled:    eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_USER_DISABLED,
+		RevokeAdmin:           eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN,
+		// The event's reasons predate roles (the token row keeps "role_changed").
+		RevokeRoleChanged: eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN,
+	}[r]
 }
 
-// Store persists users, tokens and failure counters. Every method that changes state writes
-// the events it causes in the same transaction (outbox).
+// Store persists users, tokens and failure counters. A method that changes what a rule
+// decides takes the rule as a function of the state as stored (after kaas's Store.Update):
+// the store locks that state, calls the function and writes exactly what it returned — the
+// rows and the events (outbox), in one transaction — or, when the function fails, nothing,
+// returning its error as it is.
 type Store interface {
 	CreateUser(ctx context.Context, username, passwordHash string, role authz.Role) (User, error)
-	UserByName(ctx context.Context, username string) (User, error)
 	UserByID(ctx context.Context, id string) (User, error)
 	ListUsers(ctx context.Context) ([]User, error)
 	// UsersAfter returns at most limit users whose lowercase username sorts after after,
 	// ordered by lowercase username.
 	UsersAfter(ctx context.Context, after string, limit int) ([]User, error)
-	// UpdateUser locks the enabled admins and the user called username (ErrNotFound: none),
-	// passes them to update (ChangeRole decides a role change) and writes exactly the change
-	// it returns; it returns the user as written. An error from update is returned as it is,
-	// and nothing is written.
+	// UpdateUser locks the enabled admins, the user called username (ErrNotFound: none) and
+	// the user's live tokens, passes them to update (ChangeRole, ChangeDisabled,
+	// NewPassword, RevokeAllTokens) and writes exactly the change it returns; it returns the
+	// user as written.
 	UpdateUser(ctx context.Context, username string, update func(before UserState) (UserChange, error)) (User, error)
 	CountUsers(ctx context.Context) (int, error)
-	// SetPassword stores a new hash; with revoke it also revokes all the user's tokens.
-	SetPassword(ctx context.Context, userID, passwordHash string, revoke bool) error
-	// SetDisabled flips the flag; disabling revokes all the user's tokens.
-	SetDisabled(ctx context.Context, username string, disabled bool) (User, error)
-	// RevokeUserTokens revokes every live token of the user and returns how many.
-	RevokeUserTokens(ctx context.Context, userID string, reason RevokeReason) (int, error)
 
-	// CreateToken stores a token issued by a successful login, records the success (resetting
-	// the username's failure counter, taking back the attempt's address count) and its event.
-	// First, holding a lock of the user that every CreateToken of the user takes (on any
-	// replica), it counts the user's live tokens at t.CreatedAt — unexpired, unrevoked — and
-	// asks admit (nil: admit all): when admit refuses, the store keeps no token and records no
-	// success event but still takes the attempt back (the password was right), and returns
-	// admit's error.
-	CreateToken(ctx context.Context, t Token, a Attempt, admit func(live int) error) error
+	// UserByName finds a user by case-insensitive username (ErrNotFound: none).
+	UserByName(ctx context.Context, username string) (User, error)
+	// BeginAttempt locks the failure counters of the attempt's (username, address) pair and,
+	// when the address is known, of the address (a missing one as a new Counter), passes them
+	// to count (LockoutPolicy.Count) and writes exactly the counters it returns, before the
+	// password is checked.
+	BeginAttempt(ctx context.Context, a Attempt, count func(before Counters) (Counters, error)) error
+	// RecordFailure writes the login.failed event of an attempt already counted.
+	RecordFailure(ctx context.Context, ev *eventsv1.LoginFailed) error
+	// FinishLogin ends the attempt a of user userID whose password was right. Holding a lock
+	// of the user that every FinishLogin and UpdateUser of the user takes (on any replica),
+	// it reads the user's name, the number of live tokens at a.At and the attempt's counters
+	// (a missing one as the zero Counter), passes them to finish (LoginSucceeded) and writes
+	// exactly the change it returns: the token, the counters (the zero Counter: none), the
+	// password hash, the events. It returns that change.
+	FinishLogin(ctx context.Context, userID string, a Attempt, finish func(before LoginState) (LoginChange, error)) (LoginChange, error)
+
 	// ValidToken reports whether id is an existing, unexpired, unrevoked token of an enabled
 	// user, and that user's account.
 	ValidToken(ctx context.Context, id string, now time.Time) (a authn.Account, ok bool, err error)
-	// RevokeToken revokes one token; revoking a revoked or unknown token is not an error.
-	RevokeToken(ctx context.Context, id string, reason RevokeReason) error
+	// RevokeToken locks the token id and passes it to revoke (Logout), then writes exactly the
+	// revocation and events it returns; an unknown token is not an error and changes nothing.
+	RevokeToken(ctx context.Context, id string, revoke func(before Token) (TokenChange, error)) error
 
-	// BeginAttempt locks the failure counters of the attempt's (username, address) pair and,
-	// when the address is known, of the address (a missing one as a new Counter), passes them
-	// to count and writes exactly the counters it returns, before the password is checked
-	// (LockoutPolicy.Count decides). An error from count is returned as it is, and nothing is
-	// written.
-	BeginAttempt(ctx context.Context, a Attempt, count func(before Counters) (Counters, error)) error
-	// RecordFailure writes the login.failed event for an attempt already counted.
-	RecordFailure(ctx context.Context, a Attempt, why LoginFailure) error
 	// ClearUserThrottles deletes the counters of every pair of the username; it returns how many.
 	ClearUserThrottles(ctx context.Context, username string) (int64, error)
 	// ClearAddressThrottles deletes the counters of the address and its pairs; it returns how many.
@@ -131,4 +125,11 @@ type Store interface {
 	// Purge deletes tokens expired or revoked before cutoff and counters idle since before
 	// forgetBefore, returning how many rows went.
 	Purge(ctx context.Context, cutoff, forgetBefore time.Time) (int64, error)
+}
+
+// TokenChange is what the revocation of one token writes: nothing when Reason is 0, else the
+// token revoked for Reason, and Events.
+type TokenChange struct {
+	Reason RevokeReason
+	Events []proto.Message
 }

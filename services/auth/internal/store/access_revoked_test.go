@@ -47,12 +47,12 @@ func TestUserAccessRevokedEvenWithoutTokens(t *testing.T) {
 		t.Fatalf("%d token.revoked before any change", n)
 	}
 
-	if _, err := st.SetDisabled(ctx, "erin", true); err != nil {
+	if _, err := st.UpdateUser(ctx, "erin", identity.ChangeDisabled(true)); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_USER_DISABLED)
 	check("disable")
-	if _, err := st.SetDisabled(ctx, "erin", false); err != nil {
+	if _, err := st.UpdateUser(ctx, "erin", identity.ChangeDisabled(false)); err != nil {
 		t.Fatal(err)
 	}
 	check("enable")
@@ -67,30 +67,36 @@ func TestUserAccessRevokedEvenWithoutTokens(t *testing.T) {
 	want = append(want, eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN)
 	check("role change")
 
-	if err := st.SetPassword(ctx, erin.ID, "$h2", false); err != nil {
+	now := time.Now()
+	a := identity.Attempt{Username: "erin", At: now}
+	if err := issue(ctx, st, identity.Token{ID: "e0", UserID: erin.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, a, "$rehashed"); err != nil {
 		t.Fatal(err)
 	}
-	check("a password set without revoking")
-	if err := st.SetPassword(ctx, erin.ID, "$h3", true); err != nil {
+	check("a login's rehash")
+	if _, err := st.UpdateUser(ctx, "erin", identity.NewPassword("$h3")); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_PASSWORD_CHANGED)
 	check("password reset")
 
 	// With live tokens: one user event for the change, beside one token.revoked per token.
-	now := time.Now()
 	for _, id := range []string{"e1", "e2"} {
-		if err := st.CreateToken(ctx, identity.Token{ID: id, UserID: erin.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, identity.Attempt{Username: "erin", At: now}, nil); err != nil {
+		if err := issue(ctx, st, identity.Token{ID: id, UserID: erin.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, identity.Attempt{Username: "erin", At: now}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n, err := st.RevokeUserTokens(ctx, erin.ID, identity.RevokeAdmin); err != nil || n != 2 {
+	var n int
+	if _, err := st.UpdateUser(ctx, "erin", func(before identity.UserState) (identity.UserChange, error) {
+		c, err := identity.RevokeAllTokens(before)
+		n = len(c.Revoked)
+		return c, err
+	}); err != nil || n != 2 {
 		t.Fatalf("revoke-all: %d %v", n, err)
 	}
 	want = append(want, eventsv1.TokenRevocationReason_TOKEN_REVOCATION_REASON_ADMIN)
 	check("revoke-all")
-	if n := outboxCount(t, ctx, st, events.SubjectOf(&eventsv1.TokenRevoked{})); n != 2 {
-		t.Fatalf("%d token.revoked, want one per live token (2)", n)
+	if n := outboxCount(t, ctx, st, events.SubjectOf(&eventsv1.TokenRevoked{})); n != 3 {
+		t.Fatalf("%d token.revoked, want one per live token (2) and the one of the password change (e0)", n)
 	}
 
 	// A refused change writes nothing: the event is the transaction's.

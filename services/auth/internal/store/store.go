@@ -37,10 +37,15 @@ var _ identity.Store = (*Store)(nil)
 // New returns a Store on a pool whose search_path is the auth schema.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// publish adds an event to the outbox of tx, on the subject its message declares.
-func (s *Store) publish(ctx context.Context, tx pgx.Tx, payload proto.Message) error {
-	_, err := s.outbox.Add(ctx, tx, events.Event{Payload: payload})
-	return err
+// publish adds the events a rule returned to the outbox of tx, in order, each on the subject
+// its message declares.
+func (s *Store) publish(ctx context.Context, tx pgx.Tx, payloads ...proto.Message) error {
+	for _, p := range payloads {
+		if _, err := s.outbox.Add(ctx, tx, events.Event{Payload: p}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func isUniqueViolation(err error) bool {

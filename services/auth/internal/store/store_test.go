@@ -33,6 +33,13 @@ func open(t *testing.T) (*store.Store, context.Context) {
 	return store.New(pool), ctx
 }
 
+// issue ends the attempt a with the token t as a successful Login does (no quota), rehash
+// ("": none) replacing the password hash.
+func issue(ctx context.Context, st *store.Store, t identity.Token, a identity.Attempt, rehash string) error {
+	_, err := st.FinishLogin(ctx, t.UserID, a, identity.LoginSucceeded(identity.TokenQuota{}, a, t, rehash))
+	return err
+}
+
 func outboxCount(t *testing.T, ctx context.Context, st *store.Store, subject string) int {
 	t.Helper()
 	n, err := st.CountOutbox(ctx, subject)
@@ -59,7 +66,7 @@ func TestUsersAreCaseInsensitivelyUnique(t *testing.T) {
 	if _, err := st.UserByName(ctx, "bob"); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("missing user: %v", err)
 	}
-	if _, err := st.SetDisabled(ctx, "bob", true); !errors.Is(err, identity.ErrNotFound) {
+	if _, err := st.UpdateUser(ctx, "bob", identity.ChangeDisabled(true)); !errors.Is(err, identity.ErrNotFound) {
 		t.Fatalf("disable missing user: %v", err)
 	}
 }
@@ -71,7 +78,7 @@ func TestTokensAndRevocationEvents(t *testing.T) {
 	now := time.Now()
 	a := identity.Attempt{Username: "carol", ClientAddress: "10.0.0.1", At: now}
 	for _, id := range []string{"t1", "t2", "t3"} {
-		if err := st.CreateToken(ctx, identity.Token{ID: id, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, a, nil); err != nil {
+		if err := issue(ctx, st, identity.Token{ID: id, UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, a, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,10 +91,10 @@ func TestTokensAndRevocationEvents(t *testing.T) {
 	if _, ok, _ := st.ValidToken(ctx, "t1", now.Add(2*time.Hour)); ok {
 		t.Fatal("expired token valid")
 	}
-	if err := st.RevokeToken(ctx, "t1", identity.RevokeLogout); err != nil {
+	if err := st.RevokeToken(ctx, "t1", identity.SignOut); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.RevokeToken(ctx, "t1", identity.RevokeLogout); err != nil { // idempotent
+	if err := st.RevokeToken(ctx, "t1", identity.SignOut); err != nil { // idempotent
 		t.Fatal(err)
 	}
 	if _, ok, _ := st.ValidToken(ctx, "t1", now); ok {
@@ -96,7 +103,7 @@ func TestTokensAndRevocationEvents(t *testing.T) {
 	if outboxCount(t, ctx, st, events.SubjectOf(&eventsv1.TokenRevoked{})) != 1 {
 		t.Fatal("second revoke of one token must not publish again")
 	}
-	if _, err := st.SetDisabled(ctx, "carol", true); err != nil {
+	if _, err := st.UpdateUser(ctx, "carol", identity.ChangeDisabled(true)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := st.ValidToken(ctx, "t2", now); ok {
@@ -105,7 +112,7 @@ func TestTokensAndRevocationEvents(t *testing.T) {
 	if outboxCount(t, ctx, st, events.SubjectOf(&eventsv1.TokenRevoked{})) != 3 {
 		t.Fatal("disabling must revoke (and announce) each remaining token")
 	}
-	if _, err := st.SetDisabled(ctx, "carol", false); err != nil {
+	if _, err := st.UpdateUser(ctx, "carol", identity.ChangeDisabled(false)); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok, _ := st.ValidToken(ctx, "t2", now); ok {
@@ -152,7 +159,7 @@ func TestLockoutCountsConcurrentAttemptsExactly(t *testing.T) {
 		t.Fatalf("after the lock interval: %v", err)
 	}
 	u, _ := st.CreateUser(ctx, "dave", "$h", authz.Operator)
-	if err := st.CreateToken(ctx, identity.Token{ID: "x", UserID: u.ID, CreatedAt: later, ExpiresAt: later.Add(time.Hour)}, a, nil); err != nil {
+	if err := issue(ctx, st, identity.Token{ID: "x", UserID: u.ID, CreatedAt: later, ExpiresAt: later.Add(time.Hour)}, a, ""); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < p.PairThreshold; i++ {
@@ -246,7 +253,7 @@ func TestSetRoleKeepsAnAdminAndRevokesTokens(t *testing.T) {
 	dan, _ := st.CreateUser(ctx, "dan", "$h", authz.Operator)
 	now := time.Now()
 	for _, id := range []string{"d1", "d2"} {
-		if err := st.CreateToken(ctx, identity.Token{ID: id, UserID: dan.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, identity.Attempt{Username: "dan", At: now}, nil); err != nil {
+		if err := issue(ctx, st, identity.Token{ID: id, UserID: dan.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}, identity.Attempt{Username: "dan", At: now}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -276,7 +283,7 @@ func TestSetRoleKeepsAnAdminAndRevokesTokens(t *testing.T) {
 	if _, err := st.UpdateUser(ctx, "dan", identity.ChangeRole(authz.Admin)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.SetDisabled(ctx, "dan", true); err != nil {
+	if _, err := st.UpdateUser(ctx, "dan", identity.ChangeDisabled(true)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.UpdateUser(ctx, "root", identity.ChangeRole(authz.Operator)); !errors.Is(err, identity.ErrLastAdmin) {
@@ -285,7 +292,7 @@ func TestSetRoleKeepsAnAdminAndRevokesTokens(t *testing.T) {
 	if u, err := st.UpdateUser(ctx, "dan", identity.ChangeRole(authz.Viewer)); err != nil || u.Role != authz.Viewer {
 		t.Fatalf("demoting a disabled admin: %+v %v", u, err)
 	}
-	if _, err := st.SetDisabled(ctx, "dan", false); err != nil {
+	if _, err := st.UpdateUser(ctx, "dan", identity.ChangeDisabled(false)); err != nil {
 		t.Fatal(err)
 	}
 

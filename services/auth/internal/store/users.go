@@ -33,15 +33,6 @@ func (s *Store) CreateUser(ctx context.Context, username, passwordHash string, r
 	return u, nil
 }
 
-// UserByName finds a user by case-insensitive username.
-func (s *Store) UserByName(ctx context.Context, username string) (identity.User, error) {
-	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(username) = lower($1)`, username))
-	if err != nil {
-		return identity.User{}, notFound(err, "select user")
-	}
-	return u, nil
-}
-
 // UserByID finds a user by id; an id that is not a UUID is simply not found.
 func (s *Store) UserByID(ctx context.Context, id string) (identity.User, error) {
 	u, err := scanUser(s.pool.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id::text = $1`, id))
@@ -63,9 +54,11 @@ func (s *Store) UsersAfter(ctx context.Context, after string, limit int) ([]iden
 }
 
 // UpdateUser locks the enabled admins' rows (in id order, so concurrent changes queue rather
-// than deadlock) and then the user's, passes them to update and writes the change it returns.
-// Two admins demoting each other at once thus see each other: they cannot both succeed and
-// leave nobody able to administer users.
+// than deadlock), then the user's and the user's live tokens, passes them to update and
+// writes exactly the change it returns. Two admins demoting each other at once thus see each
+// other: they cannot both succeed and leave nobody able to administer users. The user's lock
+// (FOR UPDATE) also waits for the user's logins in flight (FinishLogin), so the live tokens
+// update sees are all there are.
 func (s *Store) UpdateUser(ctx context.Context, username string, update func(before identity.UserState) (identity.UserChange, error)) (identity.User, error) {
 	var after identity.User
 	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -77,15 +70,24 @@ func (s *Store) UpdateUser(ctx context.Context, username string, update func(bef
 		if err != nil {
 			return fmt.Errorf("lock admins: %w", err)
 		}
-		before, err := scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(username) = lower($1) FOR UPDATE`, username))
+		before := identity.UserState{EnabledAdmins: len(admins)}
+		before.User, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE lower(username) = lower($1) FOR UPDATE`, username))
 		if err != nil {
 			return notFound(err, "select user")
 		}
-		c, err := update(identity.UserState{User: before, EnabledAdmins: len(admins)})
+		rows, err = tx.Query(ctx, `SELECT id FROM tokens WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now()
+			ORDER BY created_at, id FOR UPDATE`, before.User.ID)
+		if err != nil {
+			return fmt.Errorf("lock live tokens: %w", err)
+		}
+		if before.LiveTokens, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return fmt.Errorf("lock live tokens: %w", err)
+		}
+		c, err := update(before)
 		if err != nil {
 			return err
 		}
-		after, err = s.saveUser(ctx, tx, before, c)
+		after, err = s.saveUser(ctx, tx, before.User, c)
 		return err
 	})
 	if err != nil {
@@ -94,28 +96,33 @@ func (s *Store) UpdateUser(ctx context.Context, username string, update func(bef
 	return after, nil
 }
 
-// saveUser writes c over before, which was loaded under the lock: the role and the disabled
-// flag when either differs (stamping updated_at), then the revocation of the user's tokens c
-// asks for. It returns the user as stored.
+// saveUser writes c over before, which was loaded under the lock: the role, the disabled flag
+// and the password hash when one differs (stamping updated_at), the revocation of the tokens
+// c names and its events. It returns the user as stored.
 func (s *Store) saveUser(ctx context.Context, tx pgx.Tx, before identity.User, c identity.UserChange) (identity.User, error) {
 	after := before
 	if c.User.ID != before.ID {
 		return after, fmt.Errorf("store: a change of user %s cannot be saved over %s", c.User.ID, before.ID)
 	}
-	if c.User.Role != before.Role || c.User.Disabled != before.Disabled {
+	if c.User.Role != before.Role || c.User.Disabled != before.Disabled || c.User.PasswordHash != before.PasswordHash {
 		var err error
-		after, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET role = $2, disabled = $3, updated_at = now()
-			WHERE id::text = $1 RETURNING `+userColumns, before.ID, string(c.User.Role), c.User.Disabled))
+		after, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET role = $2, disabled = $3, password_hash = $4, updated_at = now()
+			WHERE id::text = $1 RETURNING `+userColumns, before.ID, string(c.User.Role), c.User.Disabled, c.User.PasswordHash))
 		if err != nil {
 			return after, fmt.Errorf("update user: %w", err)
 		}
 	}
-	if c.Revoke != 0 {
-		if _, err := s.revokeUserTokens(ctx, tx, before.ID, c.Revoke); err != nil {
-			return after, err
+	if len(c.Revoked) > 0 {
+		tag, err := tx.Exec(ctx, `UPDATE tokens SET revoked_at = now(), revoke_reason = $3
+			WHERE user_id = $1 AND id = ANY($2) AND revoked_at IS NULL`, before.ID, c.Revoked, c.Reason.String())
+		if err != nil {
+			return after, fmt.Errorf("revoke tokens: %w", err)
+		}
+		if tag.RowsAffected() != int64(len(c.Revoked)) {
+			return after, fmt.Errorf("store: a change of user %s revokes %d tokens, of which %d are its live ones", before.ID, len(c.Revoked), tag.RowsAffected())
 		}
 	}
-	return after, nil
+	return after, s.publish(ctx, tx, c.Events...)
 }
 
 // ListUsers returns all users ordered by username.
@@ -131,52 +138,5 @@ func (s *Store) ListUsers(ctx context.Context) ([]identity.User, error) {
 func (s *Store) CountUsers(ctx context.Context) (int, error) {
 	var n int
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM users`).Scan(&n)
-	return n, err
-}
-
-// SetPassword stores a new hash and, with revoke, revokes every live token of the user.
-func (s *Store) SetPassword(ctx context.Context, userID, passwordHash string, revoke bool) error {
-	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1`, userID, passwordHash)
-		if err != nil {
-			return fmt.Errorf("update password: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return identity.ErrNotFound
-		}
-		if !revoke {
-			return nil
-		}
-		_, err = s.revokeUserTokens(ctx, tx, userID, identity.RevokePasswordChanged)
-		return err
-	})
-}
-
-// SetDisabled sets the disabled flag; disabling revokes every live token of the user.
-func (s *Store) SetDisabled(ctx context.Context, username string, disabled bool) (identity.User, error) {
-	var u identity.User
-	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET disabled = $2, updated_at = now()
-			WHERE lower(username) = lower($1) RETURNING `+userColumns, username, disabled))
-		if err != nil {
-			return notFound(err, "update user")
-		}
-		if disabled {
-			_, err = s.revokeUserTokens(ctx, tx, u.ID, identity.RevokeUserDisabled)
-		}
-		return err
-	})
-	return u, err
-}
-
-// RevokeUserTokens revokes every live token of the user.
-func (s *Store) RevokeUserTokens(ctx context.Context, userID string, reason identity.RevokeReason) (int, error) {
-	var n int
-	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		n, err = s.revokeUserTokens(ctx, tx, userID, reason)
-		return err
-	})
 	return n, err
 }

@@ -66,8 +66,27 @@ func login(st *StoreTest, u identity.User, id, addr string) identity.Token {
 	st.T.Helper()
 	at := now()
 	t := identity.Token{ID: id, UserID: u.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-	testenv.OK(st.T, st.Store.CreateToken(st.Ctx, t, identity.Attempt{Username: u.Username, ClientAddress: addr, At: at}, nil))
+	testenv.OK(st.T, createToken(st, t, identity.Attempt{Username: u.Username, ClientAddress: addr, At: at}, nil))
 	return t
+}
+
+// createToken ends the attempt a with the token t as Login does (identity.LoginSucceeded,
+// no quota), except that admit (nil: admit all) is asked with the live tokens the store
+// counted and may refuse; it returns the refusal.
+func createToken(st *StoreTest, t identity.Token, a identity.Attempt, admit func(live int) error) error {
+	c, err := st.Store.FinishLogin(st.Ctx, t.UserID, a, func(before identity.LoginState) (identity.LoginChange, error) {
+		c, err := identity.LoginSucceeded(identity.TokenQuota{}, a, t, "")(before)
+		if admit != nil && err == nil {
+			if c.Refused = admit(before.LiveTokens); c.Refused != nil {
+				c.Token, c.Events = nil, nil
+			}
+		}
+		return c, err
+	})
+	if err != nil {
+		return err
+	}
+	return c.Refused
 }
 
 // begin begins the attempt a under the lockout policy p, as Login does.

@@ -11,7 +11,7 @@ import (
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
-// errFull is the refusal of the admit functions these behaviours pass to CreateToken.
+// errFull is the refusal of the admit functions these behaviours pass to createToken.
 var errFull = errors.New("full")
 
 // upTo admits while the user holds fewer than limit live tokens and records each count seen.
@@ -36,20 +36,20 @@ func quotaBehaviours() []behaviour {
 			login(st, alice, identity.TokenID("live-1"), "192.0.2.1")
 			login(st, alice, identity.TokenID("live-2"), "192.0.2.1")
 			revoked := login(st, alice, identity.TokenID("revoked"), "192.0.2.1")
-			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, revoked.ID, identity.RevokeLogout))
+			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, revoked.ID, identity.SignOut))
 			expired := identity.Token{ID: identity.TokenID("expired"), UserID: alice.ID, CreatedAt: at.Add(-2 * time.Hour), ExpiresAt: at.Add(-time.Hour)}
-			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, expired, identity.Attempt{Username: "alice", At: at}, nil))
+			testenv.OK(st.T, createToken(st, expired, identity.Attempt{Username: "alice", At: at}, nil))
 			login(st, bob, identity.TokenID("bob's"), "192.0.2.1")
 			st.Restart()
 			var seen []int
 			tok := identity.Token{ID: identity.TokenID("live-3"), UserID: alice.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", At: at}, upTo(3, &seen)))
+			testenv.OK(st.T, createToken(st, tok, identity.Attempt{Username: "alice", At: at}, upTo(3, &seen)))
 			if len(seen) != 1 || seen[0] != 2 {
 				st.T.Fatalf("admit saw %v; alice holds 2 live tokens (one more revoked, one expired; bob's are his)", seen)
 			}
 			// A token counts until its expiry: an hour on, only those issued since are live.
 			later := identity.Token{ID: identity.TokenID("later"), UserID: alice.ID, CreatedAt: at.Add(time.Hour + time.Minute), ExpiresAt: at.Add(2 * time.Hour)}
-			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, later, identity.Attempt{Username: "alice", At: at}, upTo(1, &seen)))
+			testenv.OK(st.T, createToken(st, later, identity.Attempt{Username: "alice", At: later.CreatedAt}, upTo(1, &seen)))
 			if seen[1] != 0 {
 				st.T.Fatalf("admit saw %d live tokens an hour on, want 0 (all expired)", seen[1])
 			}
@@ -62,7 +62,7 @@ func quotaBehaviours() []behaviour {
 			testenv.OK(st.T, begin(st, a, policy(5, 5)))
 			var seen []int
 			tok := identity.Token{ID: identity.TokenID("refused"), UserID: alice.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-			is(st.T, "CreateToken over the limit", st.Store.CreateToken(st.Ctx, tok, a, upTo(1, &seen)), errFull)
+			is(st.T, "a token over the limit", createToken(st, tok, a, upTo(1, &seen)), errFull)
 			st.Restart()
 			if live(st, tok.ID) {
 				st.T.Fatal("a refused token is live")
@@ -84,7 +84,7 @@ func quotaBehaviours() []behaviour {
 				wg.Go(func() {
 					at := now()
 					tok := identity.Token{ID: identity.TokenID(fmt.Sprint("racing-", i)), UserID: alice.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-					errs <- st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", At: at}, admit)
+					errs <- createToken(st, tok, identity.Attempt{Username: "alice", At: at}, admit)
 				})
 			}
 			wg.Wait()

@@ -89,11 +89,11 @@ func throttleBehaviours() []behaviour {
 			admitted(st, p, "alice", addr, t0) // address 2, pair 1
 			admitted(st, p, "alice", addr, t0) // address 3, pair 2
 			tok := identity.Token{ID: identity.TokenID("t1"), UserID: u.ID, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
-			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", ClientAddress: addr, At: t0}, nil)) // address 2, pair 0
+			testenv.OK(st.T, createToken(st, tok, identity.Attempt{Username: "alice", ClientAddress: addr, At: t0}, nil)) // address 2, pair 0
 			st.Restart()
 			admitted(st, p, "alice", addr, t0) // address 3, pair 1
 			throttled(st, p, "carol", addr, t0, 30*time.Second)
-			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, identity.Token{ID: identity.TokenID("t2"), UserID: u.ID, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)},
+			testenv.OK(st.T, createToken(st, identity.Token{ID: identity.TokenID("t2"), UserID: u.ID, CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)},
 				identity.Attempt{Username: "alice", ClientAddress: addr, At: t0}, nil)) // address 2, pair 0
 			admitted(st, p, "carol", addr, t0)
 		}},

@@ -15,7 +15,7 @@ func tokenBehaviours() []behaviour {
 			u := user(st, "Alice", authz.Viewer)
 			at := now()
 			tok := identity.Token{ID: identity.TokenID("t1"), UserID: u.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
-			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, tok, identity.Attempt{Username: "alice", ClientAddress: "192.0.2.1", At: at}, nil))
+			testenv.OK(st.T, createToken(st, tok, identity.Attempt{Username: "alice", ClientAddress: "192.0.2.1", At: at}, nil))
 			st.Restart()
 			a, valid, err := st.Store.ValidToken(st.Ctx, tok.ID, at.Add(time.Hour-time.Second))
 			testenv.OK(st.T, err)
@@ -38,7 +38,7 @@ func tokenBehaviours() []behaviour {
 		}},
 		{Name: "token/a token of a disabled user is not live", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
-			testenv.Must(st.Store.SetDisabled(st.Ctx, "alice", true))(st.T)
+			testenv.Must(st.Store.UpdateUser(st.Ctx, "alice", identity.ChangeDisabled(true)))(st.T)
 			tok := login(st, u, identity.TokenID("t1"), "192.0.2.1")
 			st.Restart()
 			if live(st, tok.ID) {
@@ -49,10 +49,10 @@ func tokenBehaviours() []behaviour {
 			u := user(st, "alice", authz.Operator)
 			t1 := login(st, u, identity.TokenID("t1"), "192.0.2.1")
 			t2 := login(st, u, identity.TokenID("t2"), "192.0.2.1")
-			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, t1.ID, identity.RevokeLogout))
+			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, t1.ID, identity.SignOut))
 			st.Restart()
-			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, t1.ID, identity.RevokeLogout))
-			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, identity.TokenID("never issued"), identity.RevokeLogout))
+			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, t1.ID, identity.SignOut))
+			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, identity.TokenID("never issued"), identity.SignOut))
 			if live(st, t1.ID) || !live(st, t2.ID) {
 				st.T.Fatal("revoking one token must revoke exactly that one")
 			}
@@ -61,9 +61,9 @@ func tokenBehaviours() []behaviour {
 			u := user(st, "alice", authz.Operator)
 			at := now()
 			dead := identity.Token{ID: identity.TokenID("expired"), UserID: u.ID, CreatedAt: at.Add(-3 * time.Hour), ExpiresAt: at.Add(-2 * time.Hour)}
-			testenv.OK(st.T, st.Store.CreateToken(st.Ctx, dead, identity.Attempt{Username: "alice", At: at}, nil))
+			testenv.OK(st.T, createToken(st, dead, identity.Attempt{Username: "alice", At: at}, nil))
 			revoked := login(st, u, identity.TokenID("revoked"), "192.0.2.1")
-			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, revoked.ID, identity.RevokeLogout))
+			testenv.OK(st.T, st.Store.RevokeToken(st.Ctx, revoked.ID, identity.SignOut))
 			kept := login(st, u, identity.TokenID("kept"), "192.0.2.1")
 			// One idle counter (a pair with no address: one row), one recent.
 			p := policy(5, 5)

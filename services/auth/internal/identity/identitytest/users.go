@@ -2,6 +2,7 @@ package identitytest
 
 import (
 	"slices"
+	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/authz"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
@@ -39,8 +40,9 @@ func userBehaviours() []behaviour {
 			is(st.T, "unknown id", err, identity.ErrNotFound)
 			_, err = st.Store.UserByID(st.Ctx, "not-an-id")
 			is(st.T, "malformed id", err, identity.ErrNotFound)
-			is(st.T, "password of an unknown id", st.Store.SetPassword(st.Ctx, unknownID, "$h", true), identity.ErrNotFound)
-			_, err = st.Store.SetDisabled(st.Ctx, "bob", true)
+			_, err = st.Store.UpdateUser(st.Ctx, "bob", identity.NewPassword("$h"))
+			is(st.T, "password of an unknown name", err, identity.ErrNotFound)
+			_, err = st.Store.UpdateUser(st.Ctx, "bob", identity.ChangeDisabled(true))
 			is(st.T, "disable an unknown name", err, identity.ErrNotFound)
 			_, err = st.Store.UpdateUser(st.Ctx, "bob", identity.ChangeRole(authz.Viewer))
 			is(st.T, "role of an unknown name", err, identity.ErrNotFound)
@@ -82,17 +84,21 @@ func userBehaviours() []behaviour {
 		{Name: "user/a new password keeps or revokes the tokens", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
 			t1 := login(st, u, identity.TokenID("t1"), "192.0.2.1")
-			testenv.OK(st.T, st.Store.SetPassword(st.Ctx, u.ID, "$rehashed", false))
+			// A login's rehash keeps the tokens; an admin's new password revokes them.
+			at := now()
+			t2 := identity.Token{ID: identity.TokenID("t2"), UserID: u.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+			a := identity.Attempt{Username: "alice", ClientAddress: "192.0.2.1", At: at}
+			testenv.Must(st.Store.FinishLogin(st.Ctx, u.ID, a, identity.LoginSucceeded(identity.TokenQuota{}, a, t2, "$rehashed")))(st.T)
 			st.Restart()
 			if got := testenv.Must(st.Store.UserByID(st.Ctx, u.ID))(st.T); got.PasswordHash != "$rehashed" {
 				st.T.Fatalf("hash after a rehash: %q", got.PasswordHash)
 			}
-			if !live(st, t1.ID) {
-				st.T.Fatal("a rehash revoked the token")
+			if !live(st, t1.ID) || !live(st, t2.ID) {
+				st.T.Fatal("a rehash revoked a token")
 			}
-			testenv.OK(st.T, st.Store.SetPassword(st.Ctx, u.ID, "$changed", true))
+			testenv.Must(st.Store.UpdateUser(st.Ctx, "ALICE", identity.NewPassword("$changed")))(st.T)
 			st.Restart()
-			if live(st, t1.ID) {
+			if live(st, t1.ID) || live(st, t2.ID) {
 				st.T.Fatal("a changed password kept the token")
 			}
 			if got := testenv.Must(st.Store.UserByName(st.Ctx, "alice"))(st.T); got.PasswordHash != "$changed" {
@@ -102,14 +108,14 @@ func userBehaviours() []behaviour {
 		{Name: "user/disabling revokes the tokens and re-enabling does not restore them", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
 			t1 := login(st, u, identity.TokenID("t1"), "192.0.2.1")
-			if got := testenv.Must(st.Store.SetDisabled(st.Ctx, "ALICE", true))(st.T); !got.Disabled || got.ID != u.ID {
+			if got := testenv.Must(st.Store.UpdateUser(st.Ctx, "ALICE", identity.ChangeDisabled(true)))(st.T); !got.Disabled || got.ID != u.ID {
 				st.T.Fatalf("disabled: %+v", got)
 			}
 			st.Restart()
 			if live(st, t1.ID) || !testenv.Must(st.Store.UserByID(st.Ctx, u.ID))(st.T).Disabled {
 				st.T.Fatal("a disabled user's token is live")
 			}
-			if got := testenv.Must(st.Store.SetDisabled(st.Ctx, "alice", false))(st.T); got.Disabled {
+			if got := testenv.Must(st.Store.UpdateUser(st.Ctx, "alice", identity.ChangeDisabled(false)))(st.T); got.Disabled {
 				st.T.Fatalf("enabled: %+v", got)
 			}
 			st.Restart()
@@ -149,7 +155,7 @@ func userBehaviours() []behaviour {
 			}
 			// A disabled admin administers nothing: it does not count as the one left.
 			testenv.Must(st.Store.UpdateUser(st.Ctx, "root", identity.ChangeRole(authz.Admin)))(st.T)
-			testenv.Must(st.Store.SetDisabled(st.Ctx, "root", true))(st.T)
+			testenv.Must(st.Store.UpdateUser(st.Ctx, "root", identity.ChangeDisabled(true)))(st.T)
 			_, err = st.Store.UpdateUser(st.Ctx, "op", identity.ChangeRole(authz.Viewer))
 			is(st.T, "demote the last enabled admin", err, identity.ErrLastAdmin)
 		}},
@@ -160,10 +166,19 @@ func userBehaviours() []behaviour {
 			login(st, u, identity.TokenID("t2"), "192.0.2.2")
 			t3 := login(st, other, identity.TokenID("t3"), "192.0.2.1")
 			st.Restart()
-			if n := testenv.Must(st.Store.RevokeUserTokens(st.Ctx, u.ID, identity.RevokeAdmin))(st.T); n != 2 {
+			revoked := func() int {
+				var n int
+				testenv.Must(st.Store.UpdateUser(st.Ctx, u.Username, func(before identity.UserState) (identity.UserChange, error) {
+					c, err := identity.RevokeAllTokens(before)
+					n = len(c.Revoked)
+					return c, err
+				}))(st.T)
+				return n
+			}
+			if n := revoked(); n != 2 {
 				st.T.Fatalf("revoked %d, want 2", n)
 			}
-			if n := testenv.Must(st.Store.RevokeUserTokens(st.Ctx, u.ID, identity.RevokeAdmin))(st.T); n != 0 {
+			if n := revoked(); n != 0 {
 				st.T.Fatalf("revoked again %d, want 0", n)
 			}
 			if live(st, identity.TokenID("t1")) || live(st, identity.TokenID("t2")) || !live(st, t3.ID) {
