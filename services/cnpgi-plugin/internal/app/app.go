@@ -43,7 +43,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, environ []string) (
 	}
 	// Read-ahead downloads use the pool: they stop before it closes.
 	s.Defer("wal read-ahead", func(context.Context) error { walService.Close(); return nil })
-	if err := openEvents(ctx, s, cfg, pool); err != nil {
+	if err := openEvents(ctx, s, cfg, pool, cat); err != nil {
 		return nil, err
 	}
 	tls, err := listenTLS(s, cfg, log)

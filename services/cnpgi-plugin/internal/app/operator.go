@@ -25,7 +25,7 @@ import (
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
-	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/events"
+	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/events"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/history"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/metrics"
@@ -37,8 +37,9 @@ import (
 )
 
 // openEvents is the step that publishes the plugin's events — the outbox relay and the WAL
-// announcer that batches archived segments into events — when NATS is configured.
-func openEvents(ctx context.Context, s *service.Service, cfg Config, pool *pgxpool.Pool) error {
+// announcer that batches the catalog's archived segments into events — when NATS is
+// configured.
+func openEvents(ctx context.Context, s *service.Service, cfg Config, pool *pgxpool.Pool, cat *catalog.Catalog) error {
 	if cfg.NATSURL == "" {
 		s.Logger().Warn("PLINTH_NATS_URL is not set: plinth.cnpgi events are not published")
 		return nil
@@ -49,7 +50,7 @@ func openEvents(ctx context.Context, s *service.Service, cfg Config, pool *pgxpo
 	if err != nil {
 		return err
 	}
-	announcer := cnpgievents.NewAnnouncer(pool, cnpgievents.Options{Batch: cfg.WALEventBatch, Interval: cfg.WALEventInterval, Logger: s.Logger()})
+	announcer := cnpgievents.NewAnnouncer(cat, cnpgievents.Options{Batch: cfg.WALEventBatch, Interval: cfg.WALEventInterval, Logger: s.Logger()})
 	s.Go("wal announcer", announcer.Run)
 	return nil
 }

@@ -37,9 +37,9 @@ type Record struct {
 type Catalog interface {
 	// SaveBackup inserts or replaces the record of r.ID.
 	SaveBackup(ctx context.Context, r Record) error
-	// FinishBackup saves a backup's final record (status DONE or FAILED) and, in the same
-	// transaction, the event announcing it.
-	FinishBackup(ctx context.Context, r Record) error
+	// FinishBackup saves f.Record and adds f.Event to the outbox in the same transaction;
+	// what they are, Finished decides.
+	FinishBackup(ctx context.Context, f Finish) error
 	// Backups lists a server's backups, oldest first.
 	Backups(ctx context.Context, store, server string) ([]Record, error)
 	// DeleteBackup removes a record; a missing one is not an error.

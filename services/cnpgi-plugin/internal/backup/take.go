@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 
@@ -161,7 +162,11 @@ func (s *Service) run(ctx context.Context, in *instance, req Request, info *Info
 	if err := st.Store.Put(ctx, InfoKey(server, info.ID), bytes.NewReader(data), objectstore.PutOptions{IfAbsent: true, Size: int64(len(data))}); err != nil {
 		return nil, fmt.Errorf("write backup.info: %w", err)
 	}
-	if err := s.catalog.FinishBackup(ctx, recordOf(req, info, res.StoredSize)); err != nil {
+	fin, err := Finished(recordOf(req, info, res.StoredSize), authn.Actor(ctx))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.catalog.FinishBackup(ctx, fin); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -202,7 +207,11 @@ func (s *Service) recordFailure(ctx context.Context, req Request, info *Info, ca
 	if err := req.Target.Store.Store.Put(ctx, InfoKey(req.Target.Server, info.ID), bytes.NewReader(data), objectstore.PutOptions{Size: int64(len(data))}); err != nil {
 		s.log.WarnContext(ctx, "could not write the failed backup's backup.info", "backup_id", info.ID, "error", err)
 	}
-	if err := s.catalog.FinishBackup(ctx, recordOf(req, info, 0)); err != nil {
+	fin, err := Finished(recordOf(req, info, 0), authn.Actor(ctx))
+	if err == nil {
+		err = s.catalog.FinishBackup(ctx, fin)
+	}
+	if err != nil {
 		s.log.WarnContext(ctx, "could not record the failed backup", "backup_id", info.ID, "error", err)
 	}
 }

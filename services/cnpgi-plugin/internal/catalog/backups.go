@@ -11,11 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
-	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/events"
 )
 
 var _ backup.Catalog = (*Catalog)(nil)
@@ -25,20 +23,15 @@ func (c *Catalog) SaveBackup(ctx context.Context, r backup.Record) error {
 	return saveBackup(ctx, c.pool, r)
 }
 
-// FinishBackup records a backup's final status and, in the same transaction, the event
-// announcing it (plinth.cnpgi.backup.completed or .failed): the event is published if and
-// only if the catalog says the backup is done or failed.
-func (c *Catalog) FinishBackup(ctx context.Context, r backup.Record) error {
-	ev, ok := cnpgievents.BackupFinished(r, authn.Actor(ctx))
-	if !ok {
-		return fmt.Errorf("catalog: finish backup %s: status %q is not final (DONE or FAILED)", r.ID, r.Status)
-	}
+// FinishBackup saves f.Record and adds f.Event to the outbox in one transaction, as
+// backup.Finished decided them: the event is published if and only if the record is saved.
+func (c *Catalog) FinishBackup(ctx context.Context, f backup.Finish) error {
 	return pg.InTx(ctx, c.pool, func(tx pgx.Tx) error {
-		if err := saveBackup(ctx, tx, r); err != nil {
+		if err := saveBackup(ctx, tx, f.Record); err != nil {
 			return err
 		}
-		if _, err := c.outbox.Add(ctx, tx, ev); err != nil {
-			return fmt.Errorf("catalog: finish backup %s: %w", r.ID, err)
+		if _, err := c.outbox.Add(ctx, tx, f.Event); err != nil {
+			return fmt.Errorf("catalog: finish backup %s: %w", f.Record.ID, err)
 		}
 		return nil
 	})

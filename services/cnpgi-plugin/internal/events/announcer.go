@@ -1,6 +1,7 @@
-// Package events publishes what the plugin does on NATS, through the outbox of
-// libs/platform/events: plinth.cnpgi.wal.archived, batched by the Announcer, and the base
-// backup events plinth.cnpgi.backup.completed and .failed.
+// Package events is what the plugin publishes on NATS through the outbox of
+// libs/platform/events: plinth.cnpgi.wal.archived, archived WAL in batches (the Announcer:
+// when a server's files are due, and the event one batch makes). The base backup events are
+// decided where a backup finishes (backup.Finished). The catalog writes what these decide.
 package events
 
 import (
@@ -10,13 +11,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	"github.com/plinth-dev/plinth/libs/platform/events"
-	"github.com/plinth-dev/plinth/libs/platform/pg"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
 
 // Options tune an Announcer.
@@ -28,21 +27,41 @@ type Options struct {
 	Interval time.Duration
 	// Logger; nil discards.
 	Logger *slog.Logger
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
 }
 
-// Announcer turns the catalog's wal_archived_pending rows (added by a trigger in the
-// transaction that records an archived file) into WALArchived events in the outbox, one per
-// batch, deleting the rows in the event's transaction: every archived file is announced
-// exactly once, even across crashes, and several plugin processes sharing the catalog never
-// announce a file twice (rows are claimed with SKIP LOCKED).
+// Backlog is one server's archived WAL files not yet announced.
+type Backlog struct {
+	Store, Server string
+	// Files counts them; Oldest is when the oldest was archived.
+	Files  int
+	Oldest time.Time
+}
+
+// Queue is the catalog's record of archived WAL files waiting to be announced (a file joins
+// it in the transaction that records it); *catalog.Catalog provides it.
+type Queue interface {
+	// PendingWAL lists the servers with files waiting, the one waiting longest first.
+	PendingWAL(ctx context.Context) ([]Backlog, error)
+	// AnnounceWAL claims up to limit of a server's waiting files, oldest first, skipping
+	// those another process holds; passes them to announce and, in the transaction that
+	// removes them from the queue, adds the events announce returns to the outbox. It
+	// reports false when it claimed nothing.
+	AnnounceWAL(ctx context.Context, store, server string, limit int, announce func([]wal.ArchivedFile) ([]events.Event, error)) (bool, error)
+}
+
+// Announcer turns the catalog's queue of archived WAL files into WALArchived events, one per
+// batch, removing the files from the queue in the event's transaction: every archived file
+// is announced exactly once, even across crashes, and several plugin processes sharing the
+// catalog never announce a file twice.
 type Announcer struct {
-	pool *pgxpool.Pool
-	opts Options
-	out  events.Outbox
+	queue Queue
+	opts  Options
 }
 
-// NewAnnouncer announces through pool's schema (the catalog's, where events.Migrations ran).
-func NewAnnouncer(pool *pgxpool.Pool, o Options) *Announcer {
+// NewAnnouncer announces the files queue holds.
+func NewAnnouncer(queue Queue, o Options) *Announcer {
 	if o.Batch <= 0 {
 		o.Batch = 32
 	}
@@ -52,7 +71,10 @@ func NewAnnouncer(pool *pgxpool.Pool, o Options) *Announcer {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Announcer{pool: pool, opts: o}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Announcer{queue: queue, opts: o}
 }
 
 // Run announces until ctx ends. It looks at least once a second (or every Interval, when
@@ -72,107 +94,74 @@ func (a *Announcer) Run(ctx context.Context) error {
 	}
 }
 
-// Flush writes the events that are due, or, with all, every pending file; it returns how many
-// events it wrote.
+// Flush writes the events that are due, or, with all, every waiting file; it returns how
+// many events it wrote.
 func (a *Announcer) Flush(ctx context.Context, all bool) (int, error) {
 	n := 0
 	for {
-		due, err := a.due(ctx, all)
-		if err != nil || len(due) == 0 {
-			return n, err
+		pending, err := a.queue.PendingWAL(ctx)
+		if err != nil {
+			return n, fmt.Errorf("events: find WAL to announce: %w", err)
+		}
+		due := Due(pending, a.opts.Batch, a.opts.Interval, a.opts.Now(), all)
+		if len(due) == 0 {
+			return n, nil
 		}
 		wrote := false
-		for _, d := range due {
-			ok, err := a.announce(ctx, d[0], d[1])
+		for _, b := range due {
+			ok, err := a.queue.AnnounceWAL(ctx, b.Store, b.Server, a.opts.Batch, announce)
 			if err != nil {
-				return n, err
+				return n, fmt.Errorf("events: announce archived WAL of %s/%s: %w", b.Store, b.Server, err)
 			}
 			if ok {
 				n++
 				wrote = true
 			}
 		}
-		if !wrote { // every due row is claimed by another process
+		if !wrote { // every due file is claimed by another process
 			return n, nil
 		}
 	}
 }
 
-// due lists the (store, server) pairs with a full batch or a file older than Interval.
-func (a *Announcer) due(ctx context.Context, all bool) ([][2]string, error) {
-	rows, err := a.pool.Query(ctx, `
-		SELECT store, server FROM wal_archived_pending
-		GROUP BY store, server
-		HAVING $1 OR count(*) >= $2 OR min(archived_at) <= now() - make_interval(secs => $3)
-		ORDER BY min(id)`, all, a.opts.Batch, a.opts.Interval.Seconds())
-	if err != nil {
-		return nil, fmt.Errorf("events: find WAL to announce: %w", err)
+// Due is the part of pending to announce now: with all, every server; otherwise the servers
+// with a full batch waiting or a file that has waited interval — a busy server is announced
+// in full batches, a quiet one is not kept waiting. The order of pending is kept.
+func Due(pending []Backlog, batch int, interval time.Duration, now time.Time, all bool) []Backlog {
+	var out []Backlog
+	for _, b := range pending {
+		if all || b.Files >= batch || !b.Oldest.After(now.Add(-interval)) {
+			out = append(out, b)
+		}
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
-		var d [2]string
-		return d, r.Scan(&d[0], &d[1])
-	})
-	if err != nil {
-		return nil, fmt.Errorf("events: find WAL to announce: %w", err)
-	}
-	return out, nil
+	return out
 }
 
-// pendingFile is one claimed wal_archived_pending row.
-type pendingFile struct {
-	name, kind   string
-	size, stored int64
-	at           time.Time
-}
-
-// announce claims up to Batch pending files of one server, oldest first, and writes their
-// event in the transaction that deletes them. It reports false when another process holds
-// them all.
-func (a *Announcer) announce(ctx context.Context, store, server string) (bool, error) {
-	wrote := false
-	err := pg.InTx(ctx, a.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
-			DELETE FROM wal_archived_pending WHERE id IN (
-				SELECT id FROM wal_archived_pending WHERE store = $1 AND server = $2
-				ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
-			RETURNING name, kind, size, stored_size, archived_at`, store, server, a.opts.Batch)
-		if err != nil {
-			return err
-		}
-		files, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pendingFile, error) {
-			var f pendingFile
-			return f, r.Scan(&f.name, &f.kind, &f.size, &f.stored, &f.at)
-		})
-		if err != nil || len(files) == 0 {
-			return err
-		}
-		if _, err := a.out.Add(ctx, tx, events.Event{Payload: walArchived(store, server, files)}); err != nil {
-			return err
-		}
-		wrote = true
-		return nil
-	})
-	if err != nil {
-		return false, fmt.Errorf("events: announce archived WAL of %s/%s: %w", store, server, err)
+// announce is the event of one batch of a server's files: WALArchived.
+func announce(files []wal.ArchivedFile) ([]events.Event, error) {
+	if len(files) == 0 {
+		return nil, nil
 	}
-	return wrote, nil
+	return []events.Event{{Payload: WALArchived(files)}}, nil
 }
 
-func walArchived(store, server string, files []pendingFile) *eventsv1.WALArchived {
-	ev := &eventsv1.WALArchived{ObjectStore: store, ServerName: server}
-	first, last := files[0].at, files[0].at
+// WALArchived announces files, one server's (the first file's store and server): their
+// names in WAL order, how many are segments, their sizes and the span of their archiving.
+func WALArchived(files []wal.ArchivedFile) *eventsv1.WALArchived {
+	ev := &eventsv1.WALArchived{ObjectStore: files[0].Store, ServerName: files[0].Server}
+	first, last := files[0].ArchivedAt, files[0].ArchivedAt
 	for _, f := range files {
-		ev.WalNames = append(ev.WalNames, f.name)
-		if f.kind == "segment" {
+		ev.WalNames = append(ev.WalNames, f.Name)
+		if f.Kind == wal.KindSegment {
 			ev.Segments++
 		}
-		ev.SizeBytes += f.size
-		ev.StoredBytes += f.stored
-		if f.at.Before(first) {
-			first = f.at
+		ev.SizeBytes += f.Size
+		ev.StoredBytes += f.StoredSize
+		if f.ArchivedAt.Before(first) {
+			first = f.ArchivedAt
 		}
-		if f.at.After(last) {
-			last = f.at
+		if f.ArchivedAt.After(last) {
+			last = f.ArchivedAt
 		}
 	}
 	// WAL file names sort in WAL order (timeline, log, segment); history files sort by

@@ -16,7 +16,7 @@ import (
 	platformevents "github.com/plinth-dev/plinth/libs/platform/events"
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
-	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/events"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/events"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 
 	"github.com/plinth-dev/plinth/libs/storage/compression"
@@ -90,7 +90,7 @@ func segments(from, n int) []string {
 // oldest file has waited the interval.
 func TestBatchesBySizeThenByAge(t *testing.T) {
 	c, pool := open(t)
-	a := events.NewAnnouncer(pool, events.Options{Batch: 3, Interval: time.Hour})
+	a := events.NewAnnouncer(c, events.Options{Batch: 3, Interval: time.Hour})
 	ctx := context.Background()
 	record(t, c, "pg", append(segments(1, 4), "00000002.history")...)
 	n, err := a.Flush(ctx, false)
@@ -128,7 +128,7 @@ func TestBatchesBySizeThenByAge(t *testing.T) {
 // without waiting for a batch.
 func TestIntervalAnnouncesAStragglerAlone(t *testing.T) {
 	c, pool := open(t)
-	a := events.NewAnnouncer(pool, events.Options{Batch: 100, Interval: 50 * time.Millisecond})
+	a := events.NewAnnouncer(c, events.Options{Batch: 100, Interval: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = a.Run(ctx) })
@@ -150,7 +150,7 @@ func TestConcurrentAnnouncersNeverRepeatAFile(t *testing.T) {
 	record(t, c, "b", segments(1, 40)...)
 	var wg sync.WaitGroup
 	for range 4 {
-		a := events.NewAnnouncer(pool, events.Options{Batch: 7, Interval: time.Hour})
+		a := events.NewAnnouncer(c, events.Options{Batch: 7, Interval: time.Hour})
 		wg.Go(func() {
 			if _, err := a.Flush(context.Background(), true); err != nil {
 				t.Error(err)
@@ -197,7 +197,7 @@ func TestBulkLoadsCanOptOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	record(t, c, "pg", segments(2, 1)...) // a later, normal archive is announced
-	if _, err := events.NewAnnouncer(pool, events.Options{}).Flush(ctx, true); err != nil {
+	if _, err := events.NewAnnouncer(c, events.Options{}).Flush(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	if evs := outbox(t, pool); len(evs) != 1 || !slices.Equal(evs[0].GetWalNames(), segments(2, 1)) {
