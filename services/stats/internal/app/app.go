@@ -113,7 +113,7 @@ func openSources(s *service.Service, cfg Config, colCfg *cluster.Config, st *sto
 		}
 		colCfg.Inventory = inventory.Reader{Store: st, Misses: cfg.HeartbeatMisses}.ReadInventory
 		s.Every("inventory forget", time.Hour, func(ctx context.Context) error {
-			n, err := st.Forget(ctx, time.Now().Add(-cfg.ForgetAfter))
+			n, err := st.Forget(ctx, inventory.Forgetting{Before: time.Now().Add(-cfg.ForgetAfter)})
 			if n > 0 {
 				log.InfoContext(ctx, "forgot silent storage nodes and released machines", "rows", n, "silent_for", cfg.ForgetAfter)
 			}

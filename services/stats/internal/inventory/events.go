@@ -71,7 +71,7 @@ func (h Handler) parse(subject string, data []byte, at time.Time) (change, error
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, tx pgx.Tx) error { return h.Store.RecordHeartbeat(ctx, tx, hb) }, nil
+		return func(ctx context.Context, tx pgx.Tx) error { return RecordHeartbeat(ctx, h.Store, tx, hb) }, nil
 	case capacitySubject:
 		var m eventsv1.CapacityChanged
 		if err := decode(data, &m); err != nil {
@@ -85,7 +85,7 @@ func (h Handler) parse(subject string, data []byte, at time.Time) (change, error
 			return nil, err
 		}
 		return func(ctx context.Context, tx pgx.Tx) error {
-			return h.Store.RecordCapacity(ctx, tx, m.GetNode(), dc, at)
+			return RecordCapacity(ctx, h.Store, tx, m.GetNode(), dc, at)
 		}, nil
 	case machineSubject:
 		var m eventsv1.MachineStateChanged
@@ -96,7 +96,7 @@ func (h Handler) parse(subject string, data []byte, at time.Time) (change, error
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, tx pgx.Tx) error { return h.Store.RecordMachine(ctx, tx, mc) }, nil
+		return func(ctx context.Context, tx pgx.Tx) error { return RecordMachine(ctx, h.Store, tx, mc) }, nil
 	case clusterSubject:
 		var m eventsv1.ClusterStatusChanged
 		if err := decode(data, &m); err != nil {
@@ -110,17 +110,17 @@ func (h Handler) parse(subject string, data []byte, at time.Time) (change, error
 			return nil, err
 		}
 		return func(ctx context.Context, tx pgx.Tx) error {
-			if err := h.Store.RecordActivity(ctx, tx, act); err != nil || !m.GetDeleted() {
+			if err := h.Store.RecordActivity(ctx, tx, act, MaxActivity); err != nil || !m.GetDeleted() {
 				return err
 			}
-			return h.Store.ReleaseMachines(ctx, tx, m.GetCluster(), at)
+			return ReleaseMachines(ctx, h.Store, tx, m.GetCluster(), at)
 		}, nil
 	}
 	if act, ok, err := volumeActivity(subject, data, at); ok {
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, tx pgx.Tx) error { return h.Store.RecordActivity(ctx, tx, act) }, nil
+		return func(ctx context.Context, tx pgx.Tx) error { return h.Store.RecordActivity(ctx, tx, act, MaxActivity) }, nil
 	}
 	return nil, nil
 }

@@ -35,6 +35,8 @@ type DeviceClass struct {
 	Default              bool
 	SizeBytes, FreeBytes int64
 	Volumes              int
+	// ObservedAt is the time of the report the class is from: an older one never replaces it.
+	ObservedAt time.Time
 }
 
 // Machine is a machine of a kaas cluster.
@@ -61,20 +63,26 @@ type Heartbeat struct {
 	Classes         []DeviceClass
 }
 
-// Store keeps the inventory. The Record methods run in the event's transaction (tx), so an
-// event changes the inventory exactly once; each keeps the newest state when events arrive
-// out of order (a redelivery after a newer event).
+// Store keeps the inventory and writes what the rules decide (record.go): each Update method
+// runs in the event's transaction (tx), so an event changes the inventory exactly once, holds
+// what it reads until tx ends, passes it to change and writes exactly what change returns.
 type Store interface {
-	RecordHeartbeat(ctx context.Context, tx pgx.Tx, hb Heartbeat) error
-	RecordCapacity(ctx context.Context, tx pgx.Tx, node string, class DeviceClass, at time.Time) error
-	RecordMachine(ctx context.Context, tx pgx.Tx, m Machine) error
-	// ReleaseMachines marks every machine of a deleted cluster released.
-	ReleaseMachines(ctx context.Context, tx pgx.Tx, cluster string, at time.Time) error
+	// UpdateNode passes storage node name (found false and the zero StorageNode when none is
+	// recorded) to change and writes the node change returns, its device classes included.
+	UpdateNode(ctx context.Context, tx pgx.Tx, name string, change func(before StorageNode, found bool) StorageNode) error
+	// UpdateMachine passes machine name, released or not (found false and the zero Machine
+	// when none is recorded), to change and writes the machine change returns.
+	UpdateMachine(ctx context.Context, tx pgx.Tx, name string, change func(before Machine, found bool) Machine) error
+	// UpdateClusterMachines passes cluster's machines, released ones included, to change and
+	// writes the machines change returns.
+	UpdateClusterMachines(ctx context.Context, tx pgx.Tx, cluster string, change func(before []Machine) []Machine) error
 	StorageNodes(ctx context.Context) ([]StorageNode, error)
 	// Machines are the machines not released.
 	Machines(ctx context.Context) ([]Machine, error)
-	// Forget deletes storage nodes silent since before and machines released before it.
-	Forget(ctx context.Context, before time.Time) (int64, error)
-	// RecordActivity keeps a change for the audit trail, dropping the oldest beyond a bound.
-	RecordActivity(ctx context.Context, tx pgx.Tx, a Activity) error
+	// Forget deletes the storage nodes (read without their device classes) and machines f
+	// says are forgotten, and returns how many rows it deleted.
+	Forget(ctx context.Context, f Forgetting) (int64, error)
+	// RecordActivity keeps a change for the audit trail and drops the entries more than keep
+	// older.
+	RecordActivity(ctx context.Context, tx pgx.Tx, a Activity, keep int) error
 }

@@ -9,17 +9,15 @@ import (
 	"github.com/plinth-dev/plinth/services/stats/internal/inventory"
 )
 
-// MaxActivity is how many activity entries are kept: the oldest beyond it are dropped.
-const MaxActivity = 10_000
-
-// RecordActivity keeps a, then drops the entries more than MaxActivity older (by id).
-func (s *Store) RecordActivity(ctx context.Context, tx pgx.Tx, a inventory.Activity) error {
+// RecordActivity keeps a, then drops the entries more than keep older (by id); how many are
+// kept is the inventory's (inventory.MaxActivity).
+func (s *Store) RecordActivity(ctx context.Context, tx pgx.Tx, a inventory.Activity, keep int) error {
 	var id int64
 	if err := tx.QueryRow(ctx, `INSERT INTO activity (at, subject, summary, actor_id, actor_name) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 		a.At, a.Subject, a.Summary, a.ActorID, a.ActorName).Scan(&id); err != nil {
 		return fmt.Errorf("record activity: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM activity WHERE id <= $1`, id-MaxActivity); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM activity WHERE id <= $1`, id-int64(keep)); err != nil {
 		return fmt.Errorf("record activity: %w", err)
 	}
 	return nil

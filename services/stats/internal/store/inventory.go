@@ -2,121 +2,186 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
+	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/services/stats/internal/inventory"
 )
 
-// RecordHeartbeat counts the heartbeat and, when it is the node's newest, takes its addresses,
-// interval, version and device classes (classes it no longer lists are dropped).
-func (s *Store) RecordHeartbeat(ctx context.Context, tx pgx.Tx, hb inventory.Heartbeat) error {
-	var newest bool
-	// In DO UPDATE, n.* is the row before the update: every CASE compares against the old
-	// heartbeat time.
-	err := tx.QueryRow(ctx, `
-		INSERT INTO storage_nodes AS n (name, first_seen, heartbeat_at, heartbeat_interval_seconds, heartbeats, addresses, agent_version)
-		VALUES ($1, $2, $2, $3, 1, $4, $5)
-		ON CONFLICT (name) DO UPDATE SET
-			heartbeats = n.heartbeats + 1,
-			first_seen = LEAST(n.first_seen, $2),
-			heartbeat_at = GREATEST(n.heartbeat_at, $2),
-			heartbeat_interval_seconds = CASE WHEN n.heartbeat_at IS NULL OR n.heartbeat_at <= $2 THEN $3 ELSE n.heartbeat_interval_seconds END,
-			addresses = CASE WHEN n.heartbeat_at IS NULL OR n.heartbeat_at <= $2 THEN $4 ELSE n.addresses END,
-			agent_version = CASE WHEN n.heartbeat_at IS NULL OR n.heartbeat_at <= $2 THEN $5 ELSE n.agent_version END
-		RETURNING heartbeat_at = $2::timestamptz`,
-		hb.Node, hb.At, hb.IntervalSeconds, nonNil(hb.Addresses), hb.AgentVersion).Scan(&newest)
+// UpdateNode locks storage node name for tx (an advisory lock: the node may not exist yet),
+// reads it with its device classes, passes it to change and writes exactly the node change
+// returns: its row, and its classes (those it lacks deleted). inventory.ApplyHeartbeat and
+// ApplyCapacity decide what that is.
+func (s *Store) UpdateNode(ctx context.Context, tx pgx.Tx, name string, change func(before inventory.StorageNode, found bool) inventory.StorageNode) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('stats/node/' || $1, 0))`, name); err != nil {
+		return fmt.Errorf("update node %s: %w", name, err)
+	}
+	before, found, err := readNode(ctx, tx, name)
 	if err != nil {
-		return fmt.Errorf("record heartbeat: %w", err)
+		return fmt.Errorf("update node %s: %w", name, err)
 	}
-	if !newest {
-		return nil
-	}
-	names := make([]string, len(hb.Classes))
-	for i, c := range hb.Classes {
-		names[i] = c.Name
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM device_classes WHERE node = $1 AND observed_at <= $2 AND NOT (name = ANY($3))`,
-		hb.Node, hb.At, names); err != nil {
-		return fmt.Errorf("record heartbeat: %w", err)
-	}
-	return upsertClasses(ctx, tx, hb.Node, hb.Classes, hb.At)
-}
-
-// RecordCapacity takes a device class's space unless a newer report is already recorded. A
-// node not heard of yet is recorded without a heartbeat.
-func (s *Store) RecordCapacity(ctx context.Context, tx pgx.Tx, node string, class inventory.DeviceClass, at time.Time) error {
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO storage_nodes AS n (name, first_seen) VALUES ($1, $2)
-		ON CONFLICT (name) DO UPDATE SET first_seen = LEAST(n.first_seen, $2)`, node, at); err != nil {
-		return fmt.Errorf("record capacity: %w", err)
-	}
-	return upsertClasses(ctx, tx, node, []inventory.DeviceClass{class}, at)
-}
-
-// upsertClasses writes classes observed at `at`, each only over an older observation.
-func upsertClasses(ctx context.Context, tx pgx.Tx, node string, classes []inventory.DeviceClass, at time.Time) error {
-	if len(classes) == 0 {
-		return nil
-	}
-	var (
-		names, groups = make([]string, len(classes)), make([]string, len(classes))
-		defaults      = make([]bool, len(classes))
-		sizes, frees  = make([]int64, len(classes)), make([]int64, len(classes))
-		volumes       = make([]int32, len(classes))
-	)
-	for i, c := range classes {
-		names[i], groups[i], defaults[i], sizes[i], frees[i], volumes[i] = c.Name, c.VolumeGroup, c.Default, c.SizeBytes, c.FreeBytes, int32(c.Volumes)
-	}
-	_, err := tx.Exec(ctx, `
-		INSERT INTO device_classes AS d (node, name, volume_group, is_default, size_bytes, free_bytes, volumes, observed_at)
-		SELECT $1, c.name, c.volume_group, c.is_default, c.size_bytes, c.free_bytes, c.volumes, $8
-		FROM unnest($2::text[], $3::text[], $4::boolean[], $5::bigint[], $6::bigint[], $7::integer[])
-			AS c (name, volume_group, is_default, size_bytes, free_bytes, volumes)
-		ON CONFLICT (node, name) DO UPDATE SET
-			volume_group = EXCLUDED.volume_group, is_default = EXCLUDED.is_default, size_bytes = EXCLUDED.size_bytes,
-			free_bytes = EXCLUDED.free_bytes, volumes = EXCLUDED.volumes, observed_at = EXCLUDED.observed_at
-		WHERE d.observed_at <= EXCLUDED.observed_at`,
-		node, names, groups, defaults, sizes, frees, volumes, at)
-	if err != nil {
-		return fmt.Errorf("record device classes: %w", err)
+	if err := writeNode(ctx, tx, change(before, found)); err != nil {
+		return fmt.Errorf("update node %s: %w", name, err)
 	}
 	return nil
 }
 
-// RecordMachine takes the machine's state unless a newer one is recorded; its first-seen time
-// is the earliest of all its events either way.
-func (s *Store) RecordMachine(ctx context.Context, tx pgx.Tx, m inventory.Machine) error {
+func readNode(ctx context.Context, tx pgx.Tx, name string) (inventory.StorageNode, bool, error) {
+	n := inventory.StorageNode{Name: name}
+	var hb *time.Time
+	err := tx.QueryRow(ctx, `SELECT first_seen, heartbeat_at, heartbeat_interval_seconds, heartbeats, addresses, agent_version
+		FROM storage_nodes WHERE name = $1`, name).Scan(&n.FirstSeen, &hb, &n.IntervalSeconds, &n.Heartbeats, &n.Addresses, &n.AgentVersion)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return inventory.StorageNode{}, false, nil
+	}
+	if err != nil {
+		return n, false, err
+	}
+	if hb != nil {
+		n.HeartbeatAt = *hb
+	}
+	rows, err := tx.Query(ctx, `SELECT `+classColumns+` FROM device_classes WHERE node = $1 ORDER BY name`, name)
+	if err != nil {
+		return n, false, err
+	}
+	n.Classes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (inventory.DeviceClass, error) {
+		_, c, err := scanClass(row)
+		return c, err
+	})
+	return n, true, err
+}
+
+// writeNode writes n over its row and device classes.
+func writeNode(ctx context.Context, tx pgx.Tx, n inventory.StorageNode) error {
+	var hb *time.Time
+	if !n.HeartbeatAt.IsZero() {
+		hb = &n.HeartbeatAt
+	}
 	_, err := tx.Exec(ctx, `
-		INSERT INTO machines AS m (name, cluster, pool, role, state, addresses, provider, provider_id, provider_status, message, first_seen, changed_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)
+		INSERT INTO storage_nodes (name, first_seen, heartbeat_at, heartbeat_interval_seconds, heartbeats, addresses, agent_version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (name) DO UPDATE SET
+			first_seen = EXCLUDED.first_seen, heartbeat_at = EXCLUDED.heartbeat_at,
+			heartbeat_interval_seconds = EXCLUDED.heartbeat_interval_seconds, heartbeats = EXCLUDED.heartbeats,
+			addresses = EXCLUDED.addresses, agent_version = EXCLUDED.agent_version`,
+		n.Name, n.FirstSeen, hb, n.IntervalSeconds, n.Heartbeats, nonNil(n.Addresses), n.AgentVersion)
+	if err != nil {
+		return err
+	}
+	var (
+		k             = len(n.Classes)
+		names, groups = make([]string, k), make([]string, k)
+		defaults      = make([]bool, k)
+		sizes, frees  = make([]int64, k), make([]int64, k)
+		volumes       = make([]int32, k)
+		observed      = make([]time.Time, k)
+	)
+	for i, c := range n.Classes {
+		names[i], groups[i], defaults[i], sizes[i], frees[i], volumes[i], observed[i] =
+			c.Name, c.VolumeGroup, c.Default, c.SizeBytes, c.FreeBytes, int32(c.Volumes), c.ObservedAt
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM device_classes WHERE node = $1 AND NOT (name = ANY($2))`, n.Name, names); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO device_classes (node, name, volume_group, is_default, size_bytes, free_bytes, volumes, observed_at)
+		SELECT $1, c.* FROM unnest($2::text[], $3::text[], $4::boolean[], $5::bigint[], $6::bigint[], $7::integer[], $8::timestamptz[])
+			AS c (name, volume_group, is_default, size_bytes, free_bytes, volumes, observed_at)
+		ON CONFLICT (node, name) DO UPDATE SET
+			volume_group = EXCLUDED.volume_group, is_default = EXCLUDED.is_default, size_bytes = EXCLUDED.size_bytes,
+			free_bytes = EXCLUDED.free_bytes, volumes = EXCLUDED.volumes, observed_at = EXCLUDED.observed_at`,
+		n.Name, names, groups, defaults, sizes, frees, volumes, observed)
+	return err
+}
+
+// UpdateMachine locks machine name for tx, reads it (released or not), passes it to change
+// and writes exactly the machine change returns; inventory.ApplyMachine decides it.
+func (s *Store) UpdateMachine(ctx context.Context, tx pgx.Tx, name string, change func(before inventory.Machine, found bool) inventory.Machine) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('stats/machine/' || $1, 0))`, name); err != nil {
+		return fmt.Errorf("update machine %s: %w", name, err)
+	}
+	ms, err := readMachines(ctx, tx, `WHERE name = $1 FOR UPDATE`, name)
+	if err != nil {
+		return fmt.Errorf("update machine %s: %w", name, err)
+	}
+	var before inventory.Machine
+	if len(ms) == 1 {
+		before = ms[0]
+	}
+	if err := writeMachine(ctx, tx, change(before, len(ms) == 1)); err != nil {
+		return fmt.Errorf("update machine %s: %w", name, err)
+	}
+	return nil
+}
+
+// UpdateClusterMachines locks and reads cluster's machines, released ones included, passes
+// them to change and writes exactly the machines change returns; inventory.Release decides
+// them.
+func (s *Store) UpdateClusterMachines(ctx context.Context, tx pgx.Tx, cluster string, change func(before []inventory.Machine) []inventory.Machine) error {
+	before, err := readMachines(ctx, tx, `WHERE cluster = $1 ORDER BY name FOR UPDATE`, cluster)
+	if err != nil {
+		return fmt.Errorf("update the machines of cluster %s: %w", cluster, err)
+	}
+	for _, m := range change(before) {
+		if err := writeMachine(ctx, tx, m); err != nil {
+			return fmt.Errorf("update the machines of cluster %s: %w", cluster, err)
+		}
+	}
+	return nil
+}
+
+const machineColumns = `name, cluster, pool, role, state, addresses, provider, provider_id, provider_status, message, first_seen, changed_at`
+
+// machineQuerier is a pool or a transaction.
+type machineQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// readMachines reads the machines a WHERE (and ORDER, FOR) clause selects.
+func readMachines(ctx context.Context, db machineQuerier, where string, args ...any) ([]inventory.Machine, error) {
+	rows, err := db.Query(ctx, `SELECT `+machineColumns+` FROM machines `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (inventory.Machine, error) {
+		var (
+			m           inventory.Machine
+			role, state int16
+		)
+		err := row.Scan(&m.Name, &m.Cluster, &m.Pool, &role, &state, &m.Addresses, &m.Provider, &m.ProviderID,
+			&m.ProviderStatus, &m.Message, &m.FirstSeen, &m.ChangedAt)
+		m.Role, m.State = eventsv1.MachineRole(role), eventsv1.MachineState(state)
+		return m, err
+	})
+}
+
+func writeMachine(ctx context.Context, tx pgx.Tx, m inventory.Machine) error {
+	_, err := tx.Exec(ctx, `
+		INSERT INTO machines (`+machineColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (name) DO UPDATE SET
 			cluster = EXCLUDED.cluster, pool = EXCLUDED.pool, role = EXCLUDED.role, state = EXCLUDED.state,
 			addresses = EXCLUDED.addresses, provider = EXCLUDED.provider, provider_id = EXCLUDED.provider_id,
-			provider_status = EXCLUDED.provider_status, message = EXCLUDED.message, changed_at = EXCLUDED.changed_at
-		WHERE m.changed_at <= EXCLUDED.changed_at`,
+			provider_status = EXCLUDED.provider_status, message = EXCLUDED.message, first_seen = EXCLUDED.first_seen,
+			changed_at = EXCLUDED.changed_at`,
 		m.Name, m.Cluster, m.Pool, int16(m.Role), int16(m.State), nonNil(m.Addresses), m.Provider, m.ProviderID,
-		m.ProviderStatus, m.Message, m.ChangedAt)
-	if err == nil {
-		_, err = tx.Exec(ctx, `UPDATE machines SET first_seen = $2 WHERE name = $1 AND first_seen > $2`, m.Name, m.ChangedAt)
-	}
-	if err != nil {
-		return fmt.Errorf("record machine: %w", err)
-	}
-	return nil
+		m.ProviderStatus, m.Message, m.FirstSeen, m.ChangedAt)
+	return err
 }
 
-// ReleaseMachines marks a deleted cluster's machines released (unless they changed since).
-func (s *Store) ReleaseMachines(ctx context.Context, tx pgx.Tx, cluster string, at time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE machines SET state = $3, changed_at = $2 WHERE cluster = $1 AND changed_at <= $2`,
-		cluster, at, int16(eventsv1.MachineState_MACHINE_STATE_RELEASED))
-	if err != nil {
-		return fmt.Errorf("release machines: %w", err)
-	}
-	return nil
+const classColumns = `node, name, volume_group, is_default, size_bytes, free_bytes, volumes, observed_at`
+
+func scanClass(row pgx.CollectableRow) (string, inventory.DeviceClass, error) {
+	var (
+		node string
+		c    inventory.DeviceClass
+	)
+	err := row.Scan(&node, &c.Name, &c.VolumeGroup, &c.Default, &c.SizeBytes, &c.FreeBytes, &c.Volumes, &c.ObservedAt)
+	return node, c, err
 }
 
 // StorageNodes lists every storage node with its device classes, by name.
@@ -147,60 +212,82 @@ func (s *Store) StorageNodes(ctx context.Context) ([]inventory.StorageNode, erro
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list storage nodes: %w", err)
 	}
-	rows, err = s.pool.Query(ctx, `
-		SELECT node, name, volume_group, is_default, size_bytes, free_bytes, volumes FROM device_classes ORDER BY node, name`)
+	rows, err = s.pool.Query(ctx, `SELECT `+classColumns+` FROM device_classes ORDER BY node, name`)
 	if err != nil {
 		return nil, fmt.Errorf("list device classes: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			node string
-			c    inventory.DeviceClass
-		)
-		if err := rows.Scan(&node, &c.Name, &c.VolumeGroup, &c.Default, &c.SizeBytes, &c.FreeBytes, &c.Volumes); err != nil {
-			return nil, fmt.Errorf("list device classes: %w", err)
-		}
-		if i, ok := index[node]; ok {
+	_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+		node, c, err := scanClass(row)
+		if i, ok := index[node]; ok && err == nil {
 			nodes[i].Classes = append(nodes[i].Classes, c)
 		}
+		return struct{}{}, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list device classes: %w", err)
 	}
-	return nodes, rows.Err()
+	return nodes, nil
 }
 
 // Machines lists the machines not released, by name.
 func (s *Store) Machines(ctx context.Context) ([]inventory.Machine, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT name, cluster, pool, role, state, addresses, provider, provider_id, provider_status, message, first_seen, changed_at
-		FROM machines WHERE state <> $1 ORDER BY name`, int16(eventsv1.MachineState_MACHINE_STATE_RELEASED))
+	ms, err := readMachines(ctx, s.pool, `WHERE state <> $1 ORDER BY name`, int16(eventsv1.MachineState_MACHINE_STATE_RELEASED))
 	if err != nil {
 		return nil, fmt.Errorf("list machines: %w", err)
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (inventory.Machine, error) {
-		var (
-			m           inventory.Machine
-			role, state int16
-		)
-		err := row.Scan(&m.Name, &m.Cluster, &m.Pool, &role, &state, &m.Addresses, &m.Provider, &m.ProviderID,
-			&m.ProviderStatus, &m.Message, &m.FirstSeen, &m.ChangedAt)
-		m.Role, m.State = eventsv1.MachineRole(role), eventsv1.MachineState(state)
-		return m, err
-	})
+	return ms, nil
 }
 
-// Forget deletes storage nodes whose newest heartbeat (or first event, without one) is older
-// than before, and machines released before it.
-func (s *Store) Forget(ctx context.Context, before time.Time) (int64, error) {
-	a, err := s.pool.Exec(ctx, `DELETE FROM storage_nodes WHERE COALESCE(heartbeat_at, first_seen) < $1`, before)
+// Forget deletes, in one transaction holding their rows, the storage nodes and machines f
+// says are forgotten (inventory.Forgetting decides; nodes are passed without their device
+// classes).
+func (s *Store) Forget(ctx context.Context, f inventory.Forgetting) (int64, error) {
+	var n int64
+	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT name, first_seen, heartbeat_at FROM storage_nodes FOR UPDATE`)
+		if err != nil {
+			return err
+		}
+		var nodes []string
+		_, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+			var (
+				sn inventory.StorageNode
+				hb *time.Time
+			)
+			err := row.Scan(&sn.Name, &sn.FirstSeen, &hb)
+			if hb != nil {
+				sn.HeartbeatAt = *hb
+			}
+			if err == nil && f.Node(sn) {
+				nodes = append(nodes, sn.Name)
+			}
+			return struct{}{}, err
+		})
+		if err != nil {
+			return err
+		}
+		a, err := tx.Exec(ctx, `DELETE FROM storage_nodes WHERE name = ANY($1)`, nodes)
+		if err != nil {
+			return err
+		}
+		ms, err := readMachines(ctx, tx, `FOR UPDATE`)
+		if err != nil {
+			return err
+		}
+		var machines []string
+		for _, m := range ms {
+			if f.Machine(m) {
+				machines = append(machines, m.Name)
+			}
+		}
+		b, err := tx.Exec(ctx, `DELETE FROM machines WHERE name = ANY($1)`, machines)
+		n = a.RowsAffected() + b.RowsAffected()
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("forget storage nodes: %w", err)
+		return 0, fmt.Errorf("forget storage nodes and machines: %w", err)
 	}
-	b, err := s.pool.Exec(ctx, `DELETE FROM machines WHERE state = $2 AND changed_at < $1`,
-		before, int16(eventsv1.MachineState_MACHINE_STATE_RELEASED))
-	if err != nil {
-		return 0, fmt.Errorf("forget machines: %w", err)
-	}
-	return a.RowsAffected() + b.RowsAffected(), nil
+	return n, nil
 }
 
 // nonNil is s, or an empty slice for the NOT NULL array columns.

@@ -13,7 +13,7 @@ func activityBehaviours() []behaviour {
 	keep := func(st *StoreTest, at int, summary string) {
 		st.Record(func(s Store, tx pgx.Tx) error {
 			return s.RecordActivity(st.Ctx, tx, inventory.Activity{At: sec(at), Subject: "plinth.kaas.cluster.status_changed",
-				Summary: summary, ActorID: "u-" + summary, ActorName: "ops"})
+				Summary: summary, ActorID: "u-" + summary, ActorName: "ops"}, inventory.MaxActivity)
 		})
 	}
 	summaries := func(as []inventory.Activity) string {

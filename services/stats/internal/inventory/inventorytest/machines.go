@@ -24,7 +24,7 @@ func machineBehaviours() []behaviour {
 		failed       = eventsv1.MachineState_MACHINE_STATE_FAILED
 	)
 	record := func(st *StoreTest, m inventory.Machine) {
-		st.Record(func(s Store, tx pgx.Tx) error { return s.RecordMachine(st.Ctx, tx, m) })
+		st.Record(func(s Store, tx pgx.Tx) error { return inventory.RecordMachine(st.Ctx, s, tx, m) })
 	}
 	return []behaviour{
 		{Name: "machine/the newest state wins, with the earliest sighting", Run: func(st *StoreTest) {
@@ -49,7 +49,7 @@ func machineBehaviours() []behaviour {
 			record(st, machineEvent("m1", "c1", ready, sec(2)))
 			record(st, machineEvent("m2", "c1", failed, sec(0)))
 			record(st, machineEvent("m3", "c2", ready, sec(0)))
-			st.Record(func(s Store, tx pgx.Tx) error { return s.ReleaseMachines(st.Ctx, tx, "c1", sec(1)) })
+			st.Record(func(s Store, tx pgx.Tx) error { return inventory.ReleaseMachines(st.Ctx, s, tx, "c1", sec(1)) })
 			st.Restart()
 			ms := testenv.Must(st.Store().Machines(st.Ctx))(st.T)
 			if len(ms) != 2 || ms[0].Name != "m1" || ms[1].Name != "m3" {
@@ -60,10 +60,10 @@ func machineBehaviours() []behaviour {
 			if ms := testenv.Must(st.Store().Machines(st.Ctx))(st.T); len(ms) != 2 {
 				st.T.Fatalf("a late event revived a released machine: %+v", ms)
 			}
-			if n := testenv.Must(st.Store().Forget(st.Ctx, sec(1)))(st.T); n != 0 {
+			if n := testenv.Must(st.Store().Forget(st.Ctx, inventory.Forgetting{Before: sec(1)}))(st.T); n != 0 {
 				st.T.Fatalf("forgot %d; released at 1s is not before 1s", n)
 			}
-			if n := testenv.Must(st.Store().Forget(st.Ctx, sec(2)))(st.T); n != 1 {
+			if n := testenv.Must(st.Store().Forget(st.Ctx, inventory.Forgetting{Before: sec(2)}))(st.T); n != 1 {
 				st.T.Fatalf("forgot %d; want the released m2 only (the others are not released)", n)
 			}
 			st.Restart()

@@ -3,6 +3,7 @@ package inventorytest
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,9 +18,18 @@ func class(name string, size, free int64) inventory.DeviceClass {
 
 func heartbeat(ctx context.Context, node string, at time.Time, addr string, classes ...inventory.DeviceClass) func(Store, pgx.Tx) error {
 	return func(s Store, tx pgx.Tx) error {
-		return s.RecordHeartbeat(ctx, tx, inventory.Heartbeat{Node: node, At: at, IntervalSeconds: 10,
+		return inventory.RecordHeartbeat(ctx, s, tx, inventory.Heartbeat{Node: node, At: at, IntervalSeconds: 10,
 			Addresses: []string{addr}, AgentVersion: "v-" + addr, Classes: classes})
 	}
+}
+
+// classes are n's device classes without the times of their reports.
+func classes(n inventory.StorageNode) []inventory.DeviceClass {
+	out := slices.Clone(n.Classes)
+	for i := range out {
+		out[i].ObservedAt = time.Time{}
+	}
+	return out
 }
 
 func nodeBehaviours() []behaviour {
@@ -45,36 +55,41 @@ func nodeBehaviours() []behaviour {
 				describe(n.Addresses) != "[10.0.0.2]" || n.AgentVersion != "v-10.0.0.2" || n.IntervalSeconds != 10 {
 				st.T.Fatalf("node %+v: want the newest heartbeat's state, the earliest sighting, both counted", n)
 			}
-			if describe(n.Classes) != describe([]inventory.DeviceClass{class("hdd", 1000, 900), class("ssd", 100, 50)}) {
+			if describe(classes(n)) != describe([]inventory.DeviceClass{class("hdd", 1000, 900), class("ssd", 100, 50)}) {
 				st.T.Fatalf("classes %+v; want the newest heartbeat's, by name", n.Classes)
+			}
+			for _, c := range n.Classes {
+				if !c.ObservedAt.Equal(sec(2)) {
+					st.T.Fatalf("class %s observed at %v; want the newest heartbeat's time", c.Name, c.ObservedAt)
+				}
 			}
 			st.Record(heartbeat(st.Ctx, "n1", sec(3), "10.0.0.2", class("ssd", 100, 40))) // drops hdd
 			st.Restart()
-			if got := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes; describe(got) != describe([]inventory.DeviceClass{class("ssd", 100, 40)}) {
+			if got := classes(testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)[0]); describe(got) != describe([]inventory.DeviceClass{class("ssd", 100, 40)}) {
 				st.T.Fatalf("classes %+v; want hdd dropped", got)
 			}
 		}},
 		{Name: "node/capacity reports keep the newest and may come first", Run: func(st *StoreTest) {
 			st.Record(func(s Store, tx pgx.Tx) error {
-				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 60), sec(0))
+				return inventory.RecordCapacity(st.Ctx, s, tx, "n1", class("ssd", 100, 60), sec(0))
 			})
 			st.Restart()
 			nodes := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)
 			if len(nodes) != 1 || !nodes[0].HeartbeatAt.IsZero() || nodes[0].Heartbeats != 0 || !nodes[0].FirstSeen.Equal(sec(0)) ||
-				describe(nodes[0].Classes) != describe([]inventory.DeviceClass{class("ssd", 100, 60)}) {
+				describe(classes(nodes[0])) != describe([]inventory.DeviceClass{class("ssd", 100, 60)}) {
 				st.T.Fatalf("after a capacity event: %+v; want the node without a heartbeat", nodes)
 			}
 			st.Record(heartbeat(st.Ctx, "n1", sec(2), "10.0.0.1", class("ssd", 100, 50)))
 			// Older than the heartbeat's view of the class: changes nothing. Newer: taken.
 			st.Record(func(s Store, tx pgx.Tx) error {
-				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 1), sec(1))
+				return inventory.RecordCapacity(st.Ctx, s, tx, "n1", class("ssd", 100, 1), sec(1))
 			})
 			st.Restart()
 			if got := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes[0].FreeBytes; got != 50 {
 				st.T.Fatalf("free %d after an older report, want 50", got)
 			}
 			st.Record(func(s Store, tx pgx.Tx) error {
-				return s.RecordCapacity(st.Ctx, tx, "n1", class("ssd", 100, 30), sec(3))
+				return inventory.RecordCapacity(st.Ctx, s, tx, "n1", class("ssd", 100, 30), sec(3))
 			})
 			if got := testenv.Must(st.Store().StorageNodes(st.Ctx))(st.T)[0].Classes[0].FreeBytes; got != 30 {
 				st.T.Fatalf("free %d after a newer report, want 30", got)
@@ -98,11 +113,11 @@ func nodeBehaviours() []behaviour {
 		{Name: "node/silent nodes are forgotten", Run: func(st *StoreTest) {
 			st.Record(heartbeat(st.Ctx, "old", sec(0), "10.0.0.1"))
 			st.Record(func(s Store, tx pgx.Tx) error {
-				return s.RecordCapacity(st.Ctx, tx, "never-beat", class("ssd", 1, 1), sec(0))
+				return inventory.RecordCapacity(st.Ctx, s, tx, "never-beat", class("ssd", 1, 1), sec(0))
 			})
 			st.Record(heartbeat(st.Ctx, "new", sec(10), "10.0.0.2"))
 			st.Restart()
-			if n := testenv.Must(st.Store().Forget(st.Ctx, sec(5)))(st.T); n != 2 {
+			if n := testenv.Must(st.Store().Forget(st.Ctx, inventory.Forgetting{Before: sec(5)}))(st.T); n != 2 {
 				st.T.Fatalf("forgot %d, want the node silent since 0s and the one never heard from since", n)
 			}
 			st.Restart()
