@@ -7,8 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/plinth-dev/plinth/libs/platform/atomicfile"
+	"github.com/plinth-dev/plinth/libs/platform/config"
+
+	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
 
 // cnpgiCertDir holds the cnpgi-plugin's mutual-TLS certificates under make up.
@@ -70,12 +74,15 @@ stores:
 func cnpgiEnv(home string, placed map[string]Placement) map[string]string {
 	certs := cnpgiCertDir(home)
 	env := map[string]string{
-		envCNPGIPluginDir:  filepath.Join(home, "plugins"),
-		envCNPGIPluginName: CNPGIPluginName,
-		envCNPGITLSAddr:    placed["cnpgi-plugin"].TLS,
-		envCNPGITLSCert:    filepath.Join(certs, "server.crt"),
-		envCNPGITLSKey:     filepath.Join(certs, "server.key"),
-		envCNPGITLSCA:      filepath.Join(certs, "client.crt"),
+		envCNPGITLSAddr: placed["cnpgi-plugin"].TLS,
+		envCNPGITLSCert: filepath.Join(certs, "server.crt"),
+		envCNPGITLSKey:  filepath.Join(certs, "server.key"),
+		envCNPGITLSCA:   filepath.Join(certs, "client.crt"),
+	}
+	// The socket's directory and name as the plugin declares them (plugin.Endpoint).
+	for _, kv := range config.Environ(&cnpgiplugin.Endpoint{PluginDir: filepath.Join(home, "plugins"), PluginName: CNPGIPluginName}) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
 	}
 	if _, ok := readDevCeph(home); ok && os.Getenv(envCNPGIConfig) == "" {
 		env[envCNPGIConfig] = cnpgiStoreFile(home)

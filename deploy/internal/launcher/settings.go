@@ -60,13 +60,11 @@ const (
 	envLvmdDefaultS3SecretKeyFile = "PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE"
 
 	// cnpgi-plugin
-	envCNPGIPluginDir  = "PLINTH_CNPGI_PLUGIN_DIR"
-	envCNPGIPluginName = "PLINTH_CNPGI_PLUGIN_NAME"
-	envCNPGIConfig     = "PLINTH_CNPGI_CONFIG"
-	envCNPGITLSAddr    = "PLINTH_CNPGI_TLS_ADDR"
-	envCNPGITLSCert    = "PLINTH_CNPGI_TLS_CERT"
-	envCNPGITLSKey     = "PLINTH_CNPGI_TLS_KEY"
-	envCNPGITLSCA      = "PLINTH_CNPGI_TLS_CLIENT_CA"
+	envCNPGIConfig  = "PLINTH_CNPGI_CONFIG"
+	envCNPGITLSAddr = "PLINTH_CNPGI_TLS_ADDR"
+	envCNPGITLSCert = "PLINTH_CNPGI_TLS_CERT"
+	envCNPGITLSKey  = "PLINTH_CNPGI_TLS_KEY"
+	envCNPGITLSCA   = "PLINTH_CNPGI_TLS_CLIENT_CA"
 )
 
 // What the Specs' Settings claim beyond the names above: the prefixes of the services' own

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
@@ -20,8 +19,10 @@ import (
 type Config struct {
 	config.Common
 
-	PluginName      string        `env:"PLINTH_CNPGI_PLUGIN_NAME" flag:"plugin-name" usage:"plugin name in domain notation; clusters list it in spec.plugins and the socket is named after it (default cnpgi.plinth.dev)"`
-	PluginDir       string        `env:"PLINTH_CNPGI_PLUGIN_DIR" flag:"plugin-dir" default:".plinth/plugins" usage:"plugin socket directory (CloudNativePG's PLUGIN_SOCKET_DIR); the gRPC socket defaults to <dir>/<plugin name>"`
+	// Endpoint is the plugin's name and socket directory, declared once with the commands';
+	// the gRPC socket defaults to <dir>/<plugin name>.
+	cnpgiplugin.Endpoint
+
 	ConfigFile      string        `env:"PLINTH_CNPGI_CONFIG" flag:"config" usage:"object store configuration file (YAML or JSON); empty: one POSIX store named local"`
 	DefaultStoreDir string        `env:"PLINTH_CNPGI_DEFAULT_STORE_DIR" flag:"default-store-dir" usage:"directory of the local POSIX store used without a config file (default <plugin dir>/../cnpgi-store)"`
 	SpoolDir        string        `env:"PLINTH_CNPGI_SPOOL_DIR" flag:"spool-dir" usage:"directory for WAL read ahead during recovery, emptied at start (default <plugin dir>/../cnpgi-spool)"`
@@ -40,19 +41,16 @@ func Defaults() Config {
 	return c
 }
 
-// pluginNameRE is CNPG-I's rule for GetPluginMetadataResponse.name.
-var pluginNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?$`)
-
 // Resolve makes the directories absolute and fills the derived defaults; call it after
 // config.Load and before Validate.
 func (c *Config) Resolve() error {
 	dir, err := filepath.Abs(c.PluginDir)
 	if err != nil {
-		return fmt.Errorf("PLINTH_CNPGI_PLUGIN_DIR: %w", err)
+		return fmt.Errorf("PLINTH_CNPGI_PLUGIN_DIR (-plugin-dir): %w", err)
 	}
 	c.PluginDir = dir
 	if c.GRPCAddr == "" {
-		c.GRPCAddr = "unix://" + filepath.Join(dir, c.PluginName)
+		c.GRPCAddr = "unix://" + c.Socket()
 	}
 	home := filepath.Dir(dir)
 	for _, p := range []struct {
@@ -72,9 +70,7 @@ func (c *Config) Resolve() error {
 // Validate checks everything before anything starts and reports every problem at once.
 func (c *Config) Validate() error {
 	errs := []error{c.Common.Validate(), config.Required(config.EnvDatabaseURL, "database-url", c.DatabaseURL), c.OperatorConfig.validate(), c.BackupConfig.validate()}
-	if !pluginNameRE.MatchString(c.PluginName) {
-		errs = append(errs, fmt.Errorf("PLINTH_CNPGI_PLUGIN_NAME (-plugin-name): %q must be at most 63 characters of letters, digits, '.' and '-', starting and ending alphanumeric", c.PluginName))
-	}
+	errs = append(errs, c.ValidateName())
 	if network, path, err := config.ParseListenAddr(c.GRPCAddr); err == nil && network == "unix" && filepath.Base(path) != c.PluginName {
 		errs = append(errs, fmt.Errorf("PLINTH_GRPC_ADDR (-grpc-addr): the socket must be named after the plugin (%s): CloudNativePG dials <socket dir>/<plugin name>", c.PluginName))
 	}

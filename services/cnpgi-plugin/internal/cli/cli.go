@@ -29,12 +29,14 @@ import (
 // Config is what the WAL commands need: where the plugin listens and which cluster (and so
 // which store and server name) the WAL belongs to.
 type Config struct {
-	PluginName  string        `env:"PLINTH_CNPGI_PLUGIN_NAME" flag:"plugin-name" usage:"the plugin's name, checked against what it reports (default cnpgi.plinth.dev)"`
-	PluginDir   string        `env:"PLINTH_CNPGI_PLUGIN_DIR" flag:"plugin-dir" default:".plinth/plugins" usage:"plugin socket directory; the socket is <dir>/<plugin name>"`
-	Socket      string        `env:"PLINTH_CNPGI_SOCKET" flag:"socket" usage:"the plugin's unix socket (overrides -plugin-dir)"`
+	// The field order is the order of restore_command's flags (restore.Command, which fills
+	// this Config and writes it with config.Args).
+	Socket string `env:"PLINTH_CNPGI_SOCKET" flag:"socket" usage:"the plugin's unix socket (overrides -plugin-dir)"`
+	// Endpoint is the server's own declaration of the plugin's name and socket directory.
+	plugin.Endpoint
 	ClusterFile string        `env:"PLINTH_CNPGI_CLUSTER_FILE" flag:"cluster-file" usage:"a CloudNativePG Cluster as JSON, sent as the cluster definition"`
-	ServerName  string        `env:"PLINTH_CNPGI_SERVER_NAME" flag:"server-name" usage:"without -cluster-file: the server name (directory) in the store"`
 	ObjectStore string        `env:"PLINTH_CNPGI_OBJECT_STORE" flag:"object-store" usage:"without -cluster-file: the store name (default: the plugin's default store)"`
+	ServerName  string        `env:"PLINTH_CNPGI_SERVER_NAME" flag:"server-name" usage:"without -cluster-file: the server name (directory) in the store"`
 	Timeout     time.Duration `env:"PLINTH_CNPGI_CLI_TIMEOUT" flag:"timeout" default:"10m" usage:"give up after this long"`
 	CheckEmpty  string        `flag:"check-empty-wal-archive" usage:"wal-archive: send check_empty_wal_archive=true|false (default: not sent)"`
 	Mode        string        `flag:"mode" default:"recovery" usage:"wal-restore: recovery or rewind"`
@@ -47,7 +49,7 @@ type IO struct{ Err io.Writer }
 // `health [flags]`. Flags come first, in -name=value form. PATH may be relative: PostgreSQL runs the commands in PGDATA.
 func Run(ctx context.Context, cmd string, args, environ []string, out IO) error {
 	flags, pos := splitFlags(args)
-	cfg := Config{PluginName: plugin.DefaultName}
+	cfg := Config{Endpoint: plugin.Endpoint{PluginName: plugin.DefaultName}}
 	header := fmt.Sprintf("usage: cnpgi-plugin %s [-name=value ...] %s", cmd, usageArgs(cmd))
 	if ok, err := config.LoadOrUsage(&cfg, flags, environ, out.Err, header); !ok {
 		return err
@@ -195,7 +197,7 @@ func (c Config) clusterDefinition() ([]byte, error) {
 func (c Config) dial() (*grpc.ClientConn, error) {
 	socket := c.Socket
 	if socket == "" {
-		socket = filepath.Join(c.PluginDir, c.PluginName)
+		socket = c.Endpoint.Socket()
 	}
 	abs, err := filepath.Abs(socket)
 	if err != nil {

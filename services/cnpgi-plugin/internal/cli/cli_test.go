@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	walv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/wal/v1"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
 
 func TestSplitFlags(t *testing.T) {
@@ -34,7 +36,7 @@ func TestSplitFlags(t *testing.T) {
 }
 
 func TestClusterDefinitionEnablesThePlugin(t *testing.T) {
-	def, err := Config{PluginName: "cnpgi.plinth.dev", ServerName: "pg15", ObjectStore: "s3"}.clusterDefinition()
+	def, err := Config{Endpoint: plugin.Endpoint{PluginName: "cnpgi.plinth.dev"}, ServerName: "pg15", ObjectStore: "s3"}.clusterDefinition()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestClusterDefinitionEnablesThePlugin(t *testing.T) {
 		c.Spec.Plugins[0].Parameters["serverName"] != "pg15" || c.Spec.Plugins[0].Parameters["objectStore"] != "s3" {
 		t.Fatalf("definition %s", def)
 	}
-	if _, err := (Config{PluginName: "p"}).clusterDefinition(); err == nil || !strings.Contains(err.Error(), "-server-name") {
+	if _, err := (Config{Endpoint: plugin.Endpoint{PluginName: "p"}}).clusterDefinition(); err == nil || !strings.Contains(err.Error(), "-server-name") {
 		t.Fatalf("no server name: %v", err)
 	}
 }

@@ -3,6 +3,11 @@ package restore
 import (
 	"regexp"
 	"strings"
+
+	"github.com/plinth-dev/plinth/libs/platform/config"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cli"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
 
 // Command is how the restored PostgreSQL fetches WAL: the plugin's own `wal-restore`, which
@@ -16,19 +21,15 @@ type Command struct {
 }
 
 // For returns restore_command for WAL of server in store, and the environment that lets a
-// bare `cnpgi-plugin wal-restore %f %p` find the same archive.
+// bare `cnpgi-plugin wal-restore %f %p` find the same archive. Both are the wal-restore
+// command's own Config (cli.Config) written out, so its settings are named only there.
 func (c Command) For(store, server string) (string, []string) {
-	envs := []string{
-		"PLINTH_CNPGI_SOCKET=" + c.Socket, "PLINTH_CNPGI_PLUGIN_NAME=" + c.Plugin,
-		"PLINTH_CNPGI_OBJECT_STORE=" + store, "PLINTH_CNPGI_SERVER_NAME=" + server,
-	}
+	walRestore := cli.Config{Socket: c.Socket, Endpoint: plugin.Endpoint{PluginName: c.Plugin}, ObjectStore: store, ServerName: server}
+	envs := config.Environ(&walRestore)
 	if c.Fixed != "" {
 		return c.Fixed, envs
 	}
-	args := []string{
-		c.Binary, "wal-restore", "-socket=" + c.Socket, "-plugin-name=" + c.Plugin,
-		"-object-store=" + store, "-server-name=" + server, "%f", "%p",
-	}
+	args := append(append([]string{c.Binary, "wal-restore"}, config.Args(&walRestore)...), "%f", "%p")
 	for i, a := range args {
 		args[i] = shellQuote(a)
 	}

@@ -9,6 +9,8 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/plinth-dev/plinth/libs/platform/config"
+
 	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
 
@@ -126,9 +128,13 @@ type (
 // PostgreSQL expects them.
 func (s Sidecar) container(pullPolicy string, mounts []any) container {
 	name := SidecarName(s.PluginName)
-	env := []envVar{
-		{"PLINTH_CNPGI_PLUGIN_NAME", s.PluginName},
-		{"PLINTH_CNPGI_PLUGIN_DIR", PluginsMountPath},
+	// The plugin's name and socket directory, as the binary declares them (plugin.Endpoint).
+	var env []envVar
+	for _, kv := range config.Environ(&cnpgiplugin.Endpoint{PluginName: s.PluginName, PluginDir: PluginsMountPath}) {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, envVar{k, v})
+	}
+	env = append(env, []envVar{
 		{"PLINTH_CNPGI_SPOOL_DIR", "/controller/" + name + "-spool"},
 		// Without a configuration the binary falls back to a local POSIX store; keep that on
 		// the scratch volume (the root file system is read-only). It is lost with the Pod:
@@ -137,7 +143,7 @@ func (s Sidecar) container(pullPolicy string, mounts []any) container {
 		{"PLINTH_CNPGI_RESTORE_COMMAND", restoreCommand},
 		{"PLINTH_ADMIN_ADDR", "off"},
 		{"PLINTH_LOG_FORMAT", "json"},
-	}
+	}...)
 	if s.ConfigMap != "" {
 		env = append(env, envVar{"PLINTH_CNPGI_CONFIG", ConfigMountPath + "/" + ConfigFileKey})
 		mounts = append(mounts, map[string]any{"name": ConfigVolume(s.PluginName), "mountPath": ConfigMountPath, "readOnly": true})
