@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,12 +13,14 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
+	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
 	"github.com/plinth-dev/plinth/libs/platform/input"
@@ -26,31 +29,71 @@ import (
 // maxBody bounds a REST request body (the largest valid request is a few kilobytes).
 const maxBody = 1 << 20
 
-// route is one of upstream's REST paths (the google.api.http options of its api.proto, kept
-// in our contract as each RPC's comment): the HTTP method and path, the RPC it calls, and
+// route is one of upstream's REST paths: the HTTP method and path of an RPC's google.api.http
+// option in api.proto, the RPC it calls (its full gRPC method name and message types), and
 // whether the request comes as the body ("*") or as query parameters.
 type route struct {
 	method, path, rpc string
 	body              bool
-	serve             func(g *Gateway) runtime.HandlerFunc
+	req, resp         protoreflect.MessageType
 }
 
-// Routes is upstream's REST table, in the order of its service block.
-func routes() []route {
-	const svc = "/cnct.kaas.api.Cluster/"
-	return []route{
-		unary("POST", "/api/v1/cluster", svc+"CreateCluster", true, kaaspb.ClusterClient.CreateCluster),
-		unary("GET", "/api/v1/cluster", svc+"GetCluster", false, kaaspb.ClusterClient.GetCluster),
-		unary("DELETE", "/api/v1/cluster", svc+"DeleteCluster", false, kaaspb.ClusterClient.DeleteCluster),
-		unary("GET", "/api/v1/cluster/list", svc+"GetClusterList", false, kaaspb.ClusterClient.GetClusterList),
-		unary("GET", "/api/v1/cluster/nodesstatus", svc+"GetClusterNodesStatus", false, kaaspb.ClusterClient.GetClusterNodesStatus),
-		unary("GET", "/api/v1/version", svc+"GetVersionInformation", false, kaaspb.ClusterClient.GetVersionInformation),
-		unary("POST", "/api/v1/cluster/pool", svc+"AddNodePool", true, kaaspb.ClusterClient.AddNodePool),
-		unary("DELETE", "/api/v1/cluster/pool", svc+"DeleteNodePool", false, kaaspb.ClusterClient.DeleteNodePool),
-		unary("PUT", "/api/v1/cluster/pool", svc+"ScaleNodePool", true, kaaspb.ClusterClient.ScaleNodePool),
-		unary("GET", "/api/v1/cluster/upgrade", svc+"GetUpgradeClusterInformation", false, kaaspb.ClusterClient.GetUpgradeClusterInformation),
-		unary("PUT", "/api/v1/cluster/upgrade", svc+"UpgradeCluster", true, kaaspb.ClusterClient.UpgradeCluster),
+// routes reads svc's REST table from its methods' google.api.http options, in the order of
+// the service block, so api.proto is the one place a route is declared. It refuses what the
+// gateway cannot serve as upstream's grpc-gateway v1 did: a method without the option, a
+// streaming method, a body naming one field, additional bindings, path variables.
+func routes(svc protoreflect.ServiceDescriptor) ([]route, error) {
+	methods := svc.Methods()
+	out := make([]route, 0, methods.Len())
+	for i := range methods.Len() {
+		m := methods.Get(i)
+		rt, err := httpRoute(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.FullName(), err)
+		}
+		out = append(out, rt)
 	}
+	return out, nil
+}
+
+// httpRoute is the route m's google.api.http option declares.
+func httpRoute(m protoreflect.MethodDescriptor) (route, error) {
+	if !proto.HasExtension(m.Options(), annotations.E_Http) {
+		return route{}, errors.New("no google.api.http option: every RPC of the service needs its REST route")
+	}
+	if m.IsStreamingClient() || m.IsStreamingServer() {
+		return route{}, errors.New("streaming RPCs have no REST route here")
+	}
+	rule := proto.GetExtension(m.Options(), annotations.E_Http).(*annotations.HttpRule)
+	if len(rule.GetAdditionalBindings()) > 0 || (rule.GetBody() != "" && rule.GetBody() != "*") {
+		return route{}, fmt.Errorf("google.api.http %v: the gateway serves one binding with body \"*\" or none", rule)
+	}
+	rt := route{rpc: "/" + string(m.Parent().FullName()) + "/" + string(m.Name()), body: rule.GetBody() == "*"}
+	switch p := rule.GetPattern().(type) {
+	case *annotations.HttpRule_Get:
+		rt.method, rt.path = http.MethodGet, p.Get
+	case *annotations.HttpRule_Post:
+		rt.method, rt.path = http.MethodPost, p.Post
+	case *annotations.HttpRule_Put:
+		rt.method, rt.path = http.MethodPut, p.Put
+	case *annotations.HttpRule_Delete:
+		rt.method, rt.path = http.MethodDelete, p.Delete
+	case *annotations.HttpRule_Patch:
+		rt.method, rt.path = http.MethodPatch, p.Patch
+	default:
+		return route{}, fmt.Errorf("google.api.http %v: no get, post, put, delete or patch path", rule)
+	}
+	if !strings.HasPrefix(rt.path, "/") || strings.ContainsAny(rt.path, "{}*:") {
+		return route{}, fmt.Errorf("google.api.http path %q: the gateway serves literal paths only", rt.path)
+	}
+	var err error
+	if rt.req, err = protoregistry.GlobalTypes.FindMessageByName(m.Input().FullName()); err != nil {
+		return route{}, err
+	}
+	if rt.resp, err = protoregistry.GlobalTypes.FindMessageByName(m.Output().FullName()); err != nil {
+		return route{}, err
+	}
+	return rt, nil
 }
 
 // Gateway serves the REST paths by calling the gRPC service through conn, so every REST call
@@ -59,13 +102,18 @@ func routes() []route {
 // header becomes the call's authorization metadata, the body or query parameters become the
 // request, the response and gRPC errors are written as upstream's gateway (v1) wrote them.
 type Gateway struct {
-	mux    *runtime.ServeMux
-	client kaaspb.ClusterClient
+	mux  *runtime.ServeMux
+	conn grpc.ClientConnInterface
 }
 
-// NewGateway serves the REST paths over conn (a connection to this service's gRPC server).
+// NewGateway serves the REST paths of kaas's Cluster service over conn (a connection to this
+// service's gRPC server).
 func NewGateway(conn grpc.ClientConnInterface, log *slog.Logger) (*Gateway, error) {
-	g := &Gateway{client: kaaspb.NewClusterClient(conn)}
+	table, err := routes(kaaspb.File_cnct_kaas_api_api_proto.Services().ByName("Cluster"))
+	if err != nil {
+		return nil, fmt.Errorf("kaas REST routes: %w", err)
+	}
+	g := &Gateway{conn: conn}
 	g.mux = runtime.NewServeMux(
 		// Upstream's gateway was grpc-gateway v1.8.5 with its default marshaler,
 		// JSONPb{OrigName: true}: proto field names, enums by name, no zero values out;
@@ -77,8 +125,8 @@ func NewGateway(conn grpc.ClientConnInterface, log *slog.Logger) (*Gateway, erro
 		runtime.WithErrorHandler(v1Errors(log)),
 		runtime.WithRoutingErrorHandler(routingErrors),
 	)
-	for _, rt := range routes() {
-		if err := g.mux.HandlePath(rt.method, rt.path, rt.serve(g)); err != nil {
+	for _, rt := range table {
+		if err := g.mux.HandlePath(rt.method, rt.path, g.serve(rt)); err != nil {
 			return nil, err
 		}
 	}
@@ -88,36 +136,30 @@ func NewGateway(conn grpc.ClientConnInterface, log *slog.Logger) (*Gateway, erro
 // ServeHTTP serves the REST paths.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTTP(w, r) }
 
-// unary builds the route of one unary RPC; call is the generated client's method.
-func unary[Req any, PReq interface {
-	*Req
-	proto.Message
-}, Resp proto.Message](method, path, rpc string, body bool, call func(kaaspb.ClusterClient, context.Context, PReq, ...grpc.CallOption) (Resp, error)) route {
-	rt := route{method: method, path: path, rpc: rpc, body: body}
-	rt.serve = func(g *Gateway) runtime.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-			inbound, outbound := runtime.MarshalerForRequest(g.mux, r)
-			ctx, err := runtime.AnnotateContext(r.Context(), g.mux, r, rpc, runtime.WithHTTPPathPattern(path))
-			if err != nil {
-				runtime.HTTPError(r.Context(), g.mux, outbound, w, r, status.Error(codes.InvalidArgument, input.Truncate(err.Error(), 200)))
-				return
-			}
-			req := PReq(new(Req))
-			if err := decode(w, r, inbound, req, body); err != nil {
-				runtime.HTTPError(ctx, g.mux, outbound, w, r, err)
-				return
-			}
-			var md runtime.ServerMetadata
-			resp, err := call(g.client, ctx, req, grpc.Header(&md.HeaderMD), grpc.Trailer(&md.TrailerMD))
-			ctx = runtime.NewServerMetadataContext(ctx, md)
-			if err != nil {
-				runtime.HTTPError(ctx, g.mux, outbound, w, r, err)
-				return
-			}
-			runtime.ForwardResponseMessage(ctx, g.mux, outbound, w, r, resp)
+// serve is the handler of one route: it decodes the request, calls the RPC and writes its
+// answer, as grpc-gateway's generated handler of a unary method does.
+func (g *Gateway) serve(rt route) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		inbound, outbound := runtime.MarshalerForRequest(g.mux, r)
+		ctx, err := runtime.AnnotateContext(r.Context(), g.mux, r, rt.rpc, runtime.WithHTTPPathPattern(rt.path))
+		if err != nil {
+			runtime.HTTPError(r.Context(), g.mux, outbound, w, r, status.Error(codes.InvalidArgument, input.Truncate(err.Error(), 200)))
+			return
 		}
+		req, resp := rt.req.New().Interface(), rt.resp.New().Interface()
+		if err := decode(w, r, inbound, req, rt.body); err != nil {
+			runtime.HTTPError(ctx, g.mux, outbound, w, r, err)
+			return
+		}
+		var md runtime.ServerMetadata
+		err = g.conn.Invoke(ctx, rt.rpc, req, resp, grpc.Header(&md.HeaderMD), grpc.Trailer(&md.TrailerMD))
+		ctx = runtime.NewServerMetadataContext(ctx, md)
+		if err != nil {
+			runtime.HTTPError(ctx, g.mux, outbound, w, r, err)
+			return
+		}
+		runtime.ForwardResponseMessage(ctx, g.mux, outbound, w, r, resp)
 	}
-	return rt
 }
 
 // decode fills req from the body (body routes) or the query string (the others), as the

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
-	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,8 +20,10 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	kaaspb "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
 )
@@ -121,50 +121,101 @@ func upstreamRoutes() []restRoute {
 	}
 }
 
-// TestRoutesAreUpstreams pins the REST table to api.proto: each method's google.api.http
-// option (read from the descriptor, should the file ever carry them) or, as the file keeps
-// them now, its "REST:" line; the gateway's routes and the test's table must both be exactly
-// that, so a method mapped in api.proto that either lacks fails here.
+// TestRoutesAreUpstreams pins the REST table the gateway reads from api.proto's
+// google.api.http options to upstream's (the test's own table, from the wire contract), and
+// every route to an RPC the generated server serves: a route without its RPC, an RPC
+// without its route, or a changed path, verb or body fails here.
 func TestRoutesAreUpstreams(t *testing.T) {
-	_ = kaaspb.File_cnct_kaas_api_api_proto
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName("cnct.kaas.api.Cluster")
+	table, err := routes(kaaspb.File_cnct_kaas_api_api_proto.Services().ByName("Cluster"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("../../../../proto/cnct/kaas/api/api.proto")
-	if err != nil {
-		t.Fatal(err)
+	served := map[string]bool{}
+	for _, m := range kaaspb.Cluster_ServiceDesc.Methods {
+		served["/"+kaaspb.Cluster_ServiceDesc.ServiceName+"/"+m.MethodName] = true
 	}
-	comments := restComments(t, string(src))
-	mapped := map[string]string{}
-	methods := d.(protoreflect.ServiceDescriptor).Methods()
-	for i := range methods.Len() {
-		m := methods.Get(i)
-		name := string(m.Name())
-		if rule, ok := proto.GetExtension(m.Options(), annotations.E_Http).(*annotations.HttpRule); ok && rule != nil {
-			mapped[name] = httpRule(t, rule)
-		} else if c, ok := comments[name]; ok {
-			mapped[name] = c
+	gateway, want := map[string]string{}, map[string]string{}
+	for _, r := range table {
+		if !served[r.rpc] {
+			t.Errorf("route %s %s names %s, which the Cluster server does not serve", r.method, r.path, r.rpc)
 		}
-	}
-	if len(mapped) != methods.Len() || len(comments) != methods.Len() {
-		t.Fatalf("api.proto maps %d of %d methods (%d REST lines): %v", len(mapped), methods.Len(), len(comments), mapped)
-	}
-	gateway, table := map[string]string{}, map[string]string{}
-	for _, r := range routes() {
-		gateway[strings.TrimPrefix(r.rpc, "/cnct.kaas.api.Cluster/")] = route4(r.method, r.path, r.body)
+		if r.req.Descriptor().FullName() == "" || r.resp.Descriptor().FullName() == "" {
+			t.Errorf("%s: no message types", r.rpc)
+		}
+		gateway[r.rpc] = route4(r.method, r.path, r.body)
 	}
 	for _, r := range upstreamRoutes() {
-		table[r.rpc] = route4(r.method, r.path, r.body)
+		want["/cnct.kaas.api.Cluster/"+r.rpc] = route4(r.method, r.path, r.body)
 	}
-	for name, want := range mapped {
-		if gateway[name] != want || table[name] != want {
-			t.Errorf("%s: api.proto %q, gateway %q, test table %q", name, want, gateway[name], table[name])
+	for rpc, w := range want {
+		if gateway[rpc] != w {
+			t.Errorf("%s: gateway %q, upstream %q", rpc, gateway[rpc], w)
 		}
 	}
-	if len(gateway) != len(mapped) || len(table) != len(mapped) {
-		t.Errorf("gateway has %d routes, the table %d, api.proto %d", len(gateway), len(table), len(mapped))
+	if len(table) != len(want) || len(served) != len(want) {
+		t.Errorf("gateway has %d routes, upstream %d, the server %d RPCs", len(table), len(want), len(served))
 	}
+}
+
+// TestRoutesRefuseWhatTheGatewayCannotServe: a method without a google.api.http option, or
+// with one the gateway would serve wrongly, stops the gateway at start.
+func TestRoutesRefuseWhatTheGatewayCannotServe(t *testing.T) {
+	get := &annotations.HttpRule{Pattern: &annotations.HttpRule_Get{Get: "/api/v1/version"}}
+	for _, tc := range []struct {
+		name   string
+		rule   *annotations.HttpRule
+		stream bool
+		says   string
+	}{
+		{"ok", get, false, ""},
+		{"no option", nil, false, "no google.api.http option"},
+		{"streaming", get, true, "streaming"},
+		{"body field", &annotations.HttpRule{Pattern: &annotations.HttpRule_Post{Post: "/x"}, Body: "name"}, false, "body"},
+		{"additional binding", &annotations.HttpRule{Pattern: get.Pattern, AdditionalBindings: []*annotations.HttpRule{get}}, false, "one binding"},
+		{"path variable", &annotations.HttpRule{Pattern: &annotations.HttpRule_Get{Get: "/api/v1/cluster/{name}"}}, false, "literal paths"},
+		{"custom verb", &annotations.HttpRule{Pattern: &annotations.HttpRule_Custom{Custom: &annotations.CustomHttpPattern{Kind: "HEAD", Path: "/x"}}}, false, "no get, post"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := routes(oneMethodService(t, tc.rule, tc.stream))
+			if tc.says == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)) {
+				t.Fatalf("error %v; want one saying %q", err, tc.says)
+			}
+		})
+	}
+}
+
+// oneMethodService is a service Probe with one method, Version (kaas's GetVersionMsg →
+// GetVersionReply), carrying rule as its google.api.http option when rule is not nil.
+func oneMethodService(t *testing.T, rule *annotations.HttpRule, stream bool) protoreflect.ServiceDescriptor {
+	t.Helper()
+	opts := &descriptorpb.MethodOptions{}
+	if rule != nil {
+		proto.SetExtension(opts, annotations.E_Http, rule)
+	}
+	fd := &descriptorpb.FileDescriptorProto{
+		Name:       proto.String("probe/probe.proto"),
+		Package:    proto.String("probe"),
+		Syntax:     proto.String("proto3"),
+		Dependency: []string{"cnct/kaas/api/api.proto"},
+		Service: []*descriptorpb.ServiceDescriptorProto{{
+			Name: proto.String("Probe"),
+			Method: []*descriptorpb.MethodDescriptorProto{{
+				Name:            proto.String("Version"),
+				InputType:       proto.String(".cnct.kaas.api.GetVersionMsg"),
+				OutputType:      proto.String(".cnct.kaas.api.GetVersionReply"),
+				Options:         opts,
+				ServerStreaming: proto.Bool(stream),
+			}},
+		}},
+	}
+	f, err := protodesc.NewFile(fd, protoregistry.GlobalFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Services().Get(0)
 }
 
 func route4(method, path string, body bool) string {
@@ -172,55 +223,6 @@ func route4(method, path string, body bool) string {
 		return method + " " + path + " *"
 	}
 	return method + " " + path
-}
-
-// httpRule renders a google.api.http option as route4 does.
-func httpRule(t *testing.T, r *annotations.HttpRule) string {
-	t.Helper()
-	if len(r.GetAdditionalBindings()) > 0 || (r.GetBody() != "" && r.GetBody() != "*") {
-		t.Fatalf("google.api.http %v: the gateway serves one binding with body \"*\" or none", r)
-	}
-	var method, path string
-	switch p := r.GetPattern().(type) {
-	case *annotations.HttpRule_Get:
-		method, path = "GET", p.Get
-	case *annotations.HttpRule_Post:
-		method, path = "POST", p.Post
-	case *annotations.HttpRule_Put:
-		method, path = "PUT", p.Put
-	case *annotations.HttpRule_Delete:
-		method, path = "DELETE", p.Delete
-	case *annotations.HttpRule_Patch:
-		method, path = "PATCH", p.Patch
-	default:
-		t.Fatalf("google.api.http %v: unsupported pattern", r)
-	}
-	return route4(method, path, r.GetBody() == "*")
-}
-
-// restComments reads api.proto's "// REST: METHOD /path[?query][ (body: …)]." lines, each
-// the comment of the rpc that follows it.
-func restComments(t *testing.T, src string) map[string]string {
-	t.Helper()
-	line := regexp.MustCompile(`^\s*// REST: (GET|POST|PUT|DELETE|PATCH) (/[^?\s]*?)(\?\S*)?\.?( \([^)]*\))?\.?$`)
-	rpc := regexp.MustCompile(`^\s*rpc (\w+)\s*\(`)
-	out := map[string]string{}
-	pending := ""
-	for _, l := range strings.Split(src, "\n") {
-		if strings.Contains(l, "// REST:") {
-			m := line.FindStringSubmatch(l)
-			if m == nil {
-				t.Fatalf("api.proto: unreadable REST line %q", l)
-			}
-			pending = route4(m[1], m[2], strings.HasPrefix(m[4], " (body:"))
-		} else if m := rpc.FindStringSubmatch(l); m != nil {
-			if pending != "" {
-				out[m[1]] = pending
-			}
-			pending = ""
-		}
-	}
-	return out
 }
 
 // backend is the gRPC side of the gateway in these tests: a real gRPC server whose
