@@ -28,7 +28,7 @@ func run() error {
 	if err := os.Setenv("PATH", launcher.SbinPath(os.Getenv("PATH"))); err != nil {
 		return err
 	}
-	cfg, err := launcher.ParseConfig(os.Args[1:], os.Getenv, os.Stdout)
+	cfg, err := launcher.ParseConfig(os.Args[1:], os.Environ(), os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -12,6 +12,6 @@ func authGatewaySocket(home string) string {
 
 // authEnv gives auth its gateway listener, so lockout counts the address the gateway names
 // (the browser's) for logins through it, and the TCP peer for calls on auth's own port.
-func authEnv(home string, _ map[string]Placement) map[string]string {
-	return map[string]string{envAuthGatewayAddr: authGatewaySocket(home)}
+func authEnv(c Config, _ map[string]Placement) map[string]string {
+	return map[string]string{envAuthGatewayAddr: authGatewaySocket(c.Home)}
 }

@@ -89,11 +89,11 @@ func cephOptions(c Config, log *slog.Logger) cephlocal.Options {
 }
 
 // devCephWanted says whether this run starts the dev Ceph, or why not.
-func devCephWanted(c Config, getenv func(string) string, euid int) (bool, string) {
+func devCephWanted(c Config, euid int) (bool, string) {
 	switch {
 	case c.NoCeph:
 		return false, "-no-ceph (PLINTH_NO_CEPH=1)"
-	case getenv(envStatsCephURL) != "":
+	case c.StatsCephURL != "":
 		return false, "PLINTH_STATS_CEPH_URL is set: stats reads that cluster"
 	case euid != 0:
 		return false, "not root (the daemons and the memstore want root; run make up as root for it)"
@@ -106,7 +106,7 @@ func devCephWanted(c Config, getenv func(string) string, euid int) (bool, string
 // one line. Stats runs without them, on the suite's inventory only; startDevCeph checks every
 // command again before it starts anything.
 func cephNeeds(c Config) []Need {
-	if ok, _ := devCephWanted(c, os.Getenv, os.Geteuid()); !ok {
+	if ok, _ := devCephWanted(c, os.Geteuid()); !ok {
 		return nil
 	}
 	var needs []Need
@@ -129,7 +129,7 @@ func (s *session) startDevCeph(ctx context.Context, c Config) error {
 	if !slices.ContainsFunc(s.found, func(b Binary) bool { return b.Name == "stats" }) {
 		return nil
 	}
-	if ok, why := devCephWanted(c, os.Getenv, os.Geteuid()); !ok {
+	if ok, why := devCephWanted(c, os.Geteuid()); !ok {
 		s.self("dev Ceph: not started: %s", why)
 		return nil
 	}
@@ -220,9 +220,9 @@ func readDevCeph(home string) (devCeph, bool) {
 
 // statsEnv points stats at auth and, when the dev Ceph runs, at its dashboard (the password by
 // file: never in the environment).
-func statsEnv(home string, placed map[string]Placement) map[string]string {
+func statsEnv(c Config, placed map[string]Placement) map[string]string {
 	env := map[string]string{envAuthAddr: placed["auth"].GRPC}
-	if d, ok := readDevCeph(home); ok {
+	if d, ok := readDevCeph(c.Home); ok {
 		env[envStatsCephURL] = d.DashboardURL
 		env[envStatsCephUser] = d.DashboardUser
 		env[envStatsCephPasswordFile] = d.DashboardPasswordFile
@@ -234,12 +234,12 @@ func statsEnv(home string, placed map[string]Placement) map[string]string {
 // default of their own, the agent's default S3 store: the radosgw with the keys (by file) of
 // the agent's own user, limited to bucket plinth-lvmd. Backup and restore requests that name
 // nothing but a path go there.
-func withDevS3(env func(string, map[string]Placement) map[string]string) func(string, map[string]Placement) map[string]string {
-	return func(home string, placed map[string]Placement) map[string]string {
-		out := env(home, placed)
-		d, ok := readDevCeph(home)
+func withDevS3(env func(Config, map[string]Placement) map[string]string) func(Config, map[string]Placement) map[string]string {
+	return func(c Config, placed map[string]Placement) map[string]string {
+		out := env(c, placed)
+		d, ok := readDevCeph(c.Home)
 		u, mine := d.S3.Services["lvmd-agent"]
-		if !ok || !mine || os.Getenv(envLvmdDefaultS3Endpoint) != "" {
+		if !ok || !mine || c.LvmdDefaultS3Endpoint != "" {
 			return out
 		}
 		if out == nil {

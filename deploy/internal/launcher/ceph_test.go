@@ -10,27 +10,19 @@ import (
 )
 
 func TestDevCephWanted(t *testing.T) {
-	none := func(string) string { return "" }
-	withURL := func(k string) string {
-		if k == "PLINTH_STATS_CEPH_URL" {
-			return "http://mgr:8080"
-		}
-		return ""
-	}
 	for _, tc := range []struct {
-		name   string
-		c      Config
-		getenv func(string) string
-		euid   int
-		want   bool
-		why    string
+		name string
+		c    Config
+		euid int
+		want bool
+		why  string
 	}{
-		{"root", Config{}, none, 0, true, ""},
-		{"-no-ceph", Config{NoCeph: true}, none, 0, false, "-no-ceph"},
-		{"user's cluster", Config{}, withURL, 0, false, "PLINTH_STATS_CEPH_URL"},
-		{"not root", Config{}, none, 1000, false, "not root"},
+		{"root", Config{}, 0, true, ""},
+		{"-no-ceph", Config{NoCeph: true}, 0, false, "-no-ceph"},
+		{"user's cluster", Config{StatsCephURL: "http://mgr:8080"}, 0, false, "PLINTH_STATS_CEPH_URL"},
+		{"not root", Config{}, 1000, false, "not root"},
 	} {
-		got, why := devCephWanted(tc.c, tc.getenv, tc.euid)
+		got, why := devCephWanted(tc.c, tc.euid)
 		if got != tc.want || !strings.Contains(why, tc.why) {
 			t.Errorf("%s: %v %q, want %v and a reason naming %q", tc.name, got, why, tc.want, tc.why)
 		}
@@ -42,13 +34,13 @@ func TestDevCephWanted(t *testing.T) {
 func TestDevCephEnv(t *testing.T) {
 	home := t.TempDir()
 	placed := map[string]Placement{"auth": {GRPC: "127.0.0.1:7001"}}
-	if env := statsEnv(home, placed); len(env) != 1 || env["PLINTH_AUTH_ADDR"] != "127.0.0.1:7001" {
+	if env := statsEnv(Config{Home: home}, placed); len(env) != 1 || env["PLINTH_AUTH_ADDR"] != "127.0.0.1:7001" {
 		t.Fatalf("stats without a dev Ceph: %v", env)
 	}
-	if _, ok := cnpgiEnv(home, placed)["PLINTH_CNPGI_CONFIG"]; ok {
+	if _, ok := cnpgiEnv(Config{Home: home}, placed)["PLINTH_CNPGI_CONFIG"]; ok {
 		t.Fatal("cnpgi-plugin gets a store file without a dev Ceph")
 	}
-	if env := withDevS3(func(string, map[string]Placement) map[string]string { return nil })(home, placed); env != nil {
+	if env := withDevS3(func(Config, map[string]Placement) map[string]string { return nil })(Config{Home: home}, placed); env != nil {
 		t.Fatalf("lvmd-agent gets a default S3 store without a dev Ceph: %v", env)
 	}
 	s3 := devS3{Endpoint: "http://127.0.0.1:7304", Region: "us-east-1", Buckets: cephBuckets,
@@ -61,22 +53,21 @@ func TestDevCephEnv(t *testing.T) {
 	if err := writeHomeJSON(home, DevCephFile, d); err != nil {
 		t.Fatal(err)
 	}
-	env := statsEnv(home, placed)
+	env := statsEnv(Config{Home: home}, placed)
 	if env["PLINTH_STATS_CEPH_URL"] != d.DashboardURL || env["PLINTH_STATS_CEPH_USER"] != "plinth" ||
 		env["PLINTH_STATS_CEPH_PASSWORD_FILE"] != d.DashboardPasswordFile || env["PLINTH_STATS_CEPH_PASSWORD"] != "" {
 		t.Fatalf("stats with a dev Ceph: %v", env)
 	}
-	lvmd := withDevS3(func(string, map[string]Placement) map[string]string { return nil })(home, placed)
+	lvmd := withDevS3(func(Config, map[string]Placement) map[string]string { return nil })(Config{Home: home}, placed)
 	// lvmd-agent's own user's keys, never the operator's (issue #36).
 	if lvmd["PLINTH_LVMD_DEFAULT_S3_ENDPOINT"] != s3.Endpoint || lvmd["PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE"] != "/h/ceph/s3/plinth-lvmd/secret_access_key" ||
 		lvmd["PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE"] != "/h/ceph/s3/plinth-lvmd/access_key_id" {
 		t.Fatalf("lvmd-agent with a dev Ceph: %v", lvmd)
 	}
-	if got := cnpgiEnv(home, placed)["PLINTH_CNPGI_CONFIG"]; got != cnpgiStoreFile(home) {
+	if got := cnpgiEnv(Config{Home: home}, placed)["PLINTH_CNPGI_CONFIG"]; got != cnpgiStoreFile(home) {
 		t.Fatalf("cnpgi-plugin config %q", got)
 	}
-	t.Setenv("PLINTH_CNPGI_CONFIG", "/mine.yaml")
-	if _, ok := cnpgiEnv(home, placed)["PLINTH_CNPGI_CONFIG"]; ok {
+	if _, ok := cnpgiEnv(Config{Home: home, CNPGIConfig: "/mine.yaml"}, placed)["PLINTH_CNPGI_CONFIG"]; ok {
 		t.Fatal("the user's PLINTH_CNPGI_CONFIG is replaced")
 	}
 

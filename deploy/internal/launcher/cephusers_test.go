@@ -74,7 +74,7 @@ func TestDevS3UsersAreLimitedToTheirBuckets(t *testing.T) {
 		if err := writeCNPGIStores(home, d.S3); err != nil {
 			t.Fatal(err)
 		}
-		lvmdEnv := withDevS3(func(string, map[string]Placement) map[string]string { return nil })(home, nil)
+		lvmdEnv := withDevS3(func(Config, map[string]Placement) map[string]string { return nil })(Config{Home: home}, nil)
 		lvmd := cephlocal.S3Credentials{AccessKeyID: readKey(t, lvmdEnv[envLvmdDefaultS3AccessKeyFile]), SecretAccessKey: readKey(t, lvmdEnv[envLvmdDefaultS3SecretKeyFile])}
 		cnpgi := cnpgiStoreKeys(t, home)
 		operator := cephlocal.S3Credentials{AccessKeyID: readKey(t, d.S3.AccessKeyFile), SecretAccessKey: readKey(t, d.S3.SecretKeyFile)}

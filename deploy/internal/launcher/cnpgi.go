@@ -21,7 +21,8 @@ func cnpgiCertDir(home string) string { return filepath.Join(home, "certs", "cnp
 // ensureCNPGICerts creates the plugin's self-signed server and client pairs once (CNPG's
 // pluginServerSecret/pluginClientSecret convention), with the plugin's own gen-certs command, so
 // its operator-mode TLS port serves under make up. Existing certificates are kept.
-func ensureCNPGICerts(ctx context.Context, home string, _ map[string]Placement, say func(string, ...any)) error {
+func ensureCNPGICerts(ctx context.Context, c Config, _ map[string]Placement, say func(string, ...any)) error {
+	home := c.Home
 	dir := cnpgiCertDir(home)
 	if _, err := os.Stat(filepath.Join(dir, "server.crt")); err == nil {
 		return nil
@@ -71,7 +72,8 @@ stores:
 
 // cnpgiEnv places the plugin's sockets and certificates under home and, when the dev Ceph
 // runs and the user has no PLINTH_CNPGI_CONFIG of their own, gives it the dev Ceph's stores.
-func cnpgiEnv(home string, placed map[string]Placement) map[string]string {
+func cnpgiEnv(c Config, placed map[string]Placement) map[string]string {
+	home := c.Home
 	certs := cnpgiCertDir(home)
 	env := map[string]string{
 		envCNPGITLSAddr: placed["cnpgi-plugin"].TLS,
@@ -84,7 +86,7 @@ func cnpgiEnv(home string, placed map[string]Placement) map[string]string {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	if _, ok := readDevCeph(home); ok && os.Getenv(envCNPGIConfig) == "" {
+	if _, ok := readDevCeph(home); ok && c.CNPGIConfig == "" {
 		env[envCNPGIConfig] = cnpgiStoreFile(home)
 	}
 	return env

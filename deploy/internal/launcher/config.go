@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/cephlocal"
@@ -51,6 +53,22 @@ type Config struct {
 	// NoCeph keeps the launcher from starting its dev Ceph for stats and as the default S3
 	// store (ceph.go).
 	NoCeph bool
+	// LvmdVG names the loop-backed development volume group of lvmd-agent (lvmd.go). Volume
+	// groups are global to the machine, so a second suite (a test) beside a developer's
+	// needs its own.
+	LvmdVG string
+
+	// Environ is the launcher's environment, which every child inherits through ChildEnv
+	// (that leaves out what the launcher decides and other binaries' settings). The launcher
+	// reads the environment only here and in ParseConfig: no other code calls os.Getenv.
+	Environ []string
+	// The user's own settings of a binary, from Environ, where they replace what the launcher
+	// would otherwise set or start for it: their device classes for lvmd-agent
+	// (PLINTH_LVMD_CONFIG) and its default S3 store (PLINTH_LVMD_DEFAULT_S3_ENDPOINT), their
+	// store configuration for cnpgi-plugin (PLINTH_CNPGI_CONFIG), their Ceph for stats
+	// (PLINTH_STATS_CEPH_URL: no dev Ceph), the etcd kaas's control planes run
+	// (PLINTH_KAAS_VAGRANT_ETCD; else Debian's /usr/bin/etcd, which make up installs).
+	LvmdConfig, LvmdDefaultS3Endpoint, CNPGIConfig, StatsCephURL, KaasEtcd string
 }
 
 // Defaults from ARCHITECTURE.md.
@@ -60,13 +78,23 @@ const (
 	defaultDatabaseName = "plinth"
 )
 
-// ParseConfig reads flags (which win) and PLINTH_* environment variables (through getenv).
-// The repository root defaults to the nearest directory above the working directory that
-// holds go.work.
-func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+// ParseConfig reads flags (which win) and PLINTH_* environment variables from environ
+// (os.Environ() form, kept as Config.Environ for the children). The repository root defaults
+// to the nearest directory above the working directory that holds go.work.
+func ParseConfig(args []string, environ []string, out io.Writer) (Config, error) {
 	fs := flag.NewFlagSet("plinth-up", flag.ContinueOnError)
 	fs.SetOutput(out)
-	c := Config{Out: out, Terminal: isTerminal(out)}
+	vars := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v // a later duplicate wins, as in a shell
+		}
+	}
+	getenv := func(k string) string { return vars[k] }
+	c := Config{Out: out, Terminal: isTerminal(out), Environ: slices.Clone(environ),
+		LvmdConfig: getenv(envLvmdConfig), LvmdDefaultS3Endpoint: getenv(envLvmdDefaultS3Endpoint),
+		CNPGIConfig: getenv(envCNPGIConfig), StatsCephURL: getenv(envStatsCephURL),
+		KaasEtcd: getenv(envKaasVagrantEtcd)}
 	c.Color = c.Terminal && getenv("NO_COLOR") == ""
 	offset, err := envInt(getenv, "PLINTH_PORT_OFFSET")
 	if err != nil {
@@ -88,6 +116,8 @@ func ParseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		"never install missing Debian packages (as root it otherwise does, one apt-get call); say what to install instead (env PLINTH_NO_INSTALL=1)")
 	fs.BoolVar(&c.NoCeph, "no-ceph", getenv("PLINTH_NO_CEPH") == "1",
 		"do not start the dev Ceph (HOME/ceph: stats's cluster and the default S3 store) that make up starts as root (env PLINTH_NO_CEPH=1)")
+	fs.StringVar(&c.LvmdVG, "lvmd-vg", orDefault(getenv("PLINTH_LVMD_VG"), "plinth"),
+		"the loop-backed volume group made for lvmd-agent as root (kept across runs; env PLINTH_LVMD_VG)")
 	fs.StringVar(&c.RunBinary, "run", "", "run only this service binary in the foreground, with the environment make up gives it, beside a running -infra-only")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err

@@ -17,7 +17,14 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+// envOf is an environment in os.Environ() form.
+func envOf(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
 
 func TestParseConfigDefaults(t *testing.T) {
 	root := repoRoot(t)
@@ -30,6 +37,31 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	if c.Terminal || c.Color {
 		t.Error("io.Discard is not a terminal")
+	}
+	if c.LvmdVG != "plinth" || c.LvmdConfig != "" || c.KaasEtcd != "" {
+		t.Errorf("defaults = %+v", c)
+	}
+}
+
+// The launcher reads its environment once, here: the user's own settings of a binary, which
+// keep the launcher's choice for it out, land in Config, and the whole environment is kept
+// for the children.
+func TestParseConfigReadsTheUsersOwnSettings(t *testing.T) {
+	env := envOf(map[string]string{
+		"PLINTH_LVMD_CONFIG": "/etc/topolvm/lvmd.yaml", "PLINTH_LVMD_DEFAULT_S3_ENDPOINT": "http://s3:9000",
+		"PLINTH_CNPGI_CONFIG": "/mine.yaml", "PLINTH_STATS_CEPH_URL": "http://mgr:8080",
+		"PLINTH_KAAS_VAGRANT_ETCD": "/opt/etcd", "PLINTH_LVMD_VG": "vgtest", "UNRELATED": "x",
+	})
+	c, err := ParseConfig([]string{"-root", repoRoot(t)}, env, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LvmdConfig != "/etc/topolvm/lvmd.yaml" || c.LvmdDefaultS3Endpoint != "http://s3:9000" || c.CNPGIConfig != "/mine.yaml" ||
+		c.StatsCephURL != "http://mgr:8080" || c.KaasEtcd != "/opt/etcd" || c.LvmdVG != "vgtest" || len(c.Environ) != len(env) {
+		t.Errorf("config = %+v", c)
+	}
+	if c, err := ParseConfig([]string{"-root", repoRoot(t), "-lvmd-vg", "vgflag"}, env, io.Discard); err != nil || c.LvmdVG != "vgflag" {
+		t.Errorf("-lvmd-vg: %q %v", c.LvmdVG, err)
 	}
 }
 

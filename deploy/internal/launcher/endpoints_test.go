@@ -111,7 +111,7 @@ func TestGatewayEnvNamesEveryPlacedBackend(t *testing.T) {
 	if g := byName["gateway"]; g.GRPC != "127.0.0.1:8080" || g.Admin != "127.0.0.1:8180" {
 		t.Fatalf("gateway placed at %s/%s", g.GRPC, g.Admin)
 	}
-	env := gatewayEnv("/h", byName)
+	env := gatewayEnv(Config{Home: "/h"}, byName)
 	want := map[string]string{
 		// auth's gateway listener, whose x-forwarded-for auth believes (not its TCP port).
 		"PLINTH_AUTH_ADDR":                  "unix:///h/auth-gateway.sock",

@@ -74,16 +74,17 @@ func claim(settings []string, key string) int {
 	return n
 }
 
-// ChildEnv builds the environment of one service process: the launcher's environment without
-// the variables it owns and those that are other binaries' settings (foreign), then the
-// runtime conventions (PLINTH_*), then the spec's extras.
+// ChildEnv builds the environment of one service process, the one both make up and -run give
+// it: the launcher's environment (c.Environ) without the variables it owns and those that
+// are other binaries' settings (foreign), then the runtime conventions (PLINTH_*), then the
+// spec's extras.
 // Text logs are asked for when the launcher writes to a terminal, unless the user chose a
 // format: children write to a pipe, so they would otherwise pick JSON.
-func ChildEnv(base []string, p Placement, placed map[string]Placement, home string, infra Infra, terminal bool) []string {
-	env := make([]string, 0, len(base)+8)
+func ChildEnv(c Config, p Placement, placed map[string]Placement, infra Infra, terminal bool) []string {
+	env := make([]string, 0, len(c.Environ)+8)
 	hasLogFormat := false
 	table := Table()
-	for _, kv := range base {
+	for _, kv := range c.Environ {
 		key, _, _ := strings.Cut(kv, "=")
 		if launcherOwned(key) || infra.NATSUsers != "" && (key == envNATSUser || key == envNATSPassword) ||
 			foreign(p.Spec, key, table) {
@@ -112,7 +113,7 @@ func ChildEnv(base []string, p Placement, placed map[string]Placement, home stri
 		env = append(env, "PLINTH_LOG_FORMAT=text")
 	}
 	if p.Spec.Env != nil {
-		extra := p.Spec.Env(home, placed)
+		extra := p.Spec.Env(c, placed)
 		for _, k := range slices.Sorted(maps.Keys(extra)) {
 			env = append(env, k+"="+extra[k])
 		}

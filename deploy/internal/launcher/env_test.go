@@ -26,7 +26,7 @@ func TestChildEnvSetsConventionsAndOverridesInherited(t *testing.T) {
 		t.Fatal(err)
 	}
 	infra := Infra{DatabaseURL: "postgres://postgres@127.0.0.1:5432/plinth", NATSURL: "nats://127.0.0.1:4222"}
-	got := envMap(t, ChildEnv(base, placed[0], nil, "/h", infra, false))
+	got := envMap(t, ChildEnv(Config{Home: "/h", Environ: base}, placed[0], nil, infra, false))
 	want := map[string]string{
 		"PATH":                "/bin",
 		"PLINTH_LOG_LEVEL":    "debug",
@@ -49,10 +49,10 @@ func TestChildEnvSetsConventionsAndOverridesInherited(t *testing.T) {
 
 func TestChildEnvAsksForTextLogsOnATerminalUnlessChosen(t *testing.T) {
 	p := Placement{Spec: Spec{Binary: "auth"}, GRPC: "127.0.0.1:7001", Admin: "127.0.0.1:7101"}
-	if got := envMap(t, ChildEnv(nil, p, nil, "/h", Infra{}, true)); got["PLINTH_LOG_FORMAT"] != "text" {
+	if got := envMap(t, ChildEnv(Config{Home: "/h"}, p, nil, Infra{}, true)); got["PLINTH_LOG_FORMAT"] != "text" {
 		t.Errorf("PLINTH_LOG_FORMAT = %q on a terminal, want text", got["PLINTH_LOG_FORMAT"])
 	}
-	got := envMap(t, ChildEnv([]string{"PLINTH_LOG_FORMAT=json"}, p, nil, "/h", Infra{}, true))
+	got := envMap(t, ChildEnv(Config{Home: "/h", Environ: []string{"PLINTH_LOG_FORMAT=json"}}, p, nil, Infra{}, true))
 	if got["PLINTH_LOG_FORMAT"] != "json" {
 		t.Errorf("PLINTH_LOG_FORMAT = %q, want the user's json", got["PLINTH_LOG_FORMAT"])
 	}
@@ -72,20 +72,20 @@ func TestChildEnvExtrasFromTheTable(t *testing.T) {
 	for _, p := range placed {
 		byName[p.Spec.Binary] = p
 	}
-	runner := envMap(t, ChildEnv(nil, byName["vagrant-runner"], byName, "/h", Infra{}, false))
+	runner := envMap(t, ChildEnv(Config{Home: "/h"}, byName["vagrant-runner"], byName, Infra{}, false))
 	if runner["PLINTH_VAGRANT_SERVER_ADDR"] != "127.0.0.1:7014" {
 		t.Errorf("runner PLINTH_VAGRANT_SERVER_ADDR = %q, want 127.0.0.1:7014", runner["PLINTH_VAGRANT_SERVER_ADDR"])
 	}
 	if _, ok := runner["PLINTH_GRPC_ADDR"]; ok {
 		t.Error("the runner serves no gRPC and must not get PLINTH_GRPC_ADDR")
 	}
-	plugin := ChildEnv(nil, byName["cnpgi-plugin"], byName, "/h", Infra{}, false)
+	plugin := ChildEnv(Config{Home: "/h"}, byName["cnpgi-plugin"], byName, Infra{}, false)
 	m := envMap(t, plugin)
 	if m["PLINTH_GRPC_ADDR"] != "unix:///h/plugins/"+CNPGIPluginName || m["PLINTH_CNPGI_PLUGIN_DIR"] != "/h/plugins" {
 		t.Errorf("cnpgi-plugin env = %v", plugin)
 	}
 	// Extras come in a stable order, so two runs give identical environments.
-	if !slices.Equal(plugin, ChildEnv(nil, byName["cnpgi-plugin"], byName, "/h", Infra{}, false)) {
+	if !slices.Equal(plugin, ChildEnv(Config{Home: "/h"}, byName["cnpgi-plugin"], byName, Infra{}, false)) {
 		t.Error("ChildEnv is not deterministic")
 	}
 }
@@ -116,7 +116,7 @@ func TestChildEnvPassesABinarysVariableToItOnly(t *testing.T) {
 		p := Placement{Spec: specs[binary], Admin: "127.0.0.1:7100"}
 		// The user's value, not the one the spec's extras add after it.
 		got := map[string]bool{}
-		for _, kv := range ChildEnv(base, p, nil, "/h", Infra{}, false) {
+		for _, kv := range ChildEnv(Config{Home: "/h", Environ: base}, p, nil, Infra{}, false) {
 			got[kv] = true
 		}
 		for _, kv := range base {

@@ -7,7 +7,7 @@ import "github.com/plinth-dev/plinth/services/gateway/routes"
 // and cnpgi-plugin; auth on its gateway listener (authGatewaySocket), where auth believes the
 // client address the gateway names. A backend that is not under services/ is left out, and the
 // gateway answers its calls with Unavailable naming it.
-func gatewayEnv(home string, placed map[string]Placement) map[string]string {
+func gatewayEnv(c Config, placed map[string]Placement) map[string]string {
 	env := map[string]string{}
 	for _, b := range routes.Backends() {
 		if p, ok := placed[b]; ok && p.GRPC != "" {
@@ -15,7 +15,7 @@ func gatewayEnv(home string, placed map[string]Placement) map[string]string {
 		}
 	}
 	if _, ok := placed["auth"]; ok {
-		env[routes.BackendEnv("auth")] = authGatewaySocket(home)
+		env[routes.BackendEnv("auth")] = authGatewaySocket(c.Home)
 	}
 	return env
 }

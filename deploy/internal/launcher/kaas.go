@@ -29,7 +29,8 @@ func kaasStateDir(home string) string { return filepath.Join(home, "kaas") }
 
 // kaasEnv runs kaas with the vagrant provider on this run's vagrant-server, auth's token
 // check, and its key and token from files in its state directory.
-func kaasEnv(home string, placed map[string]Placement) map[string]string {
+func kaasEnv(c Config, placed map[string]Placement) map[string]string {
+	home := c.Home
 	dir := kaasStateDir(home)
 	env := map[string]string{
 		envAuthAddr:              placed["auth"].GRPC,
@@ -41,6 +42,8 @@ func kaasEnv(home string, placed map[string]Placement) map[string]string {
 		envKaasVagrantRunnerID:   kaasRunnerID(home),
 		// Absent unless the launcher is building the Kubernetes binaries (kubebuild.go).
 		envKaasVagrantKubeBuildStatus: kubeBuildStatusPath(home),
+		// The binaries make tools-k8s builds (the launcher's background build puts them there too).
+		envKaasVagrantKubeBinDir: kubeBinDir(c.Root),
 	}
 	if host, port, err := net.SplitHostPort(placed["kaas"].GRPC); err == nil {
 		if p, err := strconv.Atoi(port); err == nil {
@@ -50,19 +53,13 @@ func kaasEnv(home string, placed map[string]Placement) map[string]string {
 	return env
 }
 
-// kaasRunEnv points kaas's local provider at the binaries make tools-k8s builds (the
-// launcher's background build puts them there too).
-func kaasRunEnv(c Config) map[string]string {
-	return map[string]string{envKaasVagrantKubeBinDir: kubeBinDir(c.Root)}
-}
-
 // kaasNeeds are what the bootstrap of a local cluster's control plane runs besides the
 // Kubernetes binaries, and make for their one-time build when one is missing. kaas runs
 // without them: it refuses clusters with FailedPrecondition naming what is missing.
 func kaasNeeds(c Config) []Need {
 	without := "its clusters are refused (FailedPrecondition naming it) until it is installed"
 	needs := []Need{
-		{Command: kaasEtcd(), Package: "etcd-server", Why: "its clusters' etcd", Without: without},
+		{Command: orDefault(c.KaasEtcd, "/usr/bin/etcd"), Package: "etcd-server", Why: "its clusters' etcd", Without: without},
 		{Command: "curl", Package: "curl", Why: "its clusters' bootstrap", Without: without},
 	}
 	versions, err := kubeVersions(c.Root)
@@ -73,15 +70,13 @@ func kaasNeeds(c Config) []Need {
 	return needs
 }
 
-// kaasEtcd is the etcd kaas's control planes run: PLINTH_KAAS_VAGRANT_ETCD, else Debian's.
-func kaasEtcd() string { return orDefault(os.Getenv(envKaasVagrantEtcd), "/usr/bin/etcd") }
-
 // ensureKaasCredentials gives kaas a secret key (sealing its clusters' key material; made once,
 // mode 0600) and a vagrant-server login token of its own, an operator's: on a fresh
 // vagrant-server it first bootstraps it for the runner (ensureRunnerToken), then asks for a
 // login token with the runner's. When neither can be had it says what to do and kaas starts anyway: its clusters
 // wait, with the reason in their status, until a token is written to the file.
-func ensureKaasCredentials(ctx context.Context, home string, placed map[string]Placement, say func(string, ...any)) error {
+func ensureKaasCredentials(ctx context.Context, c Config, placed map[string]Placement, say func(string, ...any)) error {
+	home := c.Home
 	dir := kaasStateDir(home)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -101,7 +96,7 @@ func ensureKaasCredentials(ctx context.Context, home string, placed map[string]P
 	if _, err := os.Stat(tokenFile); err == nil {
 		return nil
 	}
-	if err := ensureRunnerToken(ctx, home, placed, say); err != nil {
+	if err := ensureRunnerToken(ctx, c, placed, say); err != nil {
 		return err
 	}
 	runnerToken, err := os.ReadFile(filepath.Join(runnerStateDir(home), "token"))

@@ -20,7 +20,7 @@ func TestServiceEnvOfAuthAndKaas(t *testing.T) {
 		byName[p.Spec.Binary] = p
 	}
 	c := Config{Root: "/src/plinth", Home: "/h"}
-	auth := envMap(t, serviceEnv(c, nil, byName["auth"], byName, Infra{}, false))
+	auth := envMap(t, ChildEnv(c, byName["auth"], byName, Infra{}, false))
 	// No address is a trusted proxy (every local account connects from 127.0.0.1); the
 	// gateway reaches auth on the private socket whose x-forwarded-for auth believes.
 	if v, ok := auth["PLINTH_AUTH_TRUSTED_PROXIES"]; ok {
@@ -29,11 +29,11 @@ func TestServiceEnvOfAuthAndKaas(t *testing.T) {
 	if auth["PLINTH_AUTH_GATEWAY_ADDR"] != "unix:///h/auth-gateway.sock" {
 		t.Errorf("auth PLINTH_AUTH_GATEWAY_ADDR = %q, want unix:///h/auth-gateway.sock", auth["PLINTH_AUTH_GATEWAY_ADDR"])
 	}
-	gw := gatewayEnv("/h", byName)
+	gw := gatewayEnv(c, byName)
 	if gw["PLINTH_AUTH_ADDR"] != "unix:///h/auth-gateway.sock" {
 		t.Errorf("gateway PLINTH_AUTH_ADDR = %q, want auth's gateway socket", gw["PLINTH_AUTH_ADDR"])
 	}
-	kaas := envMap(t, serviceEnv(c, nil, byName["kaas"], byName, Infra{}, false))
+	kaas := envMap(t, ChildEnv(c, byName["kaas"], byName, Infra{}, false))
 	for k, want := range map[string]string{
 		"PLINTH_KAAS_VAGRANT_KUBE_BIN_DIR":      "/src/plinth/bin",
 		"PLINTH_KAAS_VAGRANT_KUBE_BUILD_STATUS": "/h/kaas/kube-build.json",

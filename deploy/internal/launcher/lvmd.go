@@ -18,26 +18,19 @@ var ErrSkip = errors.New("skipped")
 // and lvmd.yaml). It outlives the run: `lvmd-agent dev-vg -dir .plinth/lvm -remove` deletes it.
 func lvmdDevDir(home string) string { return filepath.Join(home, "lvm") }
 
-// lvmdOwnConfig is the user's own device class file, when they set one.
-func lvmdOwnConfig() string { return os.Getenv(envLvmdConfig) }
-
-// lvmdDevVG names the development volume group: PLINTH_LVMD_VG, else plinth. Volume groups
-// are global to the machine, so a second suite (a test) beside a developer's needs its own.
-func lvmdDevVG() string { return orDefault(os.Getenv("PLINTH_LVMD_VG"), "plinth") }
-
 // lvmdEnv points the agent at the development volume group, unless the user configured
 // their own.
-func lvmdEnv(home string, _ map[string]Placement) map[string]string {
-	if lvmdOwnConfig() != "" {
+func lvmdEnv(c Config, _ map[string]Placement) map[string]string {
+	if c.LvmdConfig != "" {
 		return nil
 	}
-	return map[string]string{envLvmdConfig: filepath.Join(lvmdDevDir(home), "lvmd.yaml")}
+	return map[string]string{envLvmdConfig: filepath.Join(lvmdDevDir(c.Home), "lvmd.yaml")}
 }
 
 // lvmdNeeds is lvm2 for the development volume group; the user's own device classes are
 // theirs to provide for.
-func lvmdNeeds(Config) []Need {
-	if lvmdOwnConfig() != "" {
+func lvmdNeeds(c Config) []Need {
+	if c.LvmdConfig != "" {
 		return nil
 	}
 	return []Need{{Command: "lvm", Package: "lvm2", Why: "loop-backed volume group"}}
@@ -46,20 +39,21 @@ func lvmdNeeds(Config) []Need {
 // ensureLvmdVG makes (or finds again) the loop-backed development volume group with the
 // agent's own dev-vg command. Without root the agent is skipped (without lvm2, settleNeeds
 // skipped it before).
-func ensureLvmdVG(ctx context.Context, home string, _ map[string]Placement, say func(string, ...any)) error {
-	if own := lvmdOwnConfig(); own != "" {
+func ensureLvmdVG(ctx context.Context, c Config, _ map[string]Placement, say func(string, ...any)) error {
+	home := c.Home
+	if own := c.LvmdConfig; own != "" {
 		say("lvmd-agent: device classes from PLINTH_LVMD_CONFIG=%s", own)
 		return nil
 	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("%w: lvmd-agent needs root for its loop-backed volume group (run make up as root, or set PLINTH_LVMD_CONFIG to your own lvmd.yaml)", ErrSkip)
 	}
-	out, err := devVG(ctx, home, lvmdDevVG()).CombinedOutput()
+	out, err := devVG(ctx, home, c.LvmdVG).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("lvmd-agent dev-vg: %w: %s", err, out)
 	}
 	say("lvmd-agent: %s (kept across runs; remove with: %s)",
-		strings.TrimSpace(string(out)), strings.Join(devVG(ctx, home, lvmdDevVG(), "-remove").Args, " "))
+		strings.TrimSpace(string(out)), strings.Join(devVG(ctx, home, c.LvmdVG, "-remove").Args, " "))
 	return nil
 }
 

@@ -11,17 +11,16 @@ import (
 )
 
 func TestLvmdUsesTheUsersOwnConfig(t *testing.T) {
-	t.Setenv("PLINTH_LVMD_CONFIG", "")
-	if env := lvmdEnv("/h", nil); env["PLINTH_LVMD_CONFIG"] != filepath.Join("/h", "lvm", "lvmd.yaml") {
+	if env := lvmdEnv(Config{Home: "/h"}, nil); env["PLINTH_LVMD_CONFIG"] != filepath.Join("/h", "lvm", "lvmd.yaml") {
 		t.Fatalf("without a config of their own: %v", env)
 	}
-	t.Setenv("PLINTH_LVMD_CONFIG", "/etc/topolvm/lvmd.yaml")
-	if env := lvmdEnv("/h", nil); env != nil {
+	own := Config{Home: "/h", LvmdConfig: "/etc/topolvm/lvmd.yaml"}
+	if env := lvmdEnv(own, nil); env != nil {
 		t.Fatalf("the user's own config must be left alone: %v", env)
 	}
 	var said []string
 	say := func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }
-	if err := ensureLvmdVG(context.Background(), t.TempDir(), nil, say); err != nil || len(said) != 1 || !strings.Contains(said[0], "/etc/topolvm/lvmd.yaml") {
+	if err := ensureLvmdVG(context.Background(), Config{Home: t.TempDir(), LvmdConfig: own.LvmdConfig}, nil, say); err != nil || len(said) != 1 || !strings.Contains(said[0], "/etc/topolvm/lvmd.yaml") {
 		t.Fatalf("%v %q", err, said)
 	}
 }
@@ -29,7 +28,7 @@ func TestLvmdUsesTheUsersOwnConfig(t *testing.T) {
 // TestStartAllSkipsWhatPrepareSkips leaves a binary out when its Prepare says ErrSkip: one
 // line says why, nothing is started for it, and the run goes on.
 func TestStartAllSkipsWhatPrepareSkips(t *testing.T) {
-	skip := func(context.Context, string, map[string]Placement, func(string, ...any)) error {
+	skip := func(context.Context, Config, map[string]Placement, func(string, ...any)) error {
 		return fmt.Errorf("%w: needs root", ErrSkip)
 	}
 	placed := []Placement{{Spec: Spec{Binary: "lvmd-agent", Prepare: skip}, Admin: "127.0.0.1:1"}}
@@ -42,7 +41,7 @@ func TestStartAllSkipsWhatPrepareSkips(t *testing.T) {
 	if len(said) != 1 || !strings.Contains(said[0], "lvmd-agent") || !strings.Contains(said[0], "needs root") {
 		t.Fatalf("said %q", said)
 	}
-	failing := func(context.Context, string, map[string]Placement, func(string, ...any)) error {
+	failing := func(context.Context, Config, map[string]Placement, func(string, ...any)) error {
 		return errors.New("boom")
 	}
 	placed[0].Spec.Prepare = failing

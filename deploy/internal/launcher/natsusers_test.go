@@ -74,7 +74,7 @@ func TestServicesConnectAsTheirUsers(t *testing.T) {
 
 	connect := func(binary string) jetstream.JetStream {
 		t.Helper()
-		env := ChildEnv([]string{"PLINTH_NATS_USER=auth"}, Placement{Spec: Spec{Binary: binary}}, nil, home, infra, false)
+		env := ChildEnv(Config{Home: home, Environ: []string{"PLINTH_NATS_USER=auth"}}, Placement{Spec: Spec{Binary: binary}}, nil, infra, false)
 		var n config.NATS
 		if err := config.Load(&n, nil, env); err != nil {
 			t.Fatal(err)

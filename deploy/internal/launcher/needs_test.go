@@ -258,7 +258,7 @@ func TestLookCommandLooksInSbin(t *testing.T) {
 // reason, before its Prepare runs.
 func TestStartAllSkipsWhatNeedsSkip(t *testing.T) {
 	prepared := false
-	prepare := func(context.Context, string, map[string]Placement, func(string, ...any)) error {
+	prepare := func(context.Context, Config, map[string]Placement, func(string, ...any)) error {
 		prepared = true
 		return nil
 	}
@@ -277,8 +277,6 @@ func TestStartAllSkipsWhatNeedsSkip(t *testing.T) {
 
 // TestTableNeeds: what the table declares, under make up's defaults.
 func TestTableNeeds(t *testing.T) {
-	t.Setenv("PLINTH_LVMD_CONFIG", "")
-	t.Setenv("PLINTH_KAAS_VAGRANT_ETCD", "")
 	c := Config{Root: t.TempDir()} // no tools/k8s: nothing to build, so no make
 	byBinary := map[string][]Need{}
 	for _, s := range Table() {
@@ -301,8 +299,7 @@ func TestTableNeeds(t *testing.T) {
 			t.Errorf("%s needs %v, want %v", binary, got, want)
 		}
 	}
-	t.Setenv("PLINTH_LVMD_CONFIG", "/etc/topolvm/lvmd.yaml")
-	if ns := lvmdNeeds(c); len(ns) != 0 {
+	if ns := lvmdNeeds(Config{LvmdConfig: "/etc/topolvm/lvmd.yaml"}); len(ns) != 0 {
 		t.Errorf("with the user's own device classes lvmd-agent needs %v", ns)
 	}
 	// A missing Kubernetes binary adds make, for its build.

@@ -58,14 +58,14 @@ func RunService(ctx context.Context, c Config) error {
 	if reason := skipped[p.Spec.Binary]; reason != nil {
 		return fmt.Errorf("%s cannot run here: %w", p.Spec.Binary, reason)
 	}
-	if err := prepareOne(ctx, c.Home, p, byName, say); err != nil {
+	if err := prepareOne(ctx, c, p, byName, say); err != nil {
 		return err
 	}
 	if err := prepareSockets([]Placement{p}); err != nil {
 		return err
 	}
 	// A developer reads this service's log in Tilt's pane: text, unless they chose a format.
-	env := serviceEnv(c, os.Environ(), p, byName, infra, true)
+	env := ChildEnv(c, p, byName, infra, true)
 	if err := os.Chdir(c.Root); err != nil {
 		return err
 	}
@@ -76,11 +76,11 @@ func RunService(ctx context.Context, c Config) error {
 // prepareOne runs the spec's Prepare under HOME/prepare.lock: services started side by side
 // (kaas and vagrant-runner both bootstrap vagrant-server's first token) take turns, as they
 // do in Run's single loop. A skipped binary is an error here: it was asked for by name.
-func prepareOne(ctx context.Context, home string, p Placement, byName map[string]Placement, say func(string, ...any)) error {
+func prepareOne(ctx context.Context, c Config, p Placement, byName map[string]Placement, say func(string, ...any)) error {
 	if p.Spec.Prepare == nil {
 		return nil
 	}
-	f, err := os.OpenFile(filepath.Join(home, "prepare.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(c.Home, "prepare.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func prepareOne(ctx context.Context, home string, p Placement, byName map[string
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
-	err = p.Spec.Prepare(ctx, home, byName, say)
+	err = p.Spec.Prepare(ctx, c, byName, say)
 	if errors.Is(err, ErrSkip) {
 		return fmt.Errorf("%s cannot run here: %w", p.Spec.Binary, err)
 	}

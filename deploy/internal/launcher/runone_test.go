@@ -81,7 +81,7 @@ func TestRequireInfraFollowsTheHomeLock(t *testing.T) {
 func TestPrepareOneTakesTurns(t *testing.T) {
 	home := t.TempDir()
 	var inside, overlaps atomic.Int32
-	slow := func(context.Context, string, map[string]Placement, func(string, ...any)) error {
+	slow := func(context.Context, Config, map[string]Placement, func(string, ...any)) error {
 		if inside.Add(1) > 1 {
 			overlaps.Add(1)
 		}
@@ -93,7 +93,7 @@ func TestPrepareOneTakesTurns(t *testing.T) {
 	for i := range 4 {
 		wg.Go(func() {
 			p := Placement{Spec: Spec{Binary: fmt.Sprint("b", i), Prepare: slow}}
-			if err := prepareOne(context.Background(), home, p, nil, func(string, ...any) {}); err != nil {
+			if err := prepareOne(context.Background(), Config{Home: home}, p, nil, func(string, ...any) {}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -102,10 +102,10 @@ func TestPrepareOneTakesTurns(t *testing.T) {
 	if overlaps.Load() > 0 {
 		t.Fatalf("%d Prepares ran at the same time as another", overlaps.Load())
 	}
-	skip := func(context.Context, string, map[string]Placement, func(string, ...any)) error {
+	skip := func(context.Context, Config, map[string]Placement, func(string, ...any)) error {
 		return fmt.Errorf("%w: needs root", ErrSkip)
 	}
-	err := prepareOne(context.Background(), home, Placement{Spec: Spec{Binary: "lvmd-agent", Prepare: skip}}, nil, func(string, ...any) {})
+	err := prepareOne(context.Background(), Config{Home: home}, Placement{Spec: Spec{Binary: "lvmd-agent", Prepare: skip}}, nil, func(string, ...any) {})
 	if !errors.Is(err, ErrSkip) || !strings.Contains(err.Error(), "lvmd-agent cannot run here") {
 		t.Fatalf("skip: %v", err)
 	}

@@ -39,10 +39,6 @@ func TestLauncherSetsOnlySettingsOfItsBinaries(t *testing.T) {
 	if err := writeHomeJSON(home, DevCephFile, ceph); err != nil {
 		t.Fatal(err)
 	}
-	// The user's own choices would leave the launcher's out.
-	for _, k := range []string{envLvmdConfig, envLvmdDefaultS3Endpoint, envCNPGIConfig} {
-		t.Setenv(k, "")
-	}
 	placed, _, err := Plan(found, home, 0, allFree)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +57,7 @@ func TestLauncherSetsOnlySettingsOfItsBinaries(t *testing.T) {
 			t.Errorf("%s: configcheck/settings does not know it", binary)
 			continue
 		}
-		for _, kv := range serviceEnv(c, nil, p, byName, infra, true) {
+		for _, kv := range ChildEnv(c, p, byName, infra, true) {
 			name, _, _ := strings.Cut(kv, "=")
 			if !strings.HasPrefix(name, config.EnvPrefix) {
 				continue
@@ -108,7 +104,7 @@ func TestChildrenInheritOnlyTheirSettings(t *testing.T) {
 		binary := p.Spec.Binary
 		set := accepted[binary]
 		got := map[string]bool{}
-		for _, kv := range ChildEnv(base, p, nil, "/h", Infra{}, false) {
+		for _, kv := range ChildEnv(Config{Home: "/h", Environ: base}, p, nil, Infra{}, false) {
 			name, _, _ := strings.Cut(kv, "=")
 			got[name] = true
 		}

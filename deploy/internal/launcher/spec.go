@@ -37,16 +37,14 @@ type Spec struct {
 	Settings []string
 	// DependsOn lists binaries that must be ready before this one starts.
 	DependsOn []string
-	// Env returns extra environment for this binary, given the runtime home and where every
-	// binary of this run listens (keyed by binary name).
-	Env func(home string, placed map[string]Placement) map[string]string
-	// RunEnv, when set, returns extra environment that follows from the run's configuration
-	// rather than from where binaries listen (kaas's Kubernetes binaries under the root).
-	RunEnv func(c Config) map[string]string
+	// Env returns extra environment for this binary, given the run's configuration (its home,
+	// root and the user's own choices, which keep the launcher's out) and where every binary
+	// of this run listens (keyed by binary name).
+	Env func(c Config, placed map[string]Placement) map[string]string
 	// Prepare, when set, runs after DependsOn are ready and before the binary starts (e.g. to
 	// obtain credentials from a dependency). An error stops the launch; ErrSkip skips the
 	// binary (Optional says when).
-	Prepare func(ctx context.Context, home string, placed map[string]Placement, say func(string, ...any)) error
+	Prepare func(ctx context.Context, c Config, placed map[string]Placement, say func(string, ...any)) error
 	// Optional, when set, says when Prepare skips the binary on some machines; the Tiltfile
 	// may leave such a binary out where it cannot run.
 	Optional string
@@ -104,7 +102,7 @@ func Table() []Spec {
 			// The runner has the rest of PLINTH_VAGRANT_*.
 			Settings: []string{prefixVagrantJob, envVagrantJobsKept, envVagrantRunnerTTL, envVagrantSessionTTL,
 				envVagrantMaxJobs, envVagrantMaxTokens, envAuthAddr},
-			Env: func(_ string, placed map[string]Placement) map[string]string {
+			Env: func(_ Config, placed map[string]Placement) map[string]string {
 				return map[string]string{envAuthAddr: placed["auth"].GRPC}
 			},
 		},
@@ -114,7 +112,7 @@ func Table() []Spec {
 			// bootstraps a fresh vagrant-server for both.
 			Binary: "kaas", Service: "kaas", GRPCPort: 7003, AdminPort: 7103,
 			DependsOn: []string{"auth", "vagrant-server"},
-			Env:       kaasEnv, RunEnv: kaasRunEnv, Needs: kaasNeeds,
+			Env:       kaasEnv, Needs: kaasNeeds,
 			Settings: []string{prefixKaas, envAuthAddr},
 			Prepare:  ensureKaasCredentials,
 		},
@@ -141,16 +139,17 @@ func Table() []Spec {
 			// The runner serves no gRPC: it dials vagrant-server and streams jobs from it.
 			Binary: "vagrant-runner", Service: "vagrant-server", AdminPort: 7107, NoDatabase: true, NoNATS: true,
 			DependsOn: []string{"vagrant-server"}, Needs: runnerNeeds, Settings: []string{prefixVagrant},
-			Env: func(home string, placed map[string]Placement) map[string]string {
+			Env: func(c Config, placed map[string]Placement) map[string]string {
 				return map[string]string{
 					envVagrantServerAddr:     placed["vagrant-server"].GRPC,
-					envVagrantRunnerStateDir: runnerStateDir(home),
+					envVagrantRunnerStateDir: runnerStateDir(c.Home),
 					// kaas's jobs have slots of their own (kaasRunnerID).
-					envVagrantRunnerReservedID: kaasRunnerID(home),
+					envVagrantRunnerReservedID: kaasRunnerID(c.Home),
+					// Its machines are sandboxed: kaas's see the kube binaries read-only where
+					// kaas names them.
+					envVagrantNetnsShare: kubeBinDir(c.Root),
 				}
 			},
-			// Its machines are sandboxed: kaas's see the kube binaries read-only where kaas names them.
-			RunEnv:  func(c Config) map[string]string { return map[string]string{envVagrantNetnsShare: kubeBinDir(c.Root)} },
 			Prepare: ensureRunnerToken,
 		},
 		{

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -50,7 +48,7 @@ func startAll(ctx context.Context, c Config, con *Console, placed []Placement, i
 				continue
 			}
 			if p.Spec.Prepare != nil {
-				err := p.Spec.Prepare(ctx, c.Home, byName, say)
+				err := p.Spec.Prepare(ctx, c, byName, say)
 				if errors.Is(err, ErrSkip) {
 					say("%s: %v", p.Spec.Binary, err)
 					ready[p.Spec.Binary] = true
@@ -60,7 +58,7 @@ func startAll(ctx context.Context, c Config, con *Console, placed []Placement, i
 					return children, fmt.Errorf("prepare %s: %w", p.Spec.Binary, err)
 				}
 			}
-			env := serviceEnv(c, os.Environ(), p, byName, infra, c.Terminal)
+			env := ChildEnv(c, p, byName, infra, c.Terminal)
 			ch, err := startChild(p.Spec.Binary, filepath.Join(c.Home, "bin", p.Spec.Binary), env, c.Root, con.Writer(p.Spec.Binary))
 			if err != nil {
 				return children, err
@@ -108,19 +106,6 @@ func prepareSockets(placed []Placement) error {
 func socketPath(addr string) (string, bool) {
 	path, ok := strings.CutPrefix(addr, "unix://")
 	return path, ok && path != ""
-}
-
-// serviceEnv is ChildEnv plus what the spec takes from the run's configuration (RunEnv): the
-// environment both make up and -run give a service.
-func serviceEnv(c Config, base []string, p Placement, byName map[string]Placement, infra Infra, terminal bool) []string {
-	env := ChildEnv(base, p, byName, c.Home, infra, terminal)
-	if p.Spec.RunEnv != nil {
-		extra := p.Spec.RunEnv(c)
-		for _, k := range slices.Sorted(maps.Keys(extra)) {
-			env = append(env, k+"="+extra[k])
-		}
-	}
-	return env
 }
 
 // specsOf are the specs of the placed binaries.

@@ -37,8 +37,8 @@ func kaasRunnerID(home string) string {
 // once) and keeps the token in the runner's state dir, mode 0600. When the file exists, or the
 // server cannot be bootstrapped (someone else did it), it leaves things as they are and says
 // what to do; only losing a token it was given is an error.
-func ensureRunnerToken(ctx context.Context, home string, placed map[string]Placement, say func(string, ...any)) error {
-	dir := runnerStateDir(home)
+func ensureRunnerToken(ctx context.Context, c Config, placed map[string]Placement, say func(string, ...any)) error {
+	dir := runnerStateDir(c.Home)
 	file := filepath.Join(dir, "token")
 	if _, err := os.Stat(file); err == nil {
 		return nil

@@ -14,7 +14,7 @@ func TestKaasJobsTargetTheRunnersReservedID(t *testing.T) {
 			t.Fatalf("%s is not in the table", binary)
 		}
 		placed := map[string]Placement{"auth": {GRPC: "127.0.0.1:7001"}, "vagrant-server": {GRPC: "127.0.0.1:7004"}, "kaas": {GRPC: "127.0.0.1:7003"}}
-		return Table()[i].Env(home, placed)
+		return Table()[i].Env(Config{Home: home}, placed)
 	}
 	reserved := envOf("vagrant-runner", "/srv/a/.plinth")["PLINTH_VAGRANT_RUNNER_RESERVED_ID"]
 	target := envOf("kaas", "/srv/a/.plinth")["PLINTH_KAAS_VAGRANT_RUNNER_ID"]
@@ -34,8 +34,8 @@ func TestKaasJobsTargetTheRunnersReservedID(t *testing.T) {
 func TestRunnerSharesKaasKubeBinaries(t *testing.T) {
 	c := Config{Root: "/src/plinth"}
 	runner, kaas := Table()[indexOf(Table(), "vagrant-runner")], Table()[indexOf(Table(), "kaas")]
-	shared := runner.RunEnv(c)["PLINTH_VAGRANT_NETNS_SHARE"]
-	if bin := kaas.RunEnv(c)["PLINTH_KAAS_VAGRANT_KUBE_BIN_DIR"]; bin == "" || shared != bin {
+	shared := runner.Env(c, nil)["PLINTH_VAGRANT_NETNS_SHARE"]
+	if bin := kaas.Env(c, nil)["PLINTH_KAAS_VAGRANT_KUBE_BIN_DIR"]; bin == "" || shared != bin {
 		t.Fatalf("the runner shares %q with its machines, kaas runs binaries from %q: want one path", shared, bin)
 	}
 }
