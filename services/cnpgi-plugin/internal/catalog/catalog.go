@@ -95,28 +95,15 @@ func (c *Catalog) File(ctx context.Context, store, server, name string) (wal.Arc
 	return f, true, nil
 }
 
-// Record inserts f unless a record with its name exists, and returns what is stored.
+// Record inserts f unless a record with its name exists, and returns what is stored. The
+// file joins the queue of WAL to announce in the same transaction (the trigger of migration
+// 002): Record is how newly archived files are recorded.
 func (c *Catalog) Record(ctx context.Context, f wal.ArchivedFile) (wal.ArchivedFile, bool, error) {
-	var sysID pgtype.Text
-	if f.SystemID != 0 {
-		sysID = pgtype.Text{String: strconv.FormatUint(f.SystemID, 10), Valid: true}
-	}
-	archivedAt := f.ArchivedAt
-	if archivedAt.IsZero() {
-		archivedAt = time.Now()
-	}
-	tag, err := c.pool.Exec(ctx, `
-		INSERT INTO wal_files (store, server, name, kind, timeline, size, stored_size, compression, sha256,
-			system_identifier, object_key, archived_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::numeric, $11, $12)
-		ON CONFLICT (store, server, name) DO NOTHING`,
-		f.Store, f.Server, f.Name, string(f.Kind), int64(f.Timeline), f.Size, f.StoredSize, string(f.Compression),
-		f.SHA256[:], sysID, f.Key, archivedAt)
+	f, inserted, err := insertFile(ctx, c.pool, f)
 	if err != nil {
 		return wal.ArchivedFile{}, false, fmt.Errorf("catalog: record %s: %w", f.Name, err)
 	}
-	if tag.RowsAffected() == 1 {
-		f.ArchivedAt = archivedAt
+	if inserted {
 		return f, true, nil
 	}
 	stored, ok, err := c.File(ctx, f.Store, f.Server, f.Name)
@@ -124,6 +111,29 @@ func (c *Catalog) Record(ctx context.Context, f wal.ArchivedFile) (wal.ArchivedF
 		err = fmt.Errorf("catalog: record %s: row vanished after a conflicting insert", f.Name)
 	}
 	return stored, false, err
+}
+
+// insertFile inserts f unless a record with its name exists, and reports whether it did; f
+// is returned with the time it was recorded with (now, when it had none).
+func insertFile(ctx context.Context, db execer, f wal.ArchivedFile) (wal.ArchivedFile, bool, error) {
+	var sysID pgtype.Text
+	if f.SystemID != 0 {
+		sysID = pgtype.Text{String: strconv.FormatUint(f.SystemID, 10), Valid: true}
+	}
+	if f.ArchivedAt.IsZero() {
+		f.ArchivedAt = time.Now()
+	}
+	tag, err := db.Exec(ctx, `
+		INSERT INTO wal_files (store, server, name, kind, timeline, size, stored_size, compression, sha256,
+			system_identifier, object_key, archived_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::numeric, $11, $12)
+		ON CONFLICT (store, server, name) DO NOTHING`,
+		f.Store, f.Server, f.Name, string(f.Kind), int64(f.Timeline), f.Size, f.StoredSize, string(f.Compression),
+		f.SHA256[:], sysID, f.Key, f.ArchivedAt)
+	if err != nil {
+		return f, false, err
+	}
+	return f, tag.RowsAffected() == 1, nil
 }
 
 // Status summarises one server's archive: first and last segment by name (the WAL order),

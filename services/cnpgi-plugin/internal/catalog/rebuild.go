@@ -3,11 +3,8 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
@@ -37,25 +34,13 @@ func (c *Catalog) RecordFound(ctx context.Context, files []wal.ArchivedFile) (in
 			return err
 		}
 		for _, f := range files {
-			var sysID pgtype.Text
-			if f.SystemID != 0 {
-				sysID = pgtype.Text{String: strconv.FormatUint(f.SystemID, 10), Valid: true}
-			}
-			at := f.ArchivedAt
-			if at.IsZero() {
-				at = time.Now()
-			}
-			tag, err := tx.Exec(ctx, `
-				INSERT INTO wal_files (store, server, name, kind, timeline, size, stored_size, compression, sha256,
-					system_identifier, object_key, archived_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::numeric, $11, $12)
-				ON CONFLICT (store, server, name) DO NOTHING`,
-				f.Store, f.Server, f.Name, string(f.Kind), int64(f.Timeline), f.Size, f.StoredSize, string(f.Compression),
-				f.SHA256[:], sysID, f.Key, at)
+			_, inserted, err := insertFile(ctx, tx, f)
 			if err != nil {
 				return fmt.Errorf("record %s: %w", f.Name, err)
 			}
-			added += int(tag.RowsAffected())
+			if inserted {
+				added++
+			}
 		}
 		return nil
 	})
