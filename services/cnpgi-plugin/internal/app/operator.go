@@ -25,8 +25,8 @@ import (
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
-	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/events"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog/history"
+	cnpgievents "github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/events"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/metrics"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator"
