@@ -10,29 +10,31 @@ import (
 // Unknown, since the environment holds many others (PATH, HOME, AWS_*, OTEL_*).
 const EnvPrefix = "PLINTH_"
 
-// IsShared reports whether name is a PLINTH_* variable read by a tool of the repository rather
-// than by a service binary. A binary inherits these from the shell, make, the launcher or a
-// test, so they are not mistakes when its Config lacks them. Keep this list to names that some
-// code really reads; a service's own setting belongs in its Config, not here.
-func IsShared(name string) bool {
-	switch name {
-	case
+// Shared returns the PLINTH_* variables read by tools of the repository rather than by a
+// service binary. A binary inherits these from the shell, make, the launcher or a
+// test, so they are not mistakes when its Config lacks them. The list is checked against the
+// repository (deploy/internal/configcheck/settings): every name on it is used by some tool,
+// and every PLINTH_* variable a tool reads is on it or is a binary's setting. A service's
+// own setting belongs in its Config, not here.
+func Shared() []string {
+	return []string{
 		// plinth-up (deploy/internal/launcher) and the Tiltfile, which pass their environment
 		// on to every service they start.
-		"PLINTH_HOME", "PLINTH_PORT_OFFSET", "PLINTH_DATABASE_NAME", "PLINTH_PRIVATE_POSTGRES",
-		"PLINTH_NO_INSTALL", "PLINTH_NO_CEPH", "PLINTH_LVMD_VG", "PLINTH_KUBE_BUILD_HOME",
-		// plinth-compose (deploy/cmd/plinth-compose).
-		"PLINTH_COMPOSE_PORT_OFFSET", "PLINTH_COMPOSE_LVMD_VG", "PLINTH_NO_PULL",
+		"PLINTH_DATABASE_NAME", "PLINTH_HOME", "PLINTH_KUBE_BUILD_HOME", "PLINTH_LVMD_VG",
+		"PLINTH_NO_CEPH", "PLINTH_NO_INSTALL", "PLINTH_PORT_OFFSET", "PLINTH_PRIVATE_POSTGRES",
+		// plinth-compose (deploy/cmd/plinth-compose) and the scripts under tools/ and bench/.
+		"PLINTH_COMPOSE_LVMD_VG", "PLINTH_COMPOSE_PORT_OFFSET", "PLINTH_DOCKER_ROOT", "PLINTH_GHZ",
+		"PLINTH_GRPCURL", "PLINTH_NO_PULL", "PLINTH_TOOLS_CACHE",
 		// Tests: strict mode, golden files, the Kubernetes binaries of libs/kubetest, the
 		// versitygw of libs/storage/s3test, and the console journeys of e2e.
-		"PLINTH_TEST_STRICT", "PLINTH_UPDATE_GOLDEN", "PLINTH_KUBE_BIN_DIR", "PLINTH_VERSITYGW",
-		"PLINTH_CONSOLE_OUTPUT", "PLINTH_USERNAME", "PLINTH_PASSWORD",
-		// Scripts under tools/ and bench/.
-		"PLINTH_DOCKER_ROOT", "PLINTH_TOOLS_CACHE", "PLINTH_GHZ", "PLINTH_GRPCURL":
-		return true
+		"PLINTH_CONSOLE_OUTPUT", "PLINTH_KUBE_BIN_DIR", "PLINTH_PASSWORD", "PLINTH_TEST_STRICT",
+		"PLINTH_UPDATE_GOLDEN", "PLINTH_USERNAME", "PLINTH_VERSITYGW",
 	}
-	return false
 }
+
+// IsShared reports whether name is one of Shared: a PLINTH_* variable read by a tool of the
+// repository rather than by a service binary.
+func IsShared(name string) bool { return slices.Contains(Shared(), name) }
 
 // Unknown returns, sorted, the PLINTH_* variables set in environ ("KEY=value" form) that are
 // neither a setting of cfg (an env tag of its fields) nor IsShared: most likely a misspelt

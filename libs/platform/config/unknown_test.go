@@ -71,3 +71,18 @@ func TestWarnUnknownLogsNamesNotValues(t *testing.T) {
 		t.Errorf("nothing unknown, yet logged: %s", buf.String())
 	}
 }
+
+func TestSharedIsPlinthNamesOnce(t *testing.T) {
+	names := Shared()
+	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
+		t.Errorf("Shared lists a name twice: %q", names)
+	}
+	for _, n := range names {
+		if !strings.HasPrefix(n, EnvPrefix) || !IsShared(n) {
+			t.Errorf("%s: not a PLINTH_* name, or IsShared disagrees", n)
+		}
+	}
+	if IsShared("PLINTH_GRPC_ADDR") {
+		t.Error("a binary's setting is not shared")
+	}
+}
