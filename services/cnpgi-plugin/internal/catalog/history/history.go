@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/backup"
 )
 
 // Summary is one server's archive in one store. Zero times mean "none".
@@ -40,29 +42,29 @@ type Reader struct {
 // NewReader reads through pool, whose search_path is the cnpgi schema.
 func NewReader(pool *pgxpool.Pool) *Reader { return &Reader{pool: pool} }
 
-// summarySQL summarises, in one round trip, the archive of every (store, server) pair its
-// WHERE clause (%[1]s, over columns store and server of both tables) selects.
-const summarySQL = `
-	WITH w AS (
-		SELECT store, server,
-			count(*) FILTER (WHERE kind = 'segment') AS segments,
-			coalesce(sum(stored_size), 0)::bigint AS stored_bytes,
-			min(name) FILTER (WHERE kind = 'segment') AS first_wal,
-			max(name) FILTER (WHERE kind = 'segment') AS last_wal,
-			max(archived_at) AS last_archived
-		FROM wal_files WHERE %[1]s GROUP BY store, server
-	), b AS (
-		SELECT store, server,
-			count(*) FILTER (WHERE status = 'DONE') AS backups,
-			min(end_time) FILTER (WHERE status = 'DONE') AS first_point,
-			max(end_time) FILTER (WHERE status = 'DONE') AS last_done,
-			max(coalesce(end_time, updated_at)) FILTER (WHERE status = 'FAILED') AS last_failed
-		FROM base_backups WHERE %[1]s GROUP BY store, server
-	)
-	SELECT store, server, coalesce(w.segments, 0), coalesce(w.stored_bytes, 0), w.first_wal, w.last_wal,
-		w.last_archived, coalesce(b.backups, 0), b.first_point, b.last_done, b.last_failed
-	FROM w FULL JOIN b USING (store, server)
-	ORDER BY store, server`
+// serversSQL and backupsSQL read, in two round trips, what the summaries of every (store,
+// server) pair their WHERE clause (%[1]s, over columns store and server of both tables)
+// selects are made of: the servers in the database's order with their WAL aggregated (a
+// server may have archived tens of thousands of files), then the base backups row by row
+// (Summary.WithBackups counts them).
+const (
+	serversSQL = `
+		WITH w AS (
+			SELECT store, server,
+				count(*) FILTER (WHERE kind = 'segment') AS segments,
+				coalesce(sum(stored_size), 0)::bigint AS stored_bytes,
+				min(name) FILTER (WHERE kind = 'segment') AS first_wal,
+				max(name) FILTER (WHERE kind = 'segment') AS last_wal,
+				max(archived_at) AS last_archived
+			FROM wal_files WHERE %[1]s GROUP BY store, server
+		), b AS (
+			SELECT DISTINCT store, server FROM base_backups WHERE %[1]s
+		)
+		SELECT store, server, coalesce(w.segments, 0), coalesce(w.stored_bytes, 0), w.first_wal, w.last_wal, w.last_archived
+		FROM w FULL JOIN b USING (store, server)
+		ORDER BY store, server`
+	backupsSQL = `SELECT store, server, status, end_time, updated_at FROM base_backups WHERE %[1]s`
+)
 
 // Server is one server's archive in one store, summarised.
 type Server struct {
@@ -97,26 +99,49 @@ func (r *Reader) Summary(ctx context.Context, store, server string) (Summary, er
 }
 
 func (r *Reader) summaries(ctx context.Context, where string, args ...any) ([]Server, error) {
-	rows, err := r.pool.Query(ctx, fmt.Sprintf(summarySQL, where), args...)
+	// One snapshot for both queries: a backup recorded between them is in both or in neither.
+	tx, err := r.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("catalog: summarise servers: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	rows, err := tx.Query(ctx, fmt.Sprintf(serversSQL, where), args...)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: summarise servers: %w", err)
 	}
 	var (
-		out                                       []Server
-		sv                                        Server
-		first, last                               pgtype.Text
-		archived, firstPoint, lastDone, lastFails pgtype.Timestamptz
+		out         []Server
+		sv          Server
+		first, last pgtype.Text
+		archived    pgtype.Timestamptz
 	)
-	_, err = pgx.ForEachRow(rows, []any{&sv.Store, &sv.Server, &sv.Segments, &sv.StoredBytes, &first, &last, &archived,
-		&sv.Backups, &firstPoint, &lastDone, &lastFails}, func() error {
-		sv.FirstWAL, sv.LastWAL = first.String, last.String
-		sv.LastArchivedAt = timeOf(archived)
-		sv.FirstRecoverabilityPoint, sv.LastSuccessfulBackup, sv.LastFailedBackup = timeOf(firstPoint), timeOf(lastDone), timeOf(lastFails)
+	_, err = pgx.ForEachRow(rows, []any{&sv.Store, &sv.Server, &sv.Segments, &sv.StoredBytes, &first, &last, &archived}, func() error {
+		sv.FirstWAL, sv.LastWAL, sv.LastArchivedAt = first.String, last.String, timeOf(archived)
 		out = append(out, sv)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("catalog: summarise servers: %w", err)
+	}
+	rows, err = tx.Query(ctx, fmt.Sprintf(backupsSQL, where), args...)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: summarise servers: %w", err)
+	}
+	backups := map[[2]string][]Backup{}
+	var (
+		store, server, status string
+		end, updated          pgtype.Timestamptz
+	)
+	_, err = pgx.ForEachRow(rows, []any{&store, &server, &status, &end, &updated}, func() error {
+		k := [2]string{store, server}
+		backups[k] = append(backups[k], Backup{Status: backup.Status(status), End: timeOf(end), Updated: timeOf(updated)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("catalog: summarise servers: %w", err)
+	}
+	for i := range out {
+		out[i].Summary = out[i].Summary.WithBackups(backups[[2]string{out[i].Store, out[i].Server}])
 	}
 	return out, nil
 }
