@@ -34,3 +34,20 @@ func Args(cfg any) []string {
 	}
 	return out
 }
+
+// Names returns the env names of cfg's settings in declaration order (flag-only fields
+// have none), for checks that hold a Config against where its settings are documented or
+// set; a cfg Load cannot read yields nil.
+func Names(cfg any) []string {
+	fields, err := fieldsOf(cfg)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range fields {
+		if f.env != "" {
+			out = append(out, f.env)
+		}
+	}
+	return out
+}

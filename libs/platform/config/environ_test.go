@@ -86,3 +86,12 @@ func TestRenamedTagMistakesAreReported(t *testing.T) {
 		t.Errorf("former name of one field is another's name: %v", err)
 	}
 }
+
+func TestNamesListsEnvNamesInOrder(t *testing.T) {
+	if got, want := Names(&childConfig{}), []string{"PLINTH_T_NAME", "PLINTH_T_DIR", "PLINTH_T_WAIT", "PLINTH_T_LIST", "PLINTH_T_SKIPPED"}; !slices.Equal(got, want) {
+		t.Errorf("Names = %q, want %q", got, want)
+	}
+	if !slices.Contains(Names(&Common{}), EnvDatabaseURL) || Names(Common{}) != nil {
+		t.Error("Names of Common")
+	}
+}
