@@ -59,8 +59,15 @@ page.on("console", (m) => {
 });
 // Every confirmation is accepted, and its question kept for the steps that check it was asked.
 const dialogs = [];
+// A step that must see a question and say no sets this: the next dialog is dismissed.
+let dismissNext = false;
 page.on("dialog", (d) => {
   dialogs.push(d.message());
+  if (dismissNext) {
+    dismissNext = false;
+    void d.dismiss();
+    return;
+  }
   void d.accept();
 });
 page.setDefaultTimeout(20_000);
@@ -312,6 +319,11 @@ try {
     throw new Error(`version choices: ${versions}`);
   const types = await page.locator(`select[name="instance-type"] option`).allTextContents();
   if (!types.includes("standard")) throw new Error(`instance types: ${types}`);
+  // 0 workers is allowed (a control plane alone) and the form says what that means.
+  await page.locator(`input[name="pool-count"]`).fill("0");
+  await page.getByTestId("zero-workers").getByText(/control plane only/).waitFor();
+  await page.locator(`input[name="pool-count"]`).fill("1");
+  if (await page.getByTestId("zero-workers").count()) throw new Error("the 0-workers note stays for 1 worker");
   await page.getByLabel("Name", { exact: true }).fill(cluster);
   await page.locator(`select[name="version"]`).selectOption(versions[versions.length - 1]);
   await page.getByRole("button", { name: "Create", exact: true }).click();
@@ -334,8 +346,16 @@ try {
   await audit("clusters-list");
   await row.getByRole("link", { name: cluster }).click();
   await page.getByRole("heading", { level: 1, name: `Cluster ${cluster}` }).waitFor();
+  // A cluster kaas does not know is asked for once, not every 5 s.
+  const asked = [];
+  const countAsks = (r) => { if (r.url().includes("no-such-cluster") || (r.method() === "POST" && /ClusterInfoService\/GetClusterInfo$/.test(r.url()))) asked.push(r.url()); };
+  page.on("request", countAsks);
   await page.goto(`${base}/clusters/no-such-cluster`);
   await page.getByRole("heading", { level: 1, name: "Cluster not found" }).waitFor();
+  const firstAsks = asked.length;
+  await page.waitForTimeout(11_000);
+  page.off("request", countAsks);
+  if (asked.length !== firstAsks) throw new Error(`a cluster that does not exist was asked for ${asked.length - firstAsks} more time(s) in 11 s`);
   await page.goto(`${base}/clusters/${cluster}`);
   await page.getByRole("heading", { level: 1, name: `Cluster ${cluster}` }).waitFor();
 
@@ -348,6 +368,12 @@ try {
   await page.locator(`input[name="scale-count"]`).fill("100000");
   await page.getByRole("button", { name: "Scale" }).click();
   await page.locator("#cluster-actions").getByText(/^A pool has at most \d+ machines here\.$/).waitFor();
+  // Scaling to zero asks first (said no here: nothing is sent).
+  await page.locator(`input[name="scale-count"]`).fill("0");
+  dismissNext = true;
+  await page.getByRole("button", { name: "Scale" }).click();
+  if (!dialogs.some((d) => d.startsWith(`Scale pool workers of ${cluster} to 0 machines?`))) throw new Error(`no confirmation before scaling to 0: ${dialogs}`);
+  if (await page.getByText(`Scaling workers of ${cluster} to 0.`).count()) throw new Error("scaled to 0 though the question was answered no");
   await page.locator(`input[name="scale-count"]`).fill("2");
   await page.getByRole("button", { name: "Scale" }).click();
   await page.getByText(`Scaling workers of ${cluster} to 2.`).waitFor();
@@ -589,6 +615,14 @@ try {
     throw new Error("a viewer is offered to create or remove volumes");
   }
   await memberPage.screenshot({ path: join(outDir, "10-viewer-volumes.png"), fullPage: true });
+  // The Vagrant page: the jobs, and no form to queue one nor a button to cancel one.
+  await memberPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Vagrant" }).click();
+  await memberPage.getByRole("heading", { name: "Jobs", level: 2 }).waitFor({ timeout: 30_000 });
+  await memberPage.getByText(/your role is viewer/).waitFor();
+  if (await memberPage.getByRole("heading", { name: "Queue a job" }).count() || await memberPage.getByRole("button", { name: "Cancel" }).count()) {
+    throw new Error("a viewer is offered to queue or cancel vagrant jobs");
+  }
+  await memberPage.screenshot({ path: join(outDir, "10-viewer-vagrant.png"), fullPage: true });
   await shot("09-admin");
   await urow.getByRole("button", { name: "Disable" }).click();
   await page.getByText(`Disabled ${member}.`).waitFor();
@@ -604,8 +638,28 @@ try {
   step = "dark mode and a phone screen";
   await page.emulateMedia({ colorScheme: "dark" });
   await page.setViewportSize({ width: 390, height: 844 });
+  // The menu folds behind a button; a choice in it closes it again.
+  const mainNav = page.getByRole("navigation", { name: "Main" });
+  if (await mainNav.isVisible()) throw new Error("on a phone the menu is not folded");
+  await page.getByRole("button", { name: "Menu" }).click();
+  await go("Volumes");
+  if (await mainNav.isVisible()) throw new Error("the folded menu stays open after a choice");
+  const headerHeight = await page.locator("header.top").evaluate((el) => el.getBoundingClientRect().height);
+  if (headerHeight > 110) throw new Error(`the phone header is ${headerHeight} px tall`);
+  // The create form's fields follow each other without blank space.
+  await page.getByRole("heading", { name: "Create a volume" }).waitFor();
+  const gaps = await page.locator("#create-volume form label").evaluateAll((ls) => ls.slice(1).map((l, i) => l.getBoundingClientRect().top - ls[i].getBoundingClientRect().bottom));
+  if (gaps.some((g) => g > 24)) throw new Error(`blank space between the phone form's fields: ${gaps.map((g) => Math.round(g))} px`);
+  await page.getByRole("button", { name: "Menu" }).click();
   await go("Storage");
   await shot("06-storage-dark-phone");
+  // The first Tab stop of a page just opened is the skip link, and it moves focus to the page.
+  await page.reload();
+  await page.getByRole("heading", { level: 1, name: "Storage" }).waitFor();
+  await page.keyboard.press("Tab");
+  if ((await page.evaluate(() => document.activeElement?.textContent)) !== "Skip to content") throw new Error("the first Tab stop is not the skip link");
+  await page.keyboard.press("Enter");
+  if ((await page.evaluate(() => document.activeElement?.id)) !== "main") throw new Error("the skip link does not move focus to the page");
   await page.emulateMedia({ colorScheme: "light" });
   await page.setViewportSize({ width: 1280, height: 900 });
 

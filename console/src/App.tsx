@@ -56,6 +56,8 @@ export function App() {
   const [vagrantProblem, setVagrantProblem] = useState("");
   const [path, go] = usePath();
   const [reason, setReason] = useState(() => signOutReason(store));
+  // The folded menu of a narrow screen: open or not.
+  const [menuOpen, setMenuOpen] = useState(false);
   const mine = useRef(session);
   mine.current = session;
 
@@ -195,16 +197,19 @@ export function App() {
 
   return (
     <div className="shell">
+      <a className="skip-link" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById("main")?.focus(); }}>Skip to content</a>
       <header className="top">
         <Link className="brand" to="/storage" go={go}>Plinth</Link>
-        <nav aria-label="Main">
+        {/* Under 600 px the menu folds behind this button (CSS shows it only there). */}
+        <button type="button" className="menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen((o) => !o)}>Menu</button>
+        <nav aria-label="Main" id="main-nav" data-open={menuOpen}>
           <ul>
             {pages.filter((p) => p.path !== "/admin" || canAdminister(session.role)).map((p) => (
               <li key={p.path}>
                 <a
                   href={p.path}
                   aria-current={p.path === current ? "page" : undefined}
-                  onClick={(e) => { e.preventDefault(); go(p.path); }}
+                  onClick={(e) => { e.preventDefault(); setMenuOpen(false); go(p.path); }}
                 >{p.title}</a>
               </li>
             ))}
@@ -220,7 +225,7 @@ export function App() {
         {current === "/storage" && <Storage stats={clients.stats} history={clients.history} cluster={clients.cluster} />}
         {current === "/vagrant" && !route.id && (
           <VagrantView client={clients.vagrant} runners={clients.runners} problem={vagrantProblem}
-            onRetry={() => { setVagrantProblem(""); void issueVagrant(); }} />
+            onRetry={() => { setVagrantProblem(""); void issueVagrant(); }} canWrite={canWrite(session.role)} />
         )}
         {current === "/vagrant" && route.id && <VagrantJob client={clients.vagrant} jobId={route.id} go={go} problem={vagrantProblem} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} info={clients.kaasInfo} canWrite={canWrite(session.role)} name={route.id} go={go} />}

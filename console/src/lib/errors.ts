@@ -43,9 +43,43 @@ export function explainError(err: unknown): Explanation {
     case Code.Unknown:
     case Code.DataLoss:
       return { text: "The service failed unexpectedly. Try again; if it goes on, the service's log says why.", details: raw };
+    case Code.PermissionDenied:
+      return refusedByRole(msg);
     default:
-      return { text: msg ? sentence(msg) : `${codeName(e.code)}.`, details: "" };
+      return { text: msg ? sentence(fieldInWords(msg)) : `${codeName(e.code)}.`, details: "" };
   }
+}
+
+/** How the services word a role's refusal (libs/platform/authz): the role, the RPC path, the kind. */
+const roleRefusal = /^role (\w+) may not call \S+ \((\w+)\)/i;
+
+/**
+ * A PermissionDenied in words: what the role may not do and whom to ask, never the RPC path
+ * the service named (kept under details).
+ */
+function refusedByRole(msg: string): Explanation {
+  const m = roleRefusal.exec(msg);
+  if (!m) return { text: msg ? sentence(fieldInWords(msg)) : "Permission denied.", details: "" };
+  const [, role, kind] = m;
+  const text = kind.toLowerCase() === "admin"
+    ? `Your role (${role.toLowerCase()}) cannot do this: it needs the admin role.`
+    : `Your role (${role.toLowerCase()}) can look but not change anything. Ask an admin for the operator role.`;
+  return { text, details: msg };
+}
+
+/**
+ * A message that starts with the request field it is about, in words: the services name fields
+ * as proto paths ("Backup.data_source.s3.path: …", "k8s_version: …"); people read "S3 path: …".
+ */
+export function fieldInWords(msg: string): string {
+  const m = /^((?:[A-Z][A-Za-z0-9]*\.)?[a-z][a-z0-9_]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_]*(?:\[\d+\])?)*): (.*)$/s.exec(msg);
+  if (!m) return msg;
+  const segments = m[1].split(".").filter((s) => !/^[A-Z]/.test(s)).map((s) => s.replace(/\[(\d+)\]$/, " $1"));
+  const last = segments[segments.length - 1].replace(/_/g, " ");
+  const before = segments.length > 1 ? segments[segments.length - 2] : "";
+  // A short qualifier (s3, tls) says which of two same-named fields it is.
+  const words = before.length > 0 && before.length <= 3 ? `${before.toUpperCase()} ${last}` : last;
+  return `${words.charAt(0).toUpperCase()}${words.slice(1)}: ${m[2]}`;
 }
 
 /** The sentence a view shows for a failed call (explainError without the details). */

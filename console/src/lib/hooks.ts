@@ -22,11 +22,17 @@ export interface Loaded<T> {
   reload: () => Promise<void>;
 }
 
+/** Options of usePoll. */
+export interface PollOptions {
+  /** Failures after which polling pauses until reload (e.g. NotFound: the object is gone). */
+  stopOn?: Code[];
+}
+
 /**
  * Calls load at once and then every intervalMs (0: only on reload), keeping the last good
  * data while a later load fails. The next load is scheduled when one ends, so loads never overlap.
  */
-export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs: number, deps: unknown[]): Loaded<T> {
+export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs: number, deps: unknown[], opts: PollOptions = {}): Loaded<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState("");
   const [details, setDetails] = useState("");
@@ -38,12 +44,15 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
   const waiting = useRef<(() => void)[]>([]);
   // The caller lists what load depends on, as with useEffect.
   const run = useCallback(load, deps);
+  const stopOn = useRef(opts.stopOn ?? []);
+  stopOn.current = opts.stopOn ?? [];
 
   useEffect(() => {
     const ctl = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const once = async () => {
       setLoading(true);
+      let stop = false;
       try {
         const v = await run(ctl.signal);
         if (ctl.signal.aborted) return;
@@ -57,13 +66,15 @@ export function usePoll<T>(load: (signal: AbortSignal) => Promise<T>, intervalMs
           const x = explainError(err);
           setError(x.text);
           setDetails(x.details);
-          setCode(ConnectError.from(err).code);
+          const c = ConnectError.from(err).code;
+          setCode(c);
+          stop = stopOn.current.includes(c);
         }
       } finally {
         if (!ctl.signal.aborted) {
           setLoading(false);
           for (const done of waiting.current.splice(0)) done();
-          if (intervalMs > 0) timer = setTimeout(once, intervalMs);
+          if (intervalMs > 0 && !stop) timer = setTimeout(once, intervalMs);
         }
       }
     };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { ClusterStatus, GetClusterNodesStatusReply_MachineStatusSchema } from "../gen/cnct/kaas/api/api_pb";
 import { GetCatalogResponseSchema, MachineSchema, PoolSchema } from "../gen/plinth/kaas/v1/clusters_pb";
-import { allowedActions, clusterStatus, clusterSummary, createProblem, createRequest, machineRows, nameProblem, nodeUnknown, scalablePools, scaleProblem, scaleRequest, type CreateForm } from "./kaas";
+import { allowedActions, clusterStatus, clusterSummary, createProblem, createRequest, machineRows, nameProblem, nodeUnknown, scalablePools, scaleProblem, scaleRequest, scaleToZeroQuestion, type CreateForm } from "./kaas";
 
 const ok: CreateForm = { name: "dev", version: "", controlPlane: 1, poolName: "workers", poolCount: 2 };
 
@@ -81,5 +81,13 @@ describe("cluster page logic", () => {
   });
   it("offers only worker pools that are not being deleted for scaling", () => {
     expect(scalablePools({ pools: [create(PoolSchema, { name: "control-plane" }), create(PoolSchema, { name: "w" }), create(PoolSchema, { name: "old", deleting: true })] })).toEqual(["w"]);
+  });
+});
+
+describe("scaleToZeroQuestion", () => {
+  it("asks only before scaling to zero, naming the pool and the cluster", () => {
+    expect(scaleToZeroQuestion("prod", "workers", 0)).toMatch(/^Scale pool workers of prod to 0 machines\? .*released/);
+    expect(scaleToZeroQuestion("prod", "workers", 1)).toBe("");
+    expect(scaleToZeroQuestion("prod", "workers", 5)).toBe("");
   });
 });

@@ -95,6 +95,22 @@ export function scaleProblem(pool: string, count: number, maxPoolSize = 0): stri
   return poolSizeProblem(count, maxPoolSize);
 }
 
+/**
+ * The question asked before scaling a pool to zero machines ("" for any other count: no
+ * question). Every worker of the pool is released and what runs on it stops.
+ */
+export function scaleToZeroQuestion(cluster: string, pool: string, count: number): string {
+  if (count !== 0) return "";
+  return `Scale pool ${pool} of ${cluster} to 0 machines? Every worker machine of the pool is released, and the pods running on them stop until the pool grows again.`;
+}
+
+/**
+ * What a cluster of zero workers means, shown beside the form while 0 is chosen: it is allowed
+ * (a control plane alone), and people should know what they get.
+ */
+export const zeroWorkersNote =
+  "0 workers: the cluster runs its control plane only. Pods that do not tolerate the control plane's taint stay Pending until you scale the pool up on the cluster's page.";
+
 /** The ScaleNodePool request for one pool. */
 export function scaleRequest(cluster: string, pool: string, count: number): ScaleNodePoolMsg {
   return create(ScaleNodePoolMsgSchema, { clusterName: cluster, nodePools: [{ name: pool, count }] });

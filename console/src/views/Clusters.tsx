@@ -7,7 +7,7 @@ import { Code, type Client } from "@connectrpc/connect";
 import { ClusterStatus, type Cluster, type ClusterItem } from "../gen/cnct/kaas/api/api_pb";
 import type { ClusterInfoService, GetCatalogResponse } from "../gen/plinth/kaas/v1/clusters_pb";
 import { usePoll, useAction } from "../lib/hooks";
-import { allowedActions, clusterStatus, clusterSummary, createProblem, createRequest, machineRows, scalablePools, scaleProblem, scaleRequest, type CreateForm } from "../lib/kaas";
+import { allowedActions, clusterStatus, clusterSummary, createProblem, createRequest, machineRows, scalablePools, scaleProblem, scaleRequest, scaleToZeroQuestion, zeroWorkersNote, type CreateForm } from "../lib/kaas";
 import { readOnlyNotice } from "../lib/roles";
 import { objectPath } from "../lib/routes";
 import { timestampMs, when } from "../lib/format";
@@ -113,6 +113,7 @@ function CreateCluster({ kaas, catalog, catalogError, onCreated }: { kaas: KaasC
         <label>Workers<input name="pool-count" type="number" min={0} max={catalog?.maxPoolSize || undefined} value={f.poolCount} onChange={(e) => setF({ ...f, poolCount: Number(e.target.value) })} /></label>
         <button type="submit" disabled={act.busy}>{act.busy ? "Creating…" : "Create"}</button>
       </form>
+      {f.poolCount === 0 && <p className="notice" role="status" data-testid="zero-workers">{zeroWorkersNote}</p>}
       {catalogError && <p className="muted">kaas's choices could not be read ({catalogError}); the defaults apply.</p>}
       <ErrorLine text={problem || act.error} details={problem ? "" : act.details} />
     </Panel>
@@ -128,7 +129,8 @@ function ClusterPage({ kaas, info, name, canWrite, go }: { kaas: KaasClient; inf
       kaas.getCluster({ name }, { signal }).catch(() => undefined),
     ]);
     return { info: i.cluster!, live: nodes?.machines, versions: up?.versions ?? [], kubeconfig: kc?.cluster?.kubeconfig ?? "" };
-  }, 5000, [kaas, info, name]);
+    // A cluster kaas does not know (deleted, or never there) is not asked for again: Refresh does.
+  }, 5000, [kaas, info, name], { stopOn: [Code.NotFound] });
   const catalog = usePoll((signal) => info.getCatalog({}, { signal }), 0, [info]);
   const [pool, setPool] = useState("");
   const [count, setCount] = useState(1);
@@ -155,6 +157,8 @@ function ClusterPage({ kaas, info, name, canWrite, go }: { kaas: KaasClient; inf
     const p = scaleProblem(chosenPool, count, catalog.data?.maxPoolSize ?? 0);
     setScaleProblem(p);
     if (p) return;
+    const q = scaleToZeroQuestion(name, chosenPool, count);
+    if (q && !window.confirm(q)) return;
     void scale.run(async () => {
       await kaas.scaleNodePool(scaleRequest(name, chosenPool, count));
       await detail.reload();

@@ -12,23 +12,26 @@ import { ago, timestampMs } from "../lib/format";
 import { allRunners, runnersShown } from "../lib/runners";
 import { keptChoice, runnerChoices } from "../lib/vagrantSession";
 import { cancelJobQuestion, filterJobs, isCanceled, isFinished, jobError, jobFilters, jobState, newJob, operationOf, queueableOps, sortJobs, type JobFilter, type QueueableOp } from "../lib/vagrant";
+import { readOnlyNotice } from "../lib/roles";
 import { DoneLine, ErrorLine, Id, Loading, Panel, Refreshed, TableWrap } from "./ui";
 import { JobOutput } from "./JobOutput";
 import { VagrantRegistry } from "./VagrantRegistry";
 import { VagrantRunners } from "./VagrantRunners";
 
-export function VagrantView({ client, runners, problem, onRetry }: {
+/** canWrite false (a viewer) hides queueing and canceling: vagrant-server would refuse them. */
+export function VagrantView({ client, runners, problem, onRetry, canWrite }: {
   /** The Vagrant API with this session's token; null while it is being issued. */
   client: Client<typeof Vagrant> | null;
   runners: Client<typeof RunnerService>;
   /** Why no Vagrant token could be issued ("" when none failed). */
   problem: string;
   onRetry: () => void;
+  canWrite: boolean;
 }) {
   const list = usePoll(async (signal) => allRunners((req, opts) => runners.listRunners(req, opts), runnersShown, signal), 5000, [runners]);
   return (
     <>
-      {client ? <Jobs client={client} runners={list.data?.runners ?? []} /> : (
+      {client ? <Jobs client={client} runners={list.data?.runners ?? []} canWrite={canWrite} /> : (
         <>
           <h1>Vagrant</h1>
           {problem ? (
@@ -44,7 +47,7 @@ export function VagrantView({ client, runners, problem, onRetry }: {
   );
 }
 
-function Jobs({ client, runners }: { client: Client<typeof Vagrant>; runners: Runner[] }) {
+function Jobs({ client, runners, canWrite }: { client: Client<typeof Vagrant>; runners: Runner[]; canWrite: boolean }) {
   const jobs = usePoll(async (signal) => sortJobs((await client._ListJobs({}, { signal })).jobs), 3000, [client]);
   const [filter, setFilter] = useState<JobFilter>("all");
   const [oldestFirst, setOldestFirst] = useState(false);
@@ -75,29 +78,31 @@ function Jobs({ client, runners }: { client: Client<typeof Vagrant>; runners: Ru
         <Refreshed at={jobs.at} loading={jobs.loading} onReload={jobs.reload} />
       </div>
       <ErrorLine text={jobs.error} details={jobs.details} />
-      <Panel title="Queue a job" id="queue">
-        <form onSubmit={submit} className="row" noValidate>
-          <label className="grow">
-            Operation
-            <select name="operation" value={op} onChange={(e) => setOp(e.target.value as QueueableOp)}>
-              {queueableOps.map((o) => <option key={o.op} value={o.op}>{o.label}</option>)}
-            </select>
-          </label>
-          <label className="grow">
-            Runner
-            <select name="runner" value={runner} onChange={(e) => setRunner(e.target.value)}>
-              {runnerChoices(runners).map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
-            </select>
-          </label>
-          <button type="submit" disabled={queue.busy}>{queue.busy ? "Queueing…" : "Queue job"}</button>
-        </form>
-        <ErrorLine text={queue.error} details={queue.details} />
-        <DoneLine text={queue.done} />
-      </Panel>
+      {canWrite ? (
+        <Panel title="Queue a job" id="queue">
+          <form onSubmit={submit} className="row" noValidate>
+            <label className="grow">
+              Operation
+              <select name="operation" value={op} onChange={(e) => setOp(e.target.value as QueueableOp)}>
+                {queueableOps.map((o) => <option key={o.op} value={o.op}>{o.label}</option>)}
+              </select>
+            </label>
+            <label className="grow">
+              Runner
+              <select name="runner" value={runner} onChange={(e) => setRunner(e.target.value)}>
+                {runnerChoices(runners).map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
+              </select>
+            </label>
+            <button type="submit" disabled={queue.busy}>{queue.busy ? "Queueing…" : "Queue job"}</button>
+          </form>
+          <ErrorLine text={queue.error} details={queue.details} />
+          <DoneLine text={queue.done} />
+        </Panel>
+      ) : <p className="notice" role="status">{readOnlyNotice}</p>}
       {selected && <JobOutput client={client} jobId={selected} onClose={() => setSelected("")} />}
       <Loading loading={jobs.loading} has={jobs.data !== undefined} what="jobs">
         <Panel title="Jobs" id="jobs">
-          {jobs.data?.length === 0 ? <p className="muted">No jobs yet. Queue one above.</p> : (<>
+          {jobs.data?.length === 0 ? <p className="muted">{canWrite ? "No jobs yet. Queue one above." : "No jobs yet."}</p> : (<>
             <div className="row">
               <label>
                 Show
@@ -133,7 +138,7 @@ function Jobs({ client, runners }: { client: Client<typeof Vagrant>; runners: Ru
                         <td>{j.assignedRunner?.id ? <Id value={j.assignedRunner.id} /> : "—"}</td>
                         <td className="actions">
                           <button type="button" className="small" onClick={() => setSelected(j.id)}>Output</button>
-                          {!isFinished(j.state) && (
+                          {canWrite && !isFinished(j.state) && (
                             <button type="button" className="small danger" disabled={cancel.busy} onClick={() => {
                               if (!window.confirm(cancelJobQuestion(j.id, operationOf(j)))) return;
                               void cancel.run(async () => {

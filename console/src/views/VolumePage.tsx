@@ -23,7 +23,8 @@ interface Props {
 }
 
 export function VolumePage({ volumes, lv, vg, jobs, name, canWrite, go }: Props) {
-  const got = usePoll((signal) => volumes.getVolume({ name }, { signal }), 5000, [volumes, name]);
+  // A removed volume is not asked for again (Refresh does).
+  const got = usePoll((signal) => volumes.getVolume({ name }, { signal }), 5000, [volumes, name], { stopOn: [Code.NotFound] });
   const back: ReactNode = <Link to="/volumes" go={go}>All volumes</Link>;
   if (got.code === Code.NotFound) {
     return <NotFound title="Volume not found" back={back}>No device class of this node holds a volume <code>{name}</code>.</NotFound>;
