@@ -49,7 +49,7 @@ func documented(t *testing.T, file string) (rows, declared map[string]bool) {
 // generated from or checked against them (the launcher, compose, Tilt, Kubernetes). What is
 // left to write by hand is the service's README: every setting of every binary of
 // services/<S> is a row of a table in services/<S>/README.md, and the settings every binary
-// shares (libs/platform/config's parts) are rows of the root README's table. So adding a
+// shares (libs/platform/config's parts) are rows of libs/platform/README.md's table. So adding a
 // setting touches the service alone: its Config and its README, which this test holds
 // together. The other way, a settings row of a README names only settings of that service's
 // binaries (a renamed or removed setting's row goes with it).
@@ -63,10 +63,10 @@ func TestEverySettingIsInItsServicesREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := config.Names(&config.Common{})
-	root, _ := documented(t, filepath.Join(repoRoot, "README.md"))
+	platform, _ := documented(t, filepath.Join(repoRoot, "libs", "platform", "README.md"))
 	for _, name := range shared {
-		if !root[name] {
-			t.Errorf("README.md: the shared setting %s is in no table row", name)
+		if !platform[name] {
+			t.Errorf("libs/platform/README.md: the shared setting %s is in no table row", name)
 		}
 	}
 	checked := 0
