@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"slices"
 
@@ -150,4 +151,73 @@ func cloneMachine(m Machine) Machine {
 	m.Addresses = slices.Clone(m.Addresses)
 	m.ProviderState = slices.Clone(m.ProviderState)
 	return m
+}
+
+// update runs change on the cluster called name and saves it settled (see Update).
+func (s *Service) update(ctx context.Context, name string, change func(*View) error) (View, error) {
+	return s.store.Update(ctx, name, func(before View) (Change, error) { return Update(before, change, s.rules.FailAfter) })
+}
+
+// grow is update for changes that may add machines: the result must fit its owner's
+// machine quota, counted under the owner's lock (see Store).
+func (s *Service) grow(ctx context.Context, name string, change func(*View) error) (View, error) {
+	return s.store.UpdateOwned(ctx, name, func(before View, others Usage) (Change, error) {
+		c, err := Update(before, change, s.rules.FailAfter)
+		if err != nil {
+			return Change{}, err
+		}
+		return c, s.rules.Quota.AdmitChange(before, c.View, others)
+	})
+}
+
+// mutable refuses changes to a cluster being deleted.
+func mutable(v *View) error {
+	if v.Deleting {
+		return conflict("cluster %q is being deleted", v.Name)
+	}
+	return nil
+}
+
+// Machines is how many machines v counts against its owner's quota: the desired counts of
+// its pools not being deleted, the control plane's included (each is a machine somewhere);
+// none for a cluster being deleted. Machines being released are not counted: they are
+// going, and nothing asks for more of them.
+func Machines(v View) int {
+	if v.Deleting {
+		return 0
+	}
+	n := 0
+	for _, p := range v.Pools {
+		if !p.Deleting {
+			n += p.Count
+		}
+	}
+	return n
+}
+
+// AdmitNew refuses a new cluster v whose owner's other clusters hold others, when v would
+// take the owner beyond a limit.
+func (q Quota) AdmitNew(v View, others Usage) error {
+	if q.MaxClusters > 0 && others.Clusters+1 > q.MaxClusters {
+		return &QuotaError{Owner: v.Owner, What: "clusters", Have: others.Clusters, Limit: q.MaxClusters, Adding: 1, Setting: ClustersQuotaSetting}
+	}
+	return q.admitMachines(v.Owner, others.Machines, Machines(v))
+}
+
+// AdmitChange refuses a change of a cluster from before to after that makes it want more
+// machines than before and would take its owner (whose other clusters hold others) beyond
+// the machine limit. A change that wants no more machines is always allowed.
+func (q Quota) AdmitChange(before, after View, others Usage) error {
+	was, will := Machines(before), Machines(after)
+	if will <= was {
+		return nil
+	}
+	return q.admitMachines(before.Owner, others.Machines+was, will-was)
+}
+
+func (q Quota) admitMachines(owner Owner, have, adding int) error {
+	if q.MaxMachines > 0 && have+adding > q.MaxMachines {
+		return &QuotaError{Owner: owner, What: "machines", Have: have, Limit: q.MaxMachines, Adding: adding, Setting: MachinesQuotaSetting}
+	}
+	return nil
 }

@@ -67,14 +67,6 @@ type PoolSpec struct {
 	Labels       []Label
 }
 
-// CreateSpec is a CreateCluster request.
-type CreateSpec struct {
-	Name         string
-	Version      string
-	ControlPlane PoolSpec // Name is ignored
-	Workers      []PoolSpec
-}
-
 // ValidName checks a cluster or pool name: a DNS-1123 label, as Kubernetes object names,
 // hostnames and MAAS tags need.
 func ValidName(field, name string) error {
@@ -83,73 +75,6 @@ func ValidName(field, name string) error {
 	}
 	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
 		return input.Invalid(field, "%s is not a DNS-1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit", input.Quote(name))
-	}
-	return nil
-}
-
-// Create checks a CreateCluster request and returns the cluster's pools (control plane
-// first) and its version. Every error names the request field at fault.
-func (r Rules) Create(s CreateSpec) ([]Pool, Version, error) {
-	if err := ValidName("name", s.Name); err != nil {
-		return nil, Version{}, err
-	}
-	v, err := r.Version("k8s_version", s.Version)
-	if err != nil {
-		return nil, Version{}, err
-	}
-	if !slices.Contains(ControlPlaneSizes, s.ControlPlane.Count) {
-		return nil, Version{}, input.Invalid("control_plane_nodes.count", "is %d; a control plane has 1, 3 or 5 machines", s.ControlPlane.Count)
-	}
-	cp := s.ControlPlane
-	cp.Name = ControlPlanePool
-	cpPool, err := r.pool("control_plane_nodes", cp, RoleControlPlane)
-	if err != nil {
-		return nil, Version{}, err
-	}
-	workers, err := r.WorkerPools("worker_node_pools", s.Workers, nil)
-	if err != nil {
-		return nil, Version{}, err
-	}
-	return append([]Pool{cpPool}, workers...), v, nil
-}
-
-// WorkerPools checks worker pools of a request (field names them); existing are the pool
-// names the cluster has already, which new pools may not repeat (that is the caller's
-// AlreadyExists; here only duplicates within the request are refused).
-func (r Rules) WorkerPools(field string, specs []PoolSpec, existing []string) ([]Pool, error) {
-	if len(specs)+len(existing) > MaxPools-1 && len(specs) > 0 {
-		return nil, input.Invalid(field, "has %d pools; a cluster has at most %d worker pools", len(specs)+len(existing), MaxPools-1)
-	}
-	pools := make([]Pool, 0, len(specs))
-	seen := map[string]bool{}
-	for i, s := range specs {
-		f := field + "[" + strconv.Itoa(i) + "]"
-		if err := ValidName(f+".name", s.Name); err != nil {
-			return nil, err
-		}
-		if s.Name == ControlPlanePool {
-			return nil, input.Invalid(f+".name", "%q is reserved for the control plane", ControlPlanePool)
-		}
-		if seen[s.Name] {
-			return nil, input.Invalid(f+".name", "%q is used twice in this request", s.Name)
-		}
-		seen[s.Name] = true
-		if err := r.PoolCount(f+".count", s.Count); err != nil {
-			return nil, err
-		}
-		p, err := r.pool(f, s, RoleWorker)
-		if err != nil {
-			return nil, err
-		}
-		pools = append(pools, p)
-	}
-	return pools, nil
-}
-
-// PoolCount checks a worker pool's machine count.
-func (r Rules) PoolCount(field string, n int) error {
-	if n < 0 || n > r.MaxPoolSize {
-		return input.Invalid(field, "is %d; a pool has 0 to %d machines", n, r.MaxPoolSize)
 	}
 	return nil
 }
@@ -213,22 +138,4 @@ func reservedLabel(name string) bool {
 	}
 	return prefix+"/" == LabelPrefix || prefix == "kubernetes.io" || prefix == "k8s.io" ||
 		strings.HasSuffix(prefix, ".kubernetes.io") || strings.HasSuffix(prefix, ".k8s.io")
-}
-
-// Version resolves a requested version against the catalog: empty means the default.
-func (r Rules) Version(field, s string) (Version, error) {
-	if err := input.String(field, s, 32); err != nil {
-		return Version{}, err
-	}
-	if s == "" {
-		return r.Catalog.Default(), nil
-	}
-	v, err := ParseVersion(s)
-	if err != nil {
-		return Version{}, input.Invalid(field, "%s: %v", input.Quote(s), err)
-	}
-	if !r.Catalog.Contains(v) {
-		return Version{}, input.Invalid(field, "%s is not supported; supported versions: %s", v, r.Catalog)
-	}
-	return v, nil
 }

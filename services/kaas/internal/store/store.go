@@ -8,7 +8,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -154,27 +153,6 @@ func (s *Store) List(ctx context.Context) ([]cluster.Cluster, error) {
 // inTx runs fn in a transaction.
 func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pg.InTx(ctx, s.pool, fn)
-}
-
-// lock loads the cluster (by name when id is 0) under a row lock with its pools and machines.
-func (s *Store) lock(ctx context.Context, tx pgx.Tx, id int64, name string) (cluster.View, error) {
-	var row pgx.Row
-	if id != 0 {
-		row = tx.QueryRow(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE id = $1 FOR UPDATE`, id)
-	} else {
-		row = tx.QueryRow(ctx, `SELECT `+clusterColumns+` FROM clusters WHERE name = $1 FOR UPDATE`, name)
-	}
-	c, err := scanCluster(row)
-	if errors.Is(err, pgx.ErrNoRows) {
-		if name == "" {
-			name = fmt.Sprintf("#%d", id)
-		}
-		return cluster.View{}, cluster.NotFound(name)
-	}
-	if err != nil {
-		return cluster.View{}, err
-	}
-	return s.loadView(ctx, tx, c)
 }
 
 // History returns cluster name's status changes, oldest first (the newest 100 are kept).
