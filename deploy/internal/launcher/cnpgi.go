@@ -7,10 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/plinth-dev/plinth/libs/platform/atomicfile"
-	"github.com/plinth-dev/plinth/libs/platform/config"
 
 	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
@@ -75,17 +73,12 @@ stores:
 func cnpgiEnv(c Config, placed map[string]Placement) map[string]string {
 	home := c.Home
 	certs := cnpgiCertDir(home)
-	env := map[string]string{
-		envCNPGITLSAddr: placed["cnpgi-plugin"].TLS,
-		envCNPGITLSCert: filepath.Join(certs, "server.crt"),
-		envCNPGITLSKey:  filepath.Join(certs, "server.key"),
-		envCNPGITLSCA:   filepath.Join(certs, "client.crt"),
-	}
-	// The socket's directory and name as the plugin declares them (plugin.Endpoint).
-	for _, kv := range config.Environ(&cnpgiplugin.Endpoint{PluginDir: filepath.Join(home, "plugins"), PluginName: CNPGIPluginName}) {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
+	// The socket and the operator's TLS listener as the plugin declares them (its plugin
+	// package): no name spelt here.
+	env := declared(
+		&cnpgiplugin.Endpoint{PluginDir: filepath.Join(home, "plugins"), PluginName: CNPGIPluginName},
+		&cnpgiplugin.OperatorTLS{TLSAddr: placed["cnpgi-plugin"].TLS, TLSCert: filepath.Join(certs, "server.crt"),
+			TLSKey: filepath.Join(certs, "server.key"), TLSClientCA: filepath.Join(certs, "client.crt")})
 	if _, ok := readDevCeph(home); ok && c.CNPGIConfig == "" {
 		env[envCNPGIConfig] = cnpgiStoreFile(home)
 	}

@@ -1,10 +1,17 @@
 package launcher
 
-import "github.com/plinth-dev/plinth/libs/platform/config"
+import (
+	"strings"
+
+	"github.com/plinth-dev/plinth/libs/platform/config"
+)
 
 // The settings of the service binaries that the launcher sets or reads, named once. Each is
 // the env tag of a field of that binary's Config (services/<svc>/internal/app, which the
 // launcher cannot import; the settings every binary shares come from libs/platform/config).
+// Where a service exports the declaration of what the launcher sets, the launcher fills that
+// instead and names nothing (declared): cnpgi-plugin's plugin.Endpoint and OperatorTLS, the
+// gateway's routes.BackendEnv.
 // TestLauncherSetsOnlySettingsOfItsBinaries checks every name the launcher gives a binary
 // against configcheck/settings, which reads those tags, and TestNoSettingSpelledOutside that
 // no other file of the launcher spells a service setting: a typo fails a test instead of
@@ -60,11 +67,7 @@ const (
 	envLvmdDefaultS3SecretKeyFile = "PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE"
 
 	// cnpgi-plugin
-	envCNPGIConfig  = "PLINTH_CNPGI_CONFIG"
-	envCNPGITLSAddr = "PLINTH_CNPGI_TLS_ADDR"
-	envCNPGITLSCert = "PLINTH_CNPGI_TLS_CERT"
-	envCNPGITLSKey  = "PLINTH_CNPGI_TLS_KEY"
-	envCNPGITLSCA   = "PLINTH_CNPGI_TLS_CLIENT_CA"
+	envCNPGIConfig = "PLINTH_CNPGI_CONFIG"
 )
 
 // What the Specs' Settings claim beyond the names above: the prefixes of the services' own
@@ -85,3 +88,17 @@ const (
 	envVagrantMaxJobs    = "PLINTH_VAGRANT_MAX_QUEUED_JOBS_PER_USER"
 	envVagrantMaxTokens  = "PLINTH_VAGRANT_MAX_TOKENS_PER_USER"
 )
+
+// declared is the environment of settings declarations a service exports (structs with env
+// tags, as its Config embeds them), filled by the launcher: config.Environ of each, so the
+// names are the service's own. Zero fields are left out.
+func declared(settings ...any) map[string]string {
+	env := map[string]string{}
+	for _, s := range settings {
+		for _, kv := range config.Environ(s) {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+	}
+	return env
+}

@@ -2,21 +2,18 @@ package app
 
 import (
 	"errors"
-	"fmt"
-	"os"
 	"time"
 
-	"github.com/plinth-dev/plinth/libs/platform/config"
+	cnpgiplugin "github.com/plinth-dev/plinth/services/cnpgi-plugin/plugin"
 )
 
 // OperatorConfig configures the operator side of the plugin: the mutual-TLS listener the
 // operator dials, the instance sidecar it injects, the reconciler hooks, and the WAL events.
 // It is part of Config.
 type OperatorConfig struct {
-	TLSAddr     string `env:"PLINTH_CNPGI_TLS_ADDR" flag:"tls-addr" usage:"also serve on this TCP host:port with mutual TLS 1.3, for a CloudNativePG operator (operator mode); empty: off"`
-	TLSCert     string `env:"PLINTH_CNPGI_TLS_CERT" flag:"tls-cert" usage:"server certificate (PEM) for -tls-addr: tls.crt of the cnpg.io/pluginServerSecret"`
-	TLSKey      string `env:"PLINTH_CNPGI_TLS_KEY" flag:"tls-key" usage:"server key (PEM) for -tls-addr: tls.key of the cnpg.io/pluginServerSecret"`
-	TLSClientCA string `env:"PLINTH_CNPGI_TLS_CLIENT_CA" flag:"tls-client-ca" usage:"certificate(s) (PEM) clients must present or chain to: tls.crt of the cnpg.io/pluginClientSecret"`
+	// OperatorTLS is the mutual-TLS listener, declared with the plugin's contract (the
+	// launcher sets it from there).
+	cnpgiplugin.OperatorTLS
 
 	SidecarImage     string `env:"PLINTH_CNPGI_SIDECAR_IMAGE" flag:"sidecar-image" usage:"image of the plugin that OperatorLifecycle injects into instance Pods and recovery Jobs; empty: no injection (the service is not offered)"`
 	SidecarEnvSecret string `env:"PLINTH_CNPGI_SIDECAR_ENV_SECRET" flag:"sidecar-env-secret" usage:"Secret (in each cluster's namespace) whose keys become the sidecar's environment, e.g. PLINTH_DATABASE_URL and store credentials"`
@@ -31,22 +28,7 @@ type OperatorConfig struct {
 
 // validate checks the operator settings; every problem at once.
 func (c *OperatorConfig) validate() error {
-	var errs []error
-	if c.TLSAddr != "" {
-		if network, _, err := config.ParseListenAddr(c.TLSAddr); err != nil || network != "tcp" {
-			errs = append(errs, fmt.Errorf("PLINTH_CNPGI_TLS_ADDR (-tls-addr): %q must be a TCP host:port", c.TLSAddr))
-		}
-		for _, f := range []struct{ env, flag, path string }{
-			{"PLINTH_CNPGI_TLS_CERT", "tls-cert", c.TLSCert}, {"PLINTH_CNPGI_TLS_KEY", "tls-key", c.TLSKey},
-			{"PLINTH_CNPGI_TLS_CLIENT_CA", "tls-client-ca", c.TLSClientCA},
-		} {
-			if f.path == "" {
-				errs = append(errs, fmt.Errorf("%s (-%s): required with PLINTH_CNPGI_TLS_ADDR (`cnpgi-plugin gen-certs` writes a local set)", f.env, f.flag))
-			} else if _, err := os.Stat(f.path); err != nil {
-				errs = append(errs, fmt.Errorf("%s (-%s): %w", f.env, f.flag, err))
-			}
-		}
-	}
+	errs := []error{c.OperatorTLS.Validate()}
 	if c.SidecarImage == "" && (c.SidecarEnvSecret != "" || c.SidecarConfigMap != "") {
 		errs = append(errs, errors.New("PLINTH_CNPGI_SIDECAR_ENV_SECRET and _CONFIG_MAP configure the injected sidecar: set PLINTH_CNPGI_SIDECAR_IMAGE too"))
 	}
