@@ -42,10 +42,7 @@ func (s *Service) UpsertBasis(ctx context.Context, b *vagrant.Basis) (*vagrant.B
 
 // GetBasis returns the basis ref.resource_id names.
 func (s *Service) GetBasis(ctx context.Context, ref *sdk.Ref_Basis) (*vagrant.Basis, error) {
-	if ref.GetResourceId() == "" {
-		return nil, Invalid("basis.resource_id", "required")
-	}
-	return s.store.GetBasis(ctx, ref.GetResourceId())
+	return byID(ctx, "basis.resource_id", ref.GetResourceId(), s.store.GetBasis)
 }
 
 // FindBasis returns the basis b describes: by resource_id, else by name and/or path (all

@@ -96,10 +96,7 @@ func normalizeBoxVersion(v string) (string, error) {
 
 // GetBox returns the box ref.resource_id names.
 func (s *Service) GetBox(ctx context.Context, ref *sdk.Ref_Box) (*vagrant.Box, error) {
-	if ref.GetResourceId() == "" {
-		return nil, Invalid("box.resource_id", "required")
-	}
-	return s.store.GetBox(ctx, ref.GetResourceId())
+	return byID(ctx, "box.resource_id", ref.GetResourceId(), s.store.GetBox)
 }
 
 // FindBox returns the box ref describes: by resource_id, else the highest version of the box

@@ -55,10 +55,7 @@ func (s *Service) UpsertProject(ctx context.Context, p *vagrant.Project) (*vagra
 
 // GetProject returns the project ref.resource_id names.
 func (s *Service) GetProject(ctx context.Context, ref *sdk.Ref_Project) (*vagrant.Project, error) {
-	if ref.GetResourceId() == "" {
-		return nil, Invalid("project.resource_id", "required")
-	}
-	return s.store.GetProject(ctx, ref.GetResourceId())
+	return byID(ctx, "project.resource_id", ref.GetResourceId(), s.store.GetProject)
 }
 
 // FindProject returns the project p describes: by resource_id, else by name and/or path

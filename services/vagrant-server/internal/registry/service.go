@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"crypto/rand"
 	"time"
 
@@ -31,6 +32,16 @@ func NewService(store Store, o Options) *Service {
 	// Monotonic within a millisecond, so ids also sort in creation order in-process.
 	ids := &ulid.LockedMonotonicReader{MonotonicReader: ulid.Monotonic(rand.Reader, 0)}
 	return &Service{store: store, now: o.Now, ids: ids}
+}
+
+// byID reads the resource id names with get; an empty id is the client's mistake, named by
+// field (every Get call of the API takes a resource_id alone).
+func byID[M any](ctx context.Context, field, id string, get func(context.Context, string) (M, error)) (M, error) {
+	if id == "" {
+		var none M
+		return none, Invalid(field, "required")
+	}
+	return get(ctx, id)
 }
 
 // newID returns a fresh ULID resource id.

@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant/sdk"
 	"github.com/plinth-dev/plinth/libs/platform/pg"
 )
 
@@ -91,4 +94,126 @@ func collect[R any](ctx context.Context, q querier, what, query string, scan pgx
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return pgx.CollectRows(rows, scan)
+}
+
+// place points at what a basis and a project both are, stored in the same columns (name,
+// path, metadata, configuration, remote_enabled, data_source): a named directory with its
+// Vagrantfile, metadata and data source.
+type place struct {
+	name, path    *string
+	metadata      **sdk.Args_MetadataSet
+	configuration **vagrant.Vagrantfile
+	remoteEnabled *bool
+	dataSource    **vagrant.Job_DataSource
+	// meta, conf and ds receive the stored forms a read scans (see scan).
+	meta, conf, ds []byte
+}
+
+func basisPlace(b *vagrant.Basis) *place {
+	return &place{name: &b.Name, path: &b.Path, metadata: &b.Metadata, configuration: &b.Configuration,
+		remoteEnabled: &b.RemoteEnabled, dataSource: &b.DataSource}
+}
+
+func projectPlace(p *vagrant.Project) *place {
+	return &place{name: &p.Name, path: &p.Path, metadata: &p.Metadata, configuration: &p.Configuration,
+		remoteEnabled: &p.RemoteEnabled, dataSource: &p.DataSource}
+}
+
+// columns are the place's stored columns, in table order.
+func (p *place) columns() ([]any, error) {
+	meta, err := metadataJSON(*p.metadata)
+	if err != nil {
+		return nil, err
+	}
+	bl, err := blobs(*p.configuration, *p.dataSource)
+	if err != nil {
+		return nil, err
+	}
+	return []any{*p.name, *p.path, meta, bl[0], *p.remoteEnabled, bl[1]}, nil
+}
+
+// scan are the destinations of the place's columns in a row; decode once scanned.
+func (p *place) scan() []any {
+	return []any{p.name, p.path, &p.meta, &p.conf, p.remoteEnabled, &p.ds}
+}
+
+// decode sets the fields whose stored forms scan read.
+func (p *place) decode() (err error) {
+	if *p.metadata, err = metadataSet(p.meta); err != nil {
+		return err
+	}
+	if *p.configuration, err = unblob[vagrant.Vagrantfile](p.conf); err != nil {
+		return err
+	}
+	*p.dataSource, err = unblob[vagrant.Job_DataSource](p.ds)
+	return err
+}
+
+// blob encodes an optional nested message as protobuf bytes: nil (SQL NULL) when unset, so
+// that "not set" and "set but empty" survive the round trip. Binary encoding keeps Any
+// payloads opaque: their types need not be known here (protojson would need them).
+func blob(m proto.Message) ([]byte, error) {
+	if m == nil || !m.ProtoReflect().IsValid() {
+		return nil, nil
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s: %w", m.ProtoReflect().Descriptor().FullName(), err)
+	}
+	if b == nil {
+		b = []byte{} // set but empty: keep it distinct from NULL
+	}
+	return b, nil
+}
+
+// unblob decodes what blob stored; NULL gives nil.
+func unblob[M any, P interface {
+	*M
+	proto.Message
+}](b []byte) (P, error) {
+	if b == nil {
+		return nil, nil
+	}
+	m := P(new(M))
+	if err := proto.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("unmarshal %s: %w", m.ProtoReflect().Descriptor().FullName(), err)
+	}
+	return m, nil
+}
+
+// metadataJSON encodes custom metadata for a jsonb column (nil: NULL).
+func metadataJSON(m *sdk.Args_MetadataSet) ([]byte, error) {
+	if m == nil {
+		return nil, nil
+	}
+	kv := m.GetMetadata()
+	if kv == nil {
+		kv = map[string]string{}
+	}
+	return json.Marshal(kv)
+}
+
+// metadataSet decodes a jsonb metadata column.
+func metadataSet(b []byte) (*sdk.Args_MetadataSet, error) {
+	if b == nil {
+		return nil, nil
+	}
+	var kv map[string]string
+	if err := json.Unmarshal(b, &kv); err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	return &sdk.Args_MetadataSet{Metadata: kv}, nil
+}
+
+// blobs encodes several optional messages at once, stopping at the first error.
+func blobs(ms ...proto.Message) ([][]byte, error) {
+	out := make([][]byte, len(ms))
+	for i, m := range ms {
+		b, err := blob(m)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
 }

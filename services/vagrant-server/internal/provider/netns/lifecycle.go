@@ -13,10 +13,7 @@ import (
 // and brings its links up. Each step checks first, so Up also finishes a machine a crashed
 // Up left half made, and restarts a halted one with the address it had.
 func (p *Provider) Up(ctx context.Context, id string) error {
-	if err := p.ValidID(id); err != nil {
-		return err
-	}
-	unlock, err := p.lock(ctx)
+	unlock, err := p.lockMachine(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -77,10 +74,7 @@ func (p *Provider) Up(ctx context.Context, id string) error {
 // Halt stops every process in machine id and takes its links down. The namespace and its
 // address stay, so Up brings the same machine back. A machine that does not exist is left so.
 func (p *Provider) Halt(ctx context.Context, id string) error {
-	if err := p.ValidID(id); err != nil {
-		return err
-	}
-	unlock, err := p.lock(ctx)
+	unlock, err := p.lockMachine(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -117,10 +111,7 @@ func (p *Provider) Halt(ctx context.Context, id string) error {
 // Destroy stops every process in machine id and removes its veth pair and namespace; what is
 // already gone is skipped.
 func (p *Provider) Destroy(ctx context.Context, id string) error {
-	if err := p.ValidID(id); err != nil {
-		return err
-	}
-	unlock, err := p.lock(ctx)
+	unlock, err := p.lockMachine(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -229,4 +220,13 @@ func firstIn(addrs []netip.Prefix, subnet netip.Prefix) netip.Prefix {
 		}
 	}
 	return netip.Prefix{}
+}
+
+// lockMachine checks id and takes the provider's lock, as Up, Halt and Destroy do first; the
+// caller runs unlock when done.
+func (p *Provider) lockMachine(ctx context.Context, id string) (unlock func(), err error) {
+	if err := p.ValidID(id); err != nil {
+		return nil, err
+	}
+	return p.lock(ctx)
 }
