@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/plinth-dev/plinth/libs/platform/pg"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobsubs"
 )
 
 // notifyChannel is the NOTIFY channel of job_output_notify(), shared by every schema.
@@ -30,14 +31,14 @@ type Listener struct {
 	done   chan struct{}
 
 	mu   sync.Mutex
-	subs map[string]map[*Subscription]struct{} // by job id; "" follows every job
+	subs jobsubs.Sets[*Subscription] // by job id; "" follows every job
 }
 
 // Listen starts listening on pool (whose search_path is the service's schema) and returns
 // once the first LISTEN was tried; should it fail, the listener keeps retrying and readers
 // fall back to polling meanwhile. Close stops it.
 func Listen(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) (*Listener, error) {
-	l := &Listener{pool: pool, log: log, done: make(chan struct{}), subs: map[string]map[*Subscription]struct{}{}}
+	l := &Listener{pool: pool, log: log, done: make(chan struct{}), subs: jobsubs.Sets[*Subscription]{}}
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&l.schema); err != nil {
 		return nil, fmt.Errorf("joboutput: find the schema: %w", err)
 	}
@@ -77,10 +78,7 @@ func (l *Listener) Subscribe(jobID string) *Subscription {
 	s := &Subscription{l: l, jobID: jobID, c: make(chan struct{}, 1)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.subs[jobID] == nil {
-		l.subs[jobID] = map[*Subscription]struct{}{}
-	}
-	l.subs[jobID][s] = struct{}{}
+	l.subs.Add(jobID, s)
 	return s
 }
 
@@ -91,12 +89,7 @@ func (s *Subscription) C() <-chan struct{} { return s.c }
 func (s *Subscription) Close() {
 	s.l.mu.Lock()
 	defer s.l.mu.Unlock()
-	if set := s.l.subs[s.jobID]; set != nil {
-		delete(set, s)
-		if len(set) == 0 {
-			delete(s.l.subs, s.jobID)
-		}
-	}
+	s.l.subs.Remove(s.jobID, s)
 }
 
 func (s *Subscription) signal() {

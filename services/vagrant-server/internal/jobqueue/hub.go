@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
+	"github.com/plinth-dev/plinth/services/vagrant-server/internal/jobsubs"
 )
 
 // notification is the payload of NOTIFY plinth_jobqueue (jobs_notify() in migration 003).
@@ -102,7 +103,7 @@ func digests(tokens []string) []string {
 type hub struct {
 	mu      sync.Mutex
 	waiters map[*waiter]struct{}
-	watches map[string]map[*Watch]struct{}
+	watches jobsubs.Sets[*Watch]
 }
 
 // waiterState says what a blocked Assign call is doing; guarded by hub.mu.
@@ -132,7 +133,7 @@ type waiter struct {
 }
 
 func newHub() *hub {
-	return &hub{waiters: map[*waiter]struct{}{}, watches: map[string]map[*Watch]struct{}{}}
+	return &hub{waiters: map[*waiter]struct{}{}, watches: jobsubs.Sets[*Watch]{}}
 }
 
 func (h *hub) addWaiter(runner string) *waiter {

@@ -47,12 +47,7 @@ func (w *Watch) C() <-chan Change { return w.c }
 func (w *Watch) Close() {
 	w.hub.mu.Lock()
 	defer w.hub.mu.Unlock()
-	if set := w.hub.watches[w.jobID]; set != nil {
-		delete(set, w)
-		if len(set) == 0 {
-			delete(w.hub.watches, w.jobID)
-		}
-	}
+	w.hub.watches.Remove(w.jobID, w)
 }
 
 // deliver replaces any undelivered change with c; called with hub.mu held.
@@ -76,10 +71,7 @@ func (w *Watch) deliver(c Change) {
 func (q *Queue) Watch(ctx context.Context, id string) (*Watch, error) {
 	w := &Watch{hub: q.hub, jobID: id, c: make(chan Change, 1)}
 	q.hub.mu.Lock()
-	if q.hub.watches[id] == nil {
-		q.hub.watches[id] = map[*Watch]struct{}{}
-	}
-	q.hub.watches[id][w] = struct{}{}
+	q.hub.watches.Add(id, w)
 	q.hub.mu.Unlock()
 	// Read after registering: a change committed after this read is notified to w. Should a
 	// notification arrive first it is at least as new as this read, so the read is dropped.
@@ -106,10 +98,7 @@ func (q *Queue) WatchHeld(id string) *Watch {
 	w := &Watch{hub: q.hub, jobID: id, c: make(chan Change, 1)}
 	q.hub.mu.Lock()
 	defer q.hub.mu.Unlock()
-	if q.hub.watches[id] == nil {
-		q.hub.watches[id] = map[*Watch]struct{}{}
-	}
-	q.hub.watches[id][w] = struct{}{}
+	q.hub.watches.Add(id, w)
 	return w
 }
 
