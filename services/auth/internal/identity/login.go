@@ -36,13 +36,17 @@ const (
 )
 
 // LoginState is what the end of a successful attempt is decided on, as the store read it
-// holding the user's lock: the username as stored, how many live tokens (unexpired,
-// unrevoked) the user holds, and the attempt's counters as stored (a missing one is the zero
-// Counter; Address is nil when the address is unknown).
+// holding the user's lock: the username, whether the user is disabled and their password
+// hash as stored now (an admin may have changed either while the password was being
+// checked), how many live tokens (unexpired, unrevoked) the user holds, and the attempt's
+// counters as stored (a missing one is the zero Counter; Address is nil when the address is
+// unknown).
 type LoginState struct {
-	Username   string
-	LiveTokens int
-	Counters   Counters
+	Username     string
+	Disabled     bool
+	PasswordHash string
+	LiveTokens   int
+	Counters     Counters
 }
 
 // LoginChange is what the end of a successful attempt writes, in one transaction: the
@@ -63,8 +67,19 @@ type LoginChange struct {
 // live tokens as quota allows: then no token and no event, Refused says why, and the attempt
 // is forgiven all the same (the password was right: a user held at the quota must not be
 // throttled for trying).
-func LoginSucceeded(quota TokenQuota, a Attempt, t Token, rehash string) func(before LoginState) (LoginChange, error) {
+//
+// checked is the hash the password was checked against, read before the (slow) check: a user
+// disabled, or given a new password, since then gets no token — a disable or a password reset
+// revokes the tokens that exist when it commits, and a login that was hashing then must not
+// add one after (ErrBadLogin, the attempt neither forgiven nor counted again, and login.failed).
+func LoginSucceeded(quota TokenQuota, a Attempt, t Token, checked, rehash string) func(before LoginState) (LoginChange, error) {
 	return func(before LoginState) (LoginChange, error) {
+		switch {
+		case before.Disabled:
+			return LoginChange{Counters: before.Counters, Refused: ErrBadLogin, Events: []proto.Message{loginFailed(a, FailureDisabled)}}, nil
+		case before.PasswordHash != checked:
+			return LoginChange{Counters: before.Counters, Refused: ErrBadLogin, Events: []proto.Message{loginFailed(a, FailureWrongPassword)}}, nil
+		}
 		c := LoginChange{Counters: Forgive(before.Counters), PasswordHash: rehash}
 		if c.Refused = quota.Admit(before.Username, before.LiveTokens); c.Refused != nil {
 			return c, nil
@@ -150,7 +165,7 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 		return "", Token{}, err
 	}
 	t := Token{ID: TokenID(token), UserID: u.ID, CreatedAt: a.At, ExpiresAt: a.At.Add(s.opts.TokenTTL)}
-	c, err := s.store.FinishLogin(ctx, u.ID, a, LoginSucceeded(s.opts.Tokens, a, t, newHash))
+	c, err := s.store.FinishLogin(ctx, u.ID, a, LoginSucceeded(s.opts.Tokens, a, t, u.PasswordHash, newHash))
 	if err != nil {
 		return "", Token{}, err
 	}

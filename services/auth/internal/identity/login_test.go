@@ -40,6 +40,36 @@ func TestForgive(t *testing.T) {
 	}
 }
 
+// TestLoginOvertaken: a user disabled, or given a new password, while their password was being
+// checked gets no token: ErrBadLogin, login.failed with the reason, the counters as they were.
+func TestLoginOvertaken(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	a := Attempt{Username: "alice", ClientAddress: "192.0.2.1", At: now}
+	tok := Token{ID: "t9", UserID: "u1", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	counters := Counters{Pair: counted(3, now, 0)}
+	for _, c := range []struct {
+		name   string
+		before LoginState
+		reason eventsv1.LoginFailureReason
+	}{
+		{"disabled meanwhile", LoginState{Username: "alice", Disabled: true, PasswordHash: "$h", Counters: counters}, eventsv1.LoginFailureReason_LOGIN_FAILURE_REASON_USER_DISABLED},
+		{"new password meanwhile", LoginState{Username: "alice", PasswordHash: "$reset", Counters: counters}, eventsv1.LoginFailureReason_LOGIN_FAILURE_REASON_WRONG_PASSWORD},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := LoginSucceeded(TokenQuota{}, a, tok, "$h", "$rehash")(c.before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Refused != ErrBadLogin || got.Token != nil || got.PasswordHash != "" || !equalCounters(got.Counters, counters) {
+				t.Fatalf("got %+v, want ErrBadLogin, no token, no rehash, the counters unchanged", got)
+			}
+			if len(got.Events) != 1 || got.Events[0].(*eventsv1.LoginFailed).GetReason() != c.reason {
+				t.Fatalf("events %v, want one login.failed with %v", got.Events, c.reason)
+			}
+		})
+	}
+}
+
 // TestLoginSucceeded is the end of a right password without a store: the token and its
 // login.succeeded, or the quota's refusal with neither; the attempt forgiven and a rehash
 // written either way.
@@ -47,7 +77,7 @@ func TestLoginSucceeded(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	a := Attempt{Username: "ALICE", ClientAddress: "192.0.2.1", At: now}
 	tok := Token{ID: "t9", UserID: "u1", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
-	before := LoginState{Username: "alice", LiveTokens: 2, Counters: Counters{Pair: counted(3, now, 0), Address: addr(counted(5, now, 0))}}
+	before := LoginState{Username: "alice", PasswordHash: "$h", LiveTokens: 2, Counters: Counters{Pair: counted(3, now, 0), Address: addr(counted(5, now, 0))}}
 	forgiven := Counters{Address: addr(counted(4, now, 0))}
 	cases := []struct {
 		name    string
@@ -64,7 +94,7 @@ func TestLoginSucceeded(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := LoginSucceeded(c.quota, a, tok, c.rehash)(before)
+			got, err := LoginSucceeded(c.quota, a, tok, "$h", c.rehash)(before)
 			if err != nil {
 				t.Fatal(err)
 			}

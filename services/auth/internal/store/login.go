@@ -72,7 +72,8 @@ func (s *Store) FinishLogin(ctx context.Context, userID string, a identity.Attem
 	var c identity.LoginChange
 	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var before identity.LoginState
-		if err := tx.QueryRow(ctx, `SELECT username FROM users WHERE id = $1 FOR NO KEY UPDATE`, userID).Scan(&before.Username); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT username, disabled, password_hash FROM users WHERE id = $1 FOR NO KEY UPDATE`, userID).Scan(
+			&before.Username, &before.Disabled, &before.PasswordHash); err != nil {
 			return notFound(err, "lock user")
 		}
 		// A statement of its own after the lock: it reads what the logins before it committed.

@@ -36,7 +36,11 @@ func open(t *testing.T) (*store.Store, context.Context) {
 // issue ends the attempt a with the token t as a successful Login does (no quota), rehash
 // ("": none) replacing the password hash.
 func issue(ctx context.Context, st *store.Store, t identity.Token, a identity.Attempt, rehash string) error {
-	_, err := st.FinishLogin(ctx, t.UserID, a, identity.LoginSucceeded(identity.TokenQuota{}, a, t, rehash))
+	u, err := st.UserByID(ctx, t.UserID)
+	if err != nil {
+		return err
+	}
+	_, err = st.FinishLogin(ctx, t.UserID, a, identity.LoginSucceeded(identity.TokenQuota{}, a, t, u.PasswordHash, rehash))
 	return err
 }
 

@@ -74,8 +74,12 @@ func login(st *StoreTest, u identity.User, id, addr string) identity.Token {
 // no quota), except that admit (nil: admit all) is asked with the live tokens the store
 // counted and may refuse; it returns the refusal.
 func createToken(st *StoreTest, t identity.Token, a identity.Attempt, admit func(live int) error) error {
+	u, err := st.Store.UserByID(st.Ctx, t.UserID)
+	if err != nil {
+		return err
+	}
 	c, err := st.Store.FinishLogin(st.Ctx, t.UserID, a, func(before identity.LoginState) (identity.LoginChange, error) {
-		c, err := identity.LoginSucceeded(identity.TokenQuota{}, a, t, "")(before)
+		c, err := identity.LoginSucceeded(identity.TokenQuota{}, a, t, u.PasswordHash, "")(before)
 		if admit != nil && err == nil {
 			if c.Refused = admit(before.LiveTokens); c.Refused != nil {
 				c.Token, c.Events = nil, nil

@@ -2,6 +2,7 @@ package identitytest
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/authz"
@@ -81,6 +82,28 @@ func userBehaviours() []behaviour {
 			want("after bob", testenv.Must(st.Store.UsersAfter(st.Ctx, "bob", 2))(st.T), "carol", "Dave")
 			want("after dave", testenv.Must(st.Store.UsersAfter(st.Ctx, "dave", 2))(st.T))
 		}},
+		{Name: "user/a login checking the password while the user is disabled or given a new one gets no token", Run: func(st *StoreTest) {
+			for _, change := range []struct {
+				name   string
+				update func(identity.UserState) (identity.UserChange, error)
+			}{{"disabled", identity.ChangeDisabled(true)}, {"new password", identity.NewPassword("$reset")}} {
+				u := user(st, "mallory-"+strings.ReplaceAll(change.name, " ", "-"), authz.Operator)
+				checked := u.PasswordHash // read before the slow check, as Login reads it
+				testenv.Must(st.Store.UpdateUser(st.Ctx, u.Username, change.update))(st.T)
+				st.Restart()
+				at := now()
+				tok := identity.Token{ID: identity.TokenID("late-" + u.ID), UserID: u.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+				a := identity.Attempt{Username: u.Username, ClientAddress: "192.0.2.9", At: at}
+				c := testenv.Must(st.Store.FinishLogin(st.Ctx, u.ID, a, identity.LoginSucceeded(identity.TokenQuota{}, a, tok, checked, "")))(st.T)
+				if c.Refused != identity.ErrBadLogin || c.Token != nil {
+					st.T.Fatalf("%s: a login checked against the old state ended with %+v", change.name, c)
+				}
+				st.Restart()
+				if live(st, tok.ID) {
+					st.T.Fatalf("%s: the late login's token is live", change.name)
+				}
+			}
+		}},
 		{Name: "user/a new password keeps or revokes the tokens", Run: func(st *StoreTest) {
 			u := user(st, "alice", authz.Operator)
 			t1 := login(st, u, identity.TokenID("t1"), "192.0.2.1")
@@ -88,7 +111,7 @@ func userBehaviours() []behaviour {
 			at := now()
 			t2 := identity.Token{ID: identity.TokenID("t2"), UserID: u.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
 			a := identity.Attempt{Username: "alice", ClientAddress: "192.0.2.1", At: at}
-			testenv.Must(st.Store.FinishLogin(st.Ctx, u.ID, a, identity.LoginSucceeded(identity.TokenQuota{}, a, t2, "$rehashed")))(st.T)
+			testenv.Must(st.Store.FinishLogin(st.Ctx, u.ID, a, identity.LoginSucceeded(identity.TokenQuota{}, a, t2, u.PasswordHash, "$rehashed")))(st.T)
 			st.Restart()
 			if got := testenv.Must(st.Store.UserByID(st.Ctx, u.ID))(st.T); got.PasswordHash != "$rehashed" {
 				st.T.Fatalf("hash after a rehash: %q", got.PasswordHash)
