@@ -5,7 +5,8 @@ package config
 // a binary (a launcher, a pod spec builder) fills the binary's own Config type, or the part
 // of it that it sets, so that the names come from the binary's env tags rather than from
 // strings spelt again beside it. Flag-only fields are skipped; a cfg Load cannot read yields
-// nil.
+// nil. Secret fields are written as they are: the result is a child's environment, never a
+// log line (LogValue is that).
 func Environ(cfg any) []string {
 	fields, err := fieldsOf(cfg)
 	if err != nil {
