@@ -35,7 +35,7 @@ func readNode(ctx context.Context, tx pgx.Tx, name string) (inventory.StorageNod
 	n := inventory.StorageNode{Name: name}
 	var hb *time.Time
 	err := tx.QueryRow(ctx, `SELECT first_seen, heartbeat_at, heartbeat_interval_seconds, heartbeats, addresses, agent_version
-		FROM storage_nodes WHERE name = $1`, name).Scan(&n.FirstSeen, &hb, &n.IntervalSeconds, &n.Heartbeats, &n.Addresses, &n.AgentVersion)
+		FROM storage_nodes WHERE name = $1 FOR UPDATE`, name).Scan(&n.FirstSeen, &hb, &n.IntervalSeconds, &n.Heartbeats, &n.Addresses, &n.AgentVersion)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return inventory.StorageNode{}, false, nil
 	}
@@ -244,7 +244,7 @@ func (s *Store) Machines(ctx context.Context) ([]inventory.Machine, error) {
 func (s *Store) Forget(ctx context.Context, f inventory.Forgetting) (int64, error) {
 	var n int64
 	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT name, first_seen, heartbeat_at FROM storage_nodes FOR UPDATE`)
+		rows, err := tx.Query(ctx, `SELECT name, first_seen, heartbeat_at FROM storage_nodes ORDER BY name FOR UPDATE`)
 		if err != nil {
 			return err
 		}
@@ -270,7 +270,7 @@ func (s *Store) Forget(ctx context.Context, f inventory.Forgetting) (int64, erro
 		if err != nil {
 			return err
 		}
-		ms, err := readMachines(ctx, tx, `FOR UPDATE`)
+		ms, err := readMachines(ctx, tx, `ORDER BY name FOR UPDATE`)
 		if err != nil {
 			return err
 		}
