@@ -1,8 +1,10 @@
 // Package catalog is the plugin's Postgres adapter (schema `cnpgi`): which WAL files were
 // archived where, with their checksums, and the first WAL each server still needs. The
 // object stores hold the data; the catalog makes lookups cheap. Base backups are in
-// backups.go; history/ summarises a server's archive, events/ announces what was archived
-// through the outbox, rebuild/ recreates the catalog from a store.
+// backups.go, the queue of archived WAL to announce in announce.go; history/ summarises a
+// server's archive, rebuild/ recreates the catalog from a store. It writes what the rules
+// (wal, backup, internal/events) return, events included, and decides nothing;
+// catalogtest/ is its conformance suite.
 package catalog
 
 import (
