@@ -1,5 +1,6 @@
 // Package store is the stats service's Postgres adapter (schema `stats`): the suite's node
-// inventory and the usage history.
+// inventory, its activity and the usage history. It writes what the rules of inventory and
+// cluster return and decides nothing.
 package store
 
 import (
