@@ -1,9 +1,11 @@
 package app_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -27,7 +29,9 @@ func TestTokenQuota(t *testing.T) {
 	conn := e.start(t, e.config(t, func(c *app.Config) {
 		c.HashConcurrency, c.HashQueue, c.LockPairAfter, c.LockAddrAfter = 16, 64, 50, 100
 	}))
-	ctx := ctxT(t)
+	// A hundred and more logins, each an argon2id hash: minutes on a loaded machine, not 30 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	c := authpb.NewAuthServiceClient(conn)
 	root := bearer(ctx, login(t, ctx, c, "admin", "admin-secret-pw").GetToken())
 	for _, name := range []string{"vera", "walt"} {
