@@ -125,7 +125,7 @@ const vagrantCall = (token) =>
     return { status: r.status, code: body.code ?? "", message: body.message ?? "" };
   }, { token });
 
-async function signIn(landing = "Storage") {
+async function signIn(landing = "Overview") {
   await page.getByLabel("Username").fill(username);
   await page.getByLabel("Password").fill(password);
   await page.getByLabel("Password").press("Enter"); // the keyboard submits the form
@@ -723,8 +723,26 @@ try {
   await page.getByText(/^You were signed out: /).waitFor({ timeout: 30_000 });
   await shot("08-revoked-elsewhere");
 
-  step = "an expiring session sends the user back to sign-in when it expires";
+  step = "overview: the home page, a card per service with its state; what needs attention links to its page";
   await signIn();
+  if (new URL(page.url()).pathname !== "/overview") throw new Error(`signing in at / lands on ${page.url()}`);
+  for (const card of ["Storage", "Clusters", "Volumes", "WAL archiving", "Vagrant runners"]) {
+    const c = page.locator("section.card").filter({ has: page.getByRole("heading", { level: 2, name: card }) });
+    await c.getByTestId("card-state").waitFor({ timeout: 30_000 });
+    log(`overview ${card}:`, (await c.textContent())?.replace(/\s+/g, " "));
+  }
+  // The runner registered and gone (console_test.go) is offline: named, linking to the Vagrant page.
+  const runnersCard = page.locator("#card-vagrant");
+  const offline = runnersCard.getByRole("link", { name: new RegExp(`^Runner ${offlineRunnerId.slice(0, 12)}: Offline`) });
+  await offline.waitFor();
+  if (walServer) await page.locator("#card-backups").getByText(/PostgreSQL server/).waitFor();
+  await shot("00-overview");
+  await offline.click();
+  await page.getByRole("heading", { level: 1, name: "Vagrant" }).waitFor();
+  await page.locator("header .brand").click();
+  await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+
+  step = "an expiring session sends the user back to sign-in when it expires";
   await page.evaluate(() => {
     const s = JSON.parse(sessionStorage.getItem("plinth.session"));
     // Long enough for a reload on a loaded machine to show the page first (1.5 s was not, once).
@@ -732,7 +750,7 @@ try {
     sessionStorage.setItem("plinth.session", JSON.stringify(s));
   });
   await page.reload();
-  await page.getByRole("heading", { level: 1, name: "Storage" }).waitFor();
+  await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
   await page.getByText("Your session expired. Sign in again.").waitFor({ timeout: 20_000 });
 
   step = "keyboard: the menu is reachable with Tab and opens a page with Enter";

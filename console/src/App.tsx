@@ -13,6 +13,7 @@ import { renewDelay, type VagrantSession } from "./lib/vagrantSession";
 import { SignIn } from "./views/SignIn";
 import { Link } from "./views/ui";
 import { Storage } from "./views/Storage";
+import { Overview } from "./views/Overview";
 import { VagrantView } from "./views/Vagrant";
 import { Clusters } from "./views/Clusters";
 import { VagrantJob } from "./views/VagrantJob";
@@ -199,7 +200,7 @@ export function App() {
     <div className="shell">
       <a className="skip-link" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById("main")?.focus(); }}>Skip to content</a>
       <header className="top">
-        <Link className="brand" to="/storage" go={go}>Plinth</Link>
+        <Link className="brand" to="/overview" go={go}>Plinth</Link>
         {/* Under 600 px the menu folds behind this button (CSS shows it only there). */}
         <button type="button" className="menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen((o) => !o)}>Menu</button>
         <nav aria-label="Main" id="main-nav" data-open={menuOpen}>
@@ -222,6 +223,7 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {current === "/overview" && <Overview clients={clients} go={go} />}
         {current === "/storage" && <Storage stats={clients.stats} history={clients.history} cluster={clients.cluster} />}
         {current === "/vagrant" && !route.id && (
           <VagrantView client={clients.vagrant} runners={clients.runners} problem={vagrantProblem}
@@ -244,7 +246,7 @@ export function App() {
             <div className="page-head"><h1>Page not found</h1></div>
             <p role="status">
               The console has no page at <code>{path}</code>.{" "}
-              <Link to="/storage" go={go}>Go to Storage</Link>, or pick a page from the menu.
+              <Link to="/overview" go={go}>Go to the overview</Link>, or pick a page from the menu.
             </p>
           </>
         )}

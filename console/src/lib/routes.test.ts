@@ -12,15 +12,15 @@ describe("pageFor", () => {
     expect(pageFor("/clusters/", true)).toBe("/clusters");
     expect(pageFor("/backups", true)).toBe("/backups");
     expect(pageFor("/activity", true)).toBe("/activity");
-    expect(pageFor("/", true)).toBe("/storage");
-    expect(pageFor("/signin", true)).toBe("/storage");
+    expect(pageFor("/", true)).toBe("/overview");
+    expect(pageFor("/signin", true)).toBe("/overview");
     expect(pageFor("/nope", true)).toBe(notFound);
     expect(pageFor("/storage/x", true)).toBe(notFound);
   });
   it("sends a user back, once signed in, to the path they asked for, even one that names no page", () => {
     expect(afterSignIn("/vagrant")).toBe("/vagrant");
-    expect(afterSignIn("/")).toBe("/storage");
-    expect(afterSignIn("/signin")).toBe("/storage");
+    expect(afterSignIn("/")).toBe("/overview");
+    expect(afterSignIn("/signin")).toBe("/overview");
     expect(afterSignIn("/nope")).toBe("/nope");
     expect(afterSignIn("/clusters/ux1/")).toBe("/clusters/ux1");
   });

@@ -8,6 +8,7 @@ export interface Page {
 
 /** The pages behind sign-in, in menu order. */
 export const pages: Page[] = [
+  { path: "/overview", title: "Overview" },
   { path: "/storage", title: "Storage" },
   { path: "/vagrant", title: "Vagrant" },
   { path: "/clusters", title: "Clusters" },
