@@ -716,7 +716,7 @@ try {
   log(`${vagrantTokens.size} Vagrant token(s) of the session refused after sign-out`);
 
   step = "a token revoked elsewhere sends the user back to sign-in with a message";
-  await signIn();
+  await signIn("Storage"); // back to the page signed out of
   const token2 = await page.evaluate(() => JSON.parse(sessionStorage.getItem("plinth.session") ?? "{}").token ?? "");
   const out = await bearerCall(token2, "/services.auth.AuthService/Logout");
   if (out.status !== 200) throw new Error(`logout from outside the page: ${JSON.stringify(out)}`);
@@ -724,8 +724,10 @@ try {
   await shot("08-revoked-elsewhere");
 
   step = "overview: the home page, a card per service with its state; what needs attention links to its page";
-  await signIn();
-  if (new URL(page.url()).pathname !== "/overview") throw new Error(`signing in at / lands on ${page.url()}`);
+  await signIn("Storage"); // back to the page the session ended on
+  await page.goto(`${base}/`);
+  await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+  if (new URL(page.url()).pathname !== "/overview") throw new Error(`/ opens ${page.url()}`);
   for (const card of ["Storage", "Clusters", "Volumes", "WAL archiving", "Vagrant runners"]) {
     const c = page.locator("section.card").filter({ has: page.getByRole("heading", { level: 2, name: card }) });
     await c.getByTestId("card-state").waitFor({ timeout: 30_000 });
