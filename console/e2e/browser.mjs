@@ -266,6 +266,8 @@ try {
   const copiedId = await page.evaluate(() => navigator.clipboard.readText());
   if (copiedId !== jobId) throw new Error(`the id's copy button copied ${copiedId}, not ${jobId}`);
   if (ranOn !== runnerId) throw new Error(`job ${jobId} ran on ${ranOn}, not the launcher's runner ${runnerId}`);
+  // The id links to the job's own page.
+  if ((await doneRow.locator("td:nth-child(1) a").getAttribute("href")) !== `/vagrant/jobs/${jobId}`) throw new Error(`job ${jobId}'s id does not link to its page`);
   await page.getByRole("heading", { name: "Runners" }).scrollIntoViewIfNeeded();
   await runnerRow.getByText("Online", { exact: true }).waitFor();
   if ((await page.locator("#runners tr[data-runner]").count()) < 1) throw new Error("the runner list is empty");

@@ -227,7 +227,7 @@ export function App() {
         {current === "/storage" && <Storage stats={clients.stats} history={clients.history} cluster={clients.cluster} />}
         {current === "/vagrant" && !route.id && (
           <VagrantView client={clients.vagrant} runners={clients.runners} problem={vagrantProblem}
-            onRetry={() => { setVagrantProblem(""); void issueVagrant(); }} canWrite={canWrite(session.role)} />
+            onRetry={() => { setVagrantProblem(""); void issueVagrant(); }} canWrite={canWrite(session.role)} go={go} />
         )}
         {current === "/vagrant" && route.id && <VagrantJob client={clients.vagrant} jobId={route.id} go={go} problem={vagrantProblem} />}
         {current === "/clusters" && <Clusters kaas={clients.kaas} info={clients.kaasInfo} canWrite={canWrite(session.role)} name={route.id} go={go} />}

@@ -13,13 +13,14 @@ import { allRunners, runnersShown } from "../lib/runners";
 import { keptChoice, runnerChoices } from "../lib/vagrantSession";
 import { cancelJobQuestion, filterJobs, isCanceled, isFinished, jobError, jobFilters, jobState, newJob, operationOf, queueableOps, sortJobs, type JobFilter, type QueueableOp } from "../lib/vagrant";
 import { readOnlyNotice } from "../lib/roles";
+import { objectPath } from "../lib/routes";
 import { DoneLine, ErrorLine, Id, Loading, Panel, Refreshed, TableWrap } from "./ui";
 import { JobOutput } from "./JobOutput";
 import { VagrantRegistry } from "./VagrantRegistry";
 import { VagrantRunners } from "./VagrantRunners";
 
 /** canWrite false (a viewer) hides queueing and canceling: vagrant-server would refuse them. */
-export function VagrantView({ client, runners, problem, onRetry, canWrite }: {
+export function VagrantView({ client, runners, problem, onRetry, canWrite, go }: {
   /** The Vagrant API with this session's token; null while it is being issued. */
   client: Client<typeof Vagrant> | null;
   runners: Client<typeof RunnerService>;
@@ -27,11 +28,12 @@ export function VagrantView({ client, runners, problem, onRetry, canWrite }: {
   problem: string;
   onRetry: () => void;
   canWrite: boolean;
+  go: (p: string) => void;
 }) {
   const list = usePoll(async (signal) => allRunners((req, opts) => runners.listRunners(req, opts), runnersShown, signal), 5000, [runners]);
   return (
     <>
-      {client ? <Jobs client={client} runners={list.data?.runners ?? []} canWrite={canWrite} /> : (
+      {client ? <Jobs client={client} runners={list.data?.runners ?? []} canWrite={canWrite} go={go} /> : (
         <>
           <h1>Vagrant</h1>
           {problem ? (
@@ -47,7 +49,7 @@ export function VagrantView({ client, runners, problem, onRetry, canWrite }: {
   );
 }
 
-function Jobs({ client, runners, canWrite }: { client: Client<typeof Vagrant>; runners: Runner[]; canWrite: boolean }) {
+function Jobs({ client, runners, canWrite, go }: { client: Client<typeof Vagrant>; runners: Runner[]; canWrite: boolean; go: (p: string) => void }) {
   const jobs = usePoll(async (signal) => sortJobs((await client._ListJobs({}, { signal })).jobs), 3000, [client]);
   const [filter, setFilter] = useState<JobFilter>("all");
   const [oldestFirst, setOldestFirst] = useState(false);
@@ -131,7 +133,7 @@ function Jobs({ client, runners, canWrite }: { client: Client<typeof Vagrant>; r
                     const err = jobError(j);
                     return (
                       <tr key={j.id} data-job={j.id} aria-selected={j.id === selected}>
-                        <td><Id value={j.id} /></td>
+                        <td><Id value={j.id} to={objectPath("/vagrant/jobs", j.id)} go={go} /></td>
                         <td>{operationOf(j)}</td>
                         <td><span className={`badge ${st.level}`}>{st.text}</span>{err && <div className="muted small-text">{err}</div>}</td>
                         <td>{ago(timestampMs(j.queueTime), now)}</td>

@@ -63,12 +63,16 @@ export function SecretValue({ value, what }: { value: string; what: string }) {
   );
 }
 
-/** A long id shortened to its start (the whole of it in its title and data-id), with a button that copies it whole. */
-export function Id({ value }: { value: string }) {
+/**
+ * A long id shortened to its start (the whole of it in its title and data-id), with a button
+ * that copies it whole; a link to the object's page when to and go are given.
+ */
+export function Id({ value, to, go }: { value: string; to?: string; go?: (p: string) => void }) {
   const long = value.length > 12;
+  const code = <code title={value}>{long ? `${value.slice(0, 8)}…` : value}</code>;
   return (
     <span className="id" data-id={value}>
-      <code title={value}>{long ? `${value.slice(0, 8)}…` : value}</code>
+      {to && go ? <Link to={to} go={go}>{code}</Link> : code}
       {long && <> <CopyButton value={value} text="Copy" label={`Copy id ${value}`} /></>}
     </span>
   );
