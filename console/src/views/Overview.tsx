@@ -3,14 +3,12 @@
 // offline runners), each item linking to the object. Each card loads on its own: a service
 // that does not answer leaves the others.
 import type { ReactNode } from "react";
-import type { Client } from "@connectrpc/connect";
 import type { Clients } from "../lib/clients";
 import { usePoll, type Loaded } from "../lib/hooks";
 import { allRunners, runnersShown } from "../lib/runners";
 import { capacity } from "../lib/stats";
 import { archivingCard, clustersCard, runnersCard, shownItems, storageCard, volumeJobsCard, type Card } from "../lib/overview";
 import { ErrorLine, Link } from "./ui";
-import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 
 const refreshMs = 10_000;
 /** The volume jobs the card looks at: the newest ones. */
@@ -25,7 +23,7 @@ export function Overview({ clients, go }: { clients: Clients; go: (p: string) =>
     return storageCard(d?.health || s.stats?.status || "", capacity(s.stats?.data?.usage), d?.checks ?? []);
   }, refreshMs, [clients.stats, clients.cluster]);
   const clusters = usePoll(async (signal) => clustersCard((await clients.kaas.getClusterList({}, { signal })).clusters), refreshMs, [clients.kaas]);
-  const volumes = usePoll(async (signal) => volumeJobsCard(await jobs(clients.lvmdJobs, signal)), refreshMs, [clients.lvmdJobs]);
+  const volumes = usePoll(async (signal) => volumeJobsCard((await clients.lvmdJobs.listJobs({ pageSize: recentJobs }, { signal })).jobs), refreshMs, [clients.lvmdJobs]);
   const archiving = usePoll(async (signal) => archivingCard((await clients.catalog.listServers({}, { signal })).servers, Date.now()), refreshMs, [clients.catalog]);
   const runners = usePoll(async (signal) => {
     const r = await allRunners((req, opts) => clients.runners.listRunners(req, opts), runnersShown, signal);
@@ -44,10 +42,6 @@ export function Overview({ clients, go }: { clients: Clients; go: (p: string) =>
       </div>
     </>
   );
-}
-
-async function jobs(client: Client<typeof JobService>, signal: AbortSignal) {
-  return (await client.listJobs({ pageSize: recentJobs }, { signal })).jobs;
 }
 
 function ServiceCard({ title, to, go, loaded }: { title: string; to: string; go: (p: string) => void; loaded: Loaded<Card> }) {
