@@ -18,6 +18,11 @@ MODULE_DIRS = $(shell $(GO) list -m -f '{{.Dir}}')
 TOOLS := $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/grpcurl
 # The S3-compatible server the object-store tests run against (tools/s3/go.mod pins it).
 S3_SERVER := $(BIN)/versitygw
+# The emulators barman-cloud's own CI tests its Azure and Google Cloud Storage support against:
+# Azurite's blob service (npm; tools/azurite/package.json and its lock pin it) and
+# fake-gcs-server (tools/gcs/go.mod pins it).
+AZURITE := $(BIN)/azurite-blob
+GCS_SERVER := $(BIN)/fake-gcs-server
 # The gRPC load generator the benchmarks use (tools/ghz/go.mod pins it: it needs an older grpc
 # than the codegen tools, so it has a module of its own).
 GHZ := $(BIN)/ghz
@@ -70,13 +75,21 @@ $(GHZ): tools/ghz/go.mod tools/ghz/go.sum
 	cd tools/ghz && GOWORK=off GOBIN=$(BIN) $(GO) install tool
 	@touch $(GHZ)
 
-tools-s3: $(S3_SERVER) ## build the pinned versitygw (S3 server for tests) into bin/; ~4 min cold
+tools-s3: $(S3_SERVER) $(AZURITE) $(GCS_SERVER) ## build the pinned object-store servers for tests into bin/: versitygw (S3; ~4 min cold), Azurite (Azure Blob) and fake-gcs-server (GCS)
 
 # Static (no cgo): the same binary runs on the host for tests, in compose's Debian container and
 # alone in kube-up's image.
 $(S3_SERVER): tools/s3/go.mod tools/s3/go.sum
 	cd tools/s3 && GOWORK=off CGO_ENABLED=0 GOBIN=$(BIN) $(GO) install tool
 	@touch $(S3_SERVER)
+
+# npm ci into a directory outside the checkout, kept by version; bin/azurite-blob runs it.
+$(AZURITE): tools/azurite/package.json tools/azurite/package-lock.json tools/azurite/install.sh
+	tools/azurite/install.sh $(BIN)
+
+$(GCS_SERVER): tools/gcs/go.mod tools/gcs/go.sum
+	cd tools/gcs && GOWORK=off CGO_ENABLED=0 GOBIN=$(BIN) $(GO) install tool
+	@touch $(GCS_SERVER)
 
 tools-kaas: $(K8S_KAAS_TOOLS) ## build what kaas's local clusters run: kube-apiserver/-controller-manager (two versions) and kwok; what make up builds in the background
 
