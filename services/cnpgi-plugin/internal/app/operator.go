@@ -131,7 +131,7 @@ func (p plugin) register(g *grpc.Server) error {
 	meta := operator.Metadata{Name: p.cfg.PluginName, Version: version(), Manifest: map[string]string{
 		"objectStores": strings.Join(p.stores.Names(), ","), "defaultObjectStore": p.stores.Default(),
 	}}
-	identityv1.RegisterIdentityServer(g, operator.NewIdentityServer(meta, caps, p.catalog.Ping))
+	identityv1.RegisterIdentityServer(g, operator.NewIdentityServer(meta, caps))
 	// Plinth's own read-only view (not a CNPG-I service: no capability to declare).
 	cnpgiv1.RegisterCatalogServiceServer(g, instance.NewCatalogServer(catalogView{history.NewReader(p.pool), p.catalog}, p.stores.Default(), p.failures, p.log))
 	return nil

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -54,6 +55,8 @@ import (
 //   - stores.ErrDecrypt → FailedPrecondition with its text (store, object and key ids,
 //     never key material): the object was written with another key or damaged; configure the
 //     key it was written with, retrying won't help.
+//   - an unreachable catalog database (a Backup's record; WAL calls never wait on it) →
+//     Unavailable naming the catalog, not the store.
 //   - an unreachable S3 endpoint → Unavailable: retrying later (PostgreSQL does) can succeed.
 //   - the rest goes to grpcerr.Unexpected, the suite's common tail: status errors pass, an
 //     unreachable catalog database is Unavailable, anything else Internal with a fixed
@@ -114,6 +117,9 @@ func ToStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	case errors.Is(err, stores.ErrDecrypt):
 		warn(ctx, log, "cannot decrypt an object", err, attrs)
 		return status.Error(codes.FailedPrecondition, err.Error())
+	case catalogUnreachable(err):
+		warn(ctx, log, "the catalog database is unreachable", err, attrs)
+		return status.Error(codes.Unavailable, "Plinth's catalog database is unreachable; retry later")
 	case storeUnreachable(err):
 		warn(ctx, log, "the object store is unreachable", err, attrs)
 		return status.Error(codes.Unavailable, "the object store is unreachable; retry later")
@@ -160,6 +166,13 @@ func warn(ctx context.Context, log *slog.Logger, msg string, err error, attrs []
 // storeUnreachable recognises failed connections to an S3 endpoint (refused, reset, no such
 // host); the catalog database's are grpcerr's. (Not net.Error: syscall.Errno implements it
 // too, so every local file error would look like a network one.)
+// catalogUnreachable: the catalog's PostgreSQL refused or dropped the connection. Checked
+// before storeUnreachable, which would take its *net.OpError for the object store's.
+func catalogUnreachable(err error) bool {
+	var connErr *pgconn.ConnectError
+	return errors.As(err, &connErr)
+}
+
 func storeUnreachable(err error) bool {
 	var (
 		opErr  *net.OpError

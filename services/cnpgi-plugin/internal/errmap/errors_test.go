@@ -11,7 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -135,5 +137,32 @@ func TestPublicMessage(t *testing.T) {
 		if got := PublicMessage(c.err); got != c.want {
 			t.Errorf("PublicMessage(%v) = %q, want %q", c.err, got, c.want)
 		}
+	}
+}
+
+// TestUnreachableCatalogIsNotTheStore: a catalog database that refuses connections (a real
+// connection attempt, whose error wraps a *net.OpError like an unreachable S3 endpoint's) is
+// said to be the catalog, never "the object store is unreachable".
+func TestUnreachableCatalogIsNotTheStore(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // nothing listens there now
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, cerr := pgconn.Connect(ctx, "postgres://plinth:hunter2@"+addr+"/cnpgi?sslmode=disable")
+	if cerr == nil {
+		t.Fatal("connecting to a closed port succeeded")
+	}
+	var logs bytes.Buffer
+	got := status.Convert(ToStatus(ctx, slog.New(slog.NewTextHandler(&logs, nil)), fmt.Errorf("catalog: record: %w", cerr)))
+	if got.Code() != codes.Unavailable || !strings.Contains(got.Message(), "catalog database is unreachable") ||
+		strings.Contains(got.Message(), "object store") {
+		t.Errorf("unreachable catalog: %v %q", got.Code(), got.Message())
+	}
+	if strings.Contains(got.Message()+logs.String(), "hunter2") {
+		t.Error("the database password leaked into the status or the logs")
 	}
 }

@@ -149,7 +149,15 @@ func (s *WALServer) Status(ctx context.Context, req *walv1.WALStatusRequest) (*w
 	}
 	info := map[string]string{
 		"objectStore": t.Store.Name, "serverName": t.Server,
-		"segments": itoa(st.Segments), "storedBytes": itoa(st.Bytes), "catalogSegments": itoa(st.CatalogSegments),
+		"segments": itoa(st.Segments), "storedBytes": itoa(st.Bytes),
+	}
+	// Without the catalog (it does not answer) its count is unknown, not 0; what it has yet
+	// to record is said instead.
+	if st.CatalogKnown {
+		info["catalogSegments"] = itoa(st.CatalogSegments)
+	}
+	if st.CatalogWaiting > 0 {
+		info["catalogWaiting"] = itoa(int64(st.CatalogWaiting))
 	}
 	if st.FirstRequired != "" {
 		info["firstRequiredWal"] = st.FirstRequired

@@ -2,7 +2,6 @@ package operator
 
 import (
 	"context"
-	"time"
 
 	identityv1 "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"
 
@@ -23,14 +22,12 @@ type IdentityServer struct {
 	identityv1.UnimplementedIdentityServer
 	meta     Metadata
 	services []identityv1.PluginCapability_Service_Type
-	ping     func(context.Context) error
 }
 
 // NewIdentityServer reports meta and the given services, which must be exactly the ones
 // registered on the server: the operator calls GetCapabilities of each one it is told of.
-// ping checks the plugin's dependencies for Probe.
-func NewIdentityServer(meta Metadata, services []identityv1.PluginCapability_Service_Type, ping func(context.Context) error) *IdentityServer {
-	return &IdentityServer{meta: meta, services: services, ping: ping}
+func NewIdentityServer(meta Metadata, services []identityv1.PluginCapability_Service_Type) *IdentityServer {
+	return &IdentityServer{meta: meta, services: services}
 }
 
 // GetPluginMetadata describes the plugin.
@@ -62,14 +59,11 @@ func (s *IdentityServer) GetPluginCapabilities(context.Context, *identityv1.GetP
 	return resp, nil
 }
 
-// probeTimeout keeps Probe cheap: CloudNativePG calls it on every pooled connection
-// checkout, before each WAL call.
-const probeTimeout = time.Second
-
-// Probe answers ready=false, never an error, while the catalog is unreachable: the operator
-// only looks at the status, and an error would fail even calls that could still succeed.
-func (s *IdentityServer) Probe(ctx context.Context, _ *identityv1.ProbeRequest) (*identityv1.ProbeResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	return &identityv1.ProbeResponse{Ready: s.ping(ctx) == nil}, nil
+// Probe answers ready once the plugin serves: nothing it depends on at run time makes it
+// unready. WAL archiving and restore need only the object store, which each call reaches
+// (and whose errors it reports) itself; Plinth's catalog database being down stops neither
+// (wal.behind). Readiness is a prerequisite for receiving calls (CNPG-I), so an unready
+// answer would only turn an outage of the catalog into one of archiving.
+func (s *IdentityServer) Probe(context.Context, *identityv1.ProbeRequest) (*identityv1.ProbeResponse, error) {
+	return &identityv1.ProbeResponse{Ready: true}, nil
 }

@@ -172,10 +172,12 @@ func (s *Service) emptyCheckWanted(req ArchiveRequest, in *instance) (bool, stri
 }
 
 // checkEmpty implements check_empty_wal_archive: the server's archive must hold nothing but
-// files this same PostgreSQL system (same system identifier: a segment's page header, or
-// for history and backup files the archiving instance's pg_control) archived through this
-// plugin. A passed check is remembered, so the calls that follow the first archive stay
-// cheap.
+// files of this same PostgreSQL system (same system identifier: a segment's page header, or
+// for history and backup files the archiving instance's pg_control, which only the catalog
+// or this process's waiting records know). Each object is judged by the catalog's record
+// when there is one, else — barman's WAL, a lost catalog, a catalog that does not answer —
+// a segment by the header read from the store. A passed check is remembered, so the calls
+// that follow the first archive stay cheap.
 func (s *Service) checkEmpty(ctx context.Context, t Target, src source) error {
 	sysID := src.sysID
 	memo := t.id() + "\x00" + strconv.FormatUint(sysID, 10)
@@ -187,15 +189,13 @@ func (s *Service) checkEmpty(ctx context.Context, t Target, src source) error {
 		if err != nil {
 			return err
 		}
-		name := stripCompression(path.Base(info.Key))
-		rec, ok, err := s.catalog.File(ctx, t.Store.Name, t.Server, name)
+		ours, err := s.sameSystem(ctx, t, info.Key, sysID)
 		if err != nil {
 			return err
 		}
-		if ok && sysID != 0 && rec.SystemID == sysID {
-			continue
+		if !ours {
+			return &NotEmptyError{Store: t.Store.Name, Server: t.Server, Key: info.Key}
 		}
-		return &NotEmptyError{Store: t.Store.Name, Server: t.Server, Key: info.Key}
 	}
 	if sysID != 0 {
 		s.checked.Store(memo, true)
@@ -203,13 +203,37 @@ func (s *Service) checkEmpty(ctx context.Context, t Target, src source) error {
 	return nil
 }
 
+// sameSystem reports whether the archived object at key belongs to PostgreSQL system sysID.
+func (s *Service) sameSystem(ctx context.Context, t Target, key string, sysID uint64) (bool, error) {
+	if sysID == 0 {
+		return false, nil
+	}
+	if rec, ok := s.catalog.lookup(ctx, t.Store.Name, t.Server, stripCompression(path.Base(key))); ok {
+		return rec.SystemID == sysID, nil
+	}
+	fn, comp, ok := ParseObjectKey(t.Server, key)
+	if !ok || (fn.Kind != KindSegment && fn.Kind != KindPartial) {
+		return false, nil
+	}
+	r, err := openObject(ctx, t.Store, key, comp)
+	if errors.Is(err, stores.ErrDecrypt) {
+		return false, nil // written with another key: another cluster's
+	}
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	head := make([]byte, longHeaderSize)
+	if _, err := io.ReadFull(r, head); err != nil {
+		return false, nil // not a segment this plugin could have written
+	}
+	h, ok := parseHeader(head)
+	return ok && h.SystemID == sysID, nil
+}
+
 // archiveFile archives one file unless it already is.
 func (s *Service) archiveFile(ctx context.Context, t Target, src source, comp Compression) error {
-	rec, ok, err := s.catalog.File(ctx, t.Store.Name, t.Server, src.name.Name)
-	if err != nil {
-		return err
-	}
-	if ok {
+	if rec, ok := s.catalog.lookup(ctx, t.Store.Name, t.Server, src.name.Name); ok {
 		local, err := hashFile(src.path)
 		if err != nil {
 			return err
@@ -219,9 +243,13 @@ func (s *Service) archiveFile(ctx context.Context, t Target, src source, comp Co
 		}
 		return nil
 	}
-	// Not in the catalog: the store may still hold it (written by barman, or by us before
-	// the catalog row was lost), possibly with another compression.
-	var f ArchivedFile
+	// Not in the catalog (or the catalog did not answer): the store may still hold it
+	// (written by barman, by us before the catalog row was lost or while it was down),
+	// possibly with another compression.
+	var (
+		f   ArchivedFile
+		err error
+	)
 	if src.size <= s.bufferLimit {
 		f, err = s.uploadInMemory(ctx, t, src, comp)
 	} else {
@@ -318,14 +346,10 @@ func encode(st *stores.Named, comp Compression, data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// record adds f to the catalog; a record with other bytes means a concurrent conflicting
-// archive.
+// record adds f to the catalog (now, or once it answers again); a record with other bytes
+// means a concurrent conflicting archive.
 func (s *Service) record(ctx context.Context, f ArchivedFile) error {
-	stored, _, err := s.catalog.Record(ctx, f)
-	if err != nil {
-		return err
-	}
-	if stored.SHA256 != f.SHA256 {
+	if stored := s.catalog.record(ctx, f); stored.SHA256 != f.SHA256 {
 		return &ConflictError{Server: f.Server, Name: f.Name, Key: stored.Key}
 	}
 	return nil

@@ -42,10 +42,15 @@ func newEnv(t *testing.T, kind string, settings stores.WALSettings) *env {
 // newEnvWith is newEnv with service options (the spool and logger are set here).
 func newEnvWith(t *testing.T, kind string, settings stores.WALSettings, o wal.Options) *env {
 	t.Helper()
-	db := testenv.DB(t)
+	return newEnvOn(t, testenv.DB(t).URL, kind, settings, o)
+}
+
+// newEnvOn is newEnvWith with the catalog in the database at databaseURL.
+func newEnvOn(t *testing.T, databaseURL, kind string, settings stores.WALSettings, o wal.Options) *env {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cat, pool, err := catalog.Open(ctx, db.URL)
+	cat, pool, err := catalog.Open(ctx, databaseURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +76,10 @@ func newEnvWith(t *testing.T, kind string, settings stores.WALSettings, o wal.Op
 		settings.MaxParallel = 1
 	}
 	spool := filepath.Join(t.TempDir(), "spool")
-	o.SpoolDir, o.Logger = spool, slog.New(slog.DiscardHandler)
+	o.SpoolDir = spool
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	svc, err := wal.NewService(cat, o)
 	if err != nil {
 		t.Fatal(err)

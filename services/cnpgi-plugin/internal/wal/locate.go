@@ -27,11 +27,7 @@ type located struct {
 // <name>.partial is restored in its place, as barman-cloud-wal-restore does: the last
 // segment of an old timeline after a promotion exists only in that form.
 func (s *Service) locate(ctx context.Context, t Target, fn FileName) (located, error) {
-	rec, ok, err := s.catalog.File(ctx, t.Store.Name, t.Server, fn.Name)
-	if err != nil {
-		return located{}, err
-	}
-	if ok {
+	if rec, ok := s.catalog.lookup(ctx, t.Store.Name, t.Server, fn.Name); ok {
 		return located{Key: rec.Key, Compression: rec.Compression, Size: rec.StoredSize}, nil
 	}
 	loc, err := findObject(ctx, t, fn, fn.Kind == KindSegment)

@@ -48,6 +48,11 @@ type Status struct {
 	FirstRequired string
 	// CatalogSegments counts the segments the catalog knows (Segments counts the store's).
 	CatalogSegments int64
+	// CatalogKnown is false when the catalog did not answer: FirstRequired and
+	// CatalogSegments are then unknown.
+	CatalogKnown bool
+	// CatalogWaiting counts files archived while the catalog was down, not yet recorded.
+	CatalogWaiting int
 }
 
 // Catalog records archived files; the Postgres adapter lives in package catalog.
@@ -94,7 +99,7 @@ type Options struct {
 
 // Service archives and restores WAL for any number of clusters.
 type Service struct {
-	catalog     Catalog
+	catalog     *behind // the catalog, never waited on (behind.go)
 	log         *slog.Logger
 	bufferLimit int64
 	ready       *readyShipped
@@ -128,8 +133,9 @@ func NewService(c Catalog, o Options) (*Service, error) {
 		return nil, fmt.Errorf("wal: empty the spool %s: %w", o.SpoolDir, err)
 	}
 	bg, stop := context.WithCancel(context.Background())
-	s := &Service{catalog: c, log: o.Logger, bufferLimit: o.BufferLimit, ready: newReadyShipped(), bg: bg, stop: stop}
+	s := &Service{catalog: newBehind(c, o.Logger), log: o.Logger, bufferLimit: o.BufferLimit, ready: newReadyShipped(), bg: bg, stop: stop}
 	s.spool = newSpool(o.SpoolDir, o.SpoolTTL)
+	s.goTask(func() { s.catalog.run(bg) })
 	return s, nil
 }
 
@@ -156,13 +162,12 @@ func (s *Service) goTask(fn func()) bool {
 
 // Status summarises the target's archive as the store holds it (one listing), so that WAL
 // that barman or an earlier installation archived counts as well as the catalog's; the
-// catalog adds the first required WAL and its own segment count.
+// catalog adds the first required WAL and its own segment count when it answers
+// (CatalogKnown).
 func (s *Service) Status(ctx context.Context, t Target) (Status, error) {
-	cat, err := s.catalog.Status(ctx, t.Store.Name, t.Server)
-	if err != nil {
-		return Status{}, err
-	}
-	st := Status{FirstRequired: cat.FirstRequired, CatalogSegments: cat.Segments}
+	cat, known := s.catalog.status(ctx, t.Store.Name, t.Server)
+	st := Status{FirstRequired: cat.FirstRequired, CatalogSegments: cat.Segments, CatalogKnown: known,
+		CatalogWaiting: s.catalog.Waiting()}
 	for info, err := range t.Store.Store.List(ctx, walsPrefix(t.Server)) {
 		if err != nil {
 			return Status{}, err
@@ -196,5 +201,6 @@ func (s *Service) SetFirstRequired(ctx context.Context, t Target, name string) e
 	if err != nil || f.Kind != KindSegment {
 		return invalid("first_required_wal", "%s is not a WAL segment name (24 hex digits)", input.Quote(name))
 	}
-	return s.catalog.SetFirstRequired(ctx, t.Store.Name, t.Server, name)
+	s.catalog.setFirstRequired(ctx, t.Store.Name, t.Server, name)
+	return nil
 }
