@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -207,5 +208,38 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	slog.New(slog.NewTextHandler(&logs, nil)).Info("opened", "store", st)
 	if !strings.Contains(logs.String(), "https://acct.blob.core.windows.net") || strings.Contains(logs.String(), key) {
 		t.Fatalf("log: %s", logs.String())
+	}
+}
+
+// TestSASNeverInErrors: a SAS token travels in every request's URL, which transport errors
+// quote; the store's errors must not.
+func TestSASNeverInErrors(t *testing.T) {
+	const token = "sv=2023-11-03&sr=c&sp=rl&sig=c2VjcmV0LXNhcy1zaWduYXR1cmU%3D"
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close() // nothing listens there now: every request fails in the transport
+	st, err := azureblob.New(azureblob.Options{Endpoint: "http://" + addr + "/acct", SASToken: token, Container: "pgarchive"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err = st.Stat(ctx, "x")
+	if err == nil || strings.Contains(err.Error(), "sig=") || strings.Contains(err.Error(), "c2VjcmV0") {
+		t.Fatalf("unreachable endpoint with a SAS token: %v", err)
+	}
+	srv := azuritetest.Start(t)
+	name := srv.Container(t)
+	wrong := strings.Replace(srv.ContainerSAS(t, name), "sig=", "sig=AAAA", 1)
+	st, err = azureblob.New(azureblob.Options{Endpoint: srv.Endpoint, SASToken: wrong, Container: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Stat(ctxT(t), "x")
+	if !errors.Is(err, objectstore.ErrDenied) || strings.Contains(err.Error(), "sig=") {
+		t.Fatalf("a forged SAS: %v, want ErrDenied without the token", err)
 	}
 }
