@@ -157,7 +157,7 @@ func TestDefaultCredentialWithoutAzureAD(t *testing.T) {
 	if err == nil || errors.Is(err, objectstore.ErrNotFound) {
 		t.Fatalf("stat without Azure AD: %v, want an authentication error", err)
 	}
-	if !strings.Contains(err.Error(), "default Azure credential") {
+	if !strings.Contains(err.Error(), "default Azure credential") || !errors.Is(err, objectstore.ErrDenied) {
 		t.Fatalf("the error does not say which credential failed: %v", err)
 	}
 	t.Logf("failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
