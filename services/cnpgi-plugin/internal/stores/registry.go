@@ -74,6 +74,12 @@ func Open(f *File, environ []string) (*Registry, error) {
 }
 
 func openNamed(name string, c StoreConfig, env map[string]string) (*Named, error) {
+	return openNamedCA(name, c, env, nil)
+}
+
+// openNamedCA is openNamed with extra CA certificates (PEM) for an S3 endpoint, besides the
+// configuration's caFile: an ObjectStore's endpointCA comes from a Secret, not a file.
+func openNamedCA(name string, c StoreConfig, env map[string]string, caPEM []byte) (*Named, error) {
 	n := &Named{Name: name, WAL: c.WAL}
 	if n.WAL.Compression == "" {
 		n.WAL.Compression = "gzip"
@@ -102,6 +108,7 @@ func openNamed(name string, c StoreConfig, env map[string]string) (*Named, error
 	if err != nil {
 		return nil, err
 	}
+	o.CAPEM = append(o.CAPEM, caPEM...)
 	st, err := objectstore.NewS3(o)
 	if err != nil {
 		return nil, err
