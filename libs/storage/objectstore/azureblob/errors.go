@@ -47,9 +47,9 @@ func (e *serviceError) Unwrap() []error {
 }
 
 // classify adds objectstore's sentinels to an SDK error and strips what must not be shown.
-// put says whether the request was a conditional write, where 409 and 412 mean another
-// blob already holds the name. Context errors stay what they are (errors.Is finds them).
-func (s *Store) classify(err error, put bool) error {
+// ifAbsent says whether the request was a write with If-None-Match: *, where
+// BlobAlreadyExists (409) and ConditionNotMet (412) mean another blob holds the name. Context errors stay what they are (errors.Is finds them).
+func (s *Store) classify(err error, ifAbsent bool) error {
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) {
 		return s.redact(err)
@@ -59,8 +59,8 @@ func (s *Store) classify(err error, put bool) error {
 	switch {
 	case code == bloberror.ContainerNotFound:
 		e.sentinel = objectstore.ErrBucketMissing
-	case put && (code == bloberror.BlobAlreadyExists || code == bloberror.ConditionNotMet ||
-		re.StatusCode == http.StatusPreconditionFailed || re.StatusCode == http.StatusConflict):
+	case ifAbsent && (code == bloberror.BlobAlreadyExists || code == bloberror.ConditionNotMet ||
+		re.StatusCode == http.StatusPreconditionFailed && code == ""):
 		e.sentinel = objectstore.ErrExists
 	case re.StatusCode == http.StatusRequestedRangeNotSatisfiable || code == bloberror.InvalidRange:
 		e.sentinel = errRangeNotSatisfiable

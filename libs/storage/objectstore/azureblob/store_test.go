@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,5 +243,45 @@ func TestSASNeverInErrors(t *testing.T) {
 	_, err = st.Stat(ctxT(t), "x")
 	if !errors.Is(err, objectstore.ErrDenied) || strings.Contains(err.Error(), "sig=") {
 		t.Fatalf("a forged SAS: %v, want ErrDenied without the token", err)
+	}
+}
+
+// TestConcurrentStagedIfAbsent races writers whose bodies are staged as blocks: the
+// condition on Put Block List must leave one winner and tell the others ErrExists (not a
+// block list error), and the stored blob must be the winner's whole body.
+func TestConcurrentStagedIfAbsent(t *testing.T) {
+	srv := azuritetest.Start(t)
+	st := azureStore(srv, "")(t)
+	bodies := make([][]byte, 4)
+	errs := make([]error, len(bodies))
+	var wg sync.WaitGroup
+	for i := range bodies {
+		bodies[i] = bytes.Repeat([]byte{byte('a' + i)}, 3<<20+i)
+		wg.Go(func() {
+			errs[i] = st.Put(ctxT(t), "race/staged", io.MultiReader(bytes.NewReader(bodies[i])), objectstore.PutOptions{Size: -1, IfAbsent: true})
+		})
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner < 0:
+			winner = i
+		case err == nil:
+			t.Fatalf("writers %d and %d both won", winner, i)
+		case !errors.Is(err, objectstore.ErrExists):
+			t.Fatalf("writer %d: %v, want ErrExists", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no writer won")
+	}
+	r, _, err := st.Get(ctxT(t), "race/staged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got, _ := io.ReadAll(r); !bytes.Equal(got, bodies[winner]) {
+		t.Fatalf("stored %d bytes, not writer %d's body", len(got), winner)
 	}
 }
