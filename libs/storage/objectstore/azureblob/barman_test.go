@@ -78,6 +78,7 @@ func runBarman(t *testing.T, srv *azuritetest.Server, bin string, args ...string
 // directions: what barman-cloud-wal-archive stores, the Store lists and reads under the
 // same names; what the Store puts under barman's names, barman-cloud-wal-restore fetches.
 func TestBarmanCloudInterop(t *testing.T) {
+	t.Parallel() // each test runs an Azurite of its own
 	archive, restore := barmanCloud(t)
 	srv := azuritetest.Start(t)
 	name := srv.Container(t)

@@ -81,6 +81,7 @@ func TestConfigResolvesSecretsWithoutRevealingThem(t *testing.T) {
 // TestConfigAgainstAzurite goes from the file form to a working store, as a service would:
 // the connection string comes from the environment, as barman-cloud reads it.
 func TestConfigAgainstAzurite(t *testing.T) {
+	t.Parallel() // each test runs an Azurite of its own
 	srv := azuritetest.Start(t)
 	c := azureblob.Config{Container: srv.Container(t), ConnectionString: secret.Ref{Env: "AZURE_STORAGE_CONNECTION_STRING"}}
 	if err := c.Validate(); err != nil {

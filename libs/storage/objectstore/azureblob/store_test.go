@@ -36,6 +36,7 @@ func azureStore(srv *azuritetest.Server, prefix string) func(t *testing.T) objec
 
 // TestConformance runs the suite every store passes against a real Azurite.
 func TestConformance(t *testing.T) {
+	t.Parallel() // each test runs an Azurite of its own
 	srv := azuritetest.Start(t)
 	storetest.Suite(t, azureStore(srv, ""))
 	t.Run("with-prefix", func(t *testing.T) { storetest.Suite(t, azureStore(srv, "clusters/prod")) })
@@ -50,6 +51,7 @@ func ctxT(t *testing.T) context.Context {
 // TestCredentialForms reads and writes through each way of authenticating that works
 // against Azurite: shared key, connection string, SAS token.
 func TestCredentialForms(t *testing.T) {
+	t.Parallel() // each test runs an Azurite of its own
 	srv := azuritetest.Start(t)
 	name := srv.Container(t)
 	sas := srv.ContainerSAS(t, name)
@@ -94,6 +96,7 @@ func TestCredentialForms(t *testing.T) {
 }
 
 func TestErrorsSayWhatIsWrong(t *testing.T) {
+	t.Parallel() // each test runs an Azurite of its own
 	srv := azuritetest.Start(t)
 	name := srv.Container(t)
 	open := func(container, key string) objectstore.Store {
@@ -216,6 +219,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 // TestSASNeverInErrors: a SAS token travels in every request's URL, which transport errors
 // quote; the store's errors must not.
 func TestSASNeverInErrors(t *testing.T) {
+	t.Parallel() // each test runs an Azurite of its own
 	const token = "sv=2023-11-03&sr=c&sp=rl&sig=c2VjcmV0LXNhcy1zaWduYXR1cmU%3D"
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -250,6 +254,7 @@ func TestSASNeverInErrors(t *testing.T) {
 // condition on Put Block List must leave one winner and tell the others ErrExists (not a
 // block list error), and the stored blob must be the winner's whole body.
 func TestConcurrentStagedIfAbsent(t *testing.T) {
+	t.Parallel() // each test runs an Azurite of its own
 	srv := azuritetest.Start(t)
 	st := azureStore(srv, "")(t)
 	bodies := make([][]byte, 4)
