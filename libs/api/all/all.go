@@ -5,6 +5,10 @@
 package all
 
 import (
+	_ "github.com/plinth-dev/plinth/libs/api/api/resources/ceph/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/api/resources/k8s/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/api/services/auth/v1"
+	_ "github.com/plinth-dev/plinth/libs/api/api/services/stats/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/cnct/kaas/api"
 	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/backup/v1"
 	_ "github.com/plinth-dev/plinth/libs/api/cnpgi/identity/v1"

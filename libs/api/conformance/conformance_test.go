@@ -8,7 +8,7 @@ import (
 )
 
 // apis are the upstream APIs Plinth speaks, by the name of their facts file.
-var apis = []string{"cnpgi", "stats-auth", "lvmd", "kaas", "vagrant"}
+var apis = []string{"cnpgi", "stats-auth", "lvmd", "kaas", "vagrant", koorV1API}
 
 // TestWireConformance compares every service, method, message, field and
 // enum value of every upstream API with what our generated packages
@@ -34,7 +34,7 @@ func TestWireConformance(t *testing.T) {
 // facts file must hold the definitions the wire documents single out.
 func TestFactsCoverTheAPIs(t *testing.T) {
 	want := map[string]int{ // minimum number of services per API
-		"cnpgi": 9, "stats-auth": 2, "lvmd": 2, "kaas": 1, "vagrant": 1,
+		"cnpgi": 9, "stats-auth": 2, "lvmd": 2, "kaas": 1, "vagrant": 1, koorV1API: 2,
 	}
 	for _, api := range apis {
 		facts, err := loadFacts(api)

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/reflect/protodesc"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 )
@@ -62,8 +60,8 @@ func laterFacts(api string) (*apiFacts, error) {
 	return descriptorFacts(api, s.golden)
 }
 
-// descriptorFacts reads a FileDescriptorSet and extracts the facts a facts file holds: every
-// service, message (map entries aside: the map field describes them) and enum.
+// descriptorFacts reads a FileDescriptorSet (protojson) and extracts the facts a facts file
+// holds: every service, message (map entries aside: the map field describes them) and enum.
 func descriptorFacts(api, path string) (*apiFacts, error) {
 	data, err := os.ReadFile(filepath.FromSlash(path))
 	if err != nil {
@@ -73,54 +71,11 @@ func descriptorFacts(api, path string) (*apiFacts, error) {
 	if err := protojson.Unmarshal(data, &set); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", path, err)
 	}
-	files, err := protodesc.NewFiles(&set)
+	f, err := upstreamFacts(&set, func(string) bool { return true })
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f := &apiFacts{API: api, Title: path}
-	var messages func(file string, ms protoreflect.MessageDescriptors)
-	enums := func(file string, es protoreflect.EnumDescriptors) {
-		for i := 0; i < es.Len(); i++ {
-			e := es.Get(i)
-			ef := enumFact{Name: string(e.FullName()), File: file}
-			for j := 0; j < e.Values().Len(); j++ {
-				v := e.Values().Get(j)
-				ef.Values = append(ef.Values, valueFact{Name: string(v.Name()), Number: int32(v.Number())})
-			}
-			f.Enums = append(f.Enums, ef)
-		}
-	}
-	messages = func(file string, ms protoreflect.MessageDescriptors) {
-		for i := 0; i < ms.Len(); i++ {
-			m := ms.Get(i)
-			if m.IsMapEntry() {
-				continue
-			}
-			mf := messageFact{Name: string(m.FullName()), File: file, Reachable: true}
-			for j := 0; j < m.Fields().Len(); j++ {
-				mf.Fields = append(mf.Fields, fieldShape(m.Fields().Get(j)))
-			}
-			f.Messages = append(f.Messages, mf)
-			messages(file, m.Messages())
-			enums(file, m.Enums())
-		}
-	}
-	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
-		file := fd.Path()
-		f.Packages = append(f.Packages, string(fd.Package()))
-		f.Files = append(f.Files, fileFact{Path: file, Package: string(fd.Package()), Syntax: fd.Syntax().String()})
-		for i := 0; i < fd.Services().Len(); i++ {
-			s := fd.Services().Get(i)
-			sf := serviceFact{Name: string(s.FullName()), File: file}
-			for j := 0; j < s.Methods().Len(); j++ {
-				sf.Methods = append(sf.Methods, methodShape(s.Methods().Get(j)))
-			}
-			f.Services = append(f.Services, sf)
-		}
-		messages(file, fd.Messages())
-		enums(file, fd.Enums())
-		return true
-	})
+	f.API, f.Title = api, path
 	if len(f.Services) == 0 {
 		return nil, fmt.Errorf("%s declares no service", path)
 	}

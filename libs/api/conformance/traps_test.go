@@ -28,6 +28,9 @@ var methodTraps = []methodTrap{
 	{"stats-auth", "stats.StatsService", "GetKoorCluster",
 		"stats.GetKoorClusterRequest", "stats.GetKoorClusterResponse",
 		"the stats service lives in package stats, not services.stats"},
+	{koorV1API, "api.services.stats.v1.StatsService", "ListClusterRecommendations",
+		"api.services.stats.v1.ListClusterRecommendationsRequest", "api.services.stats.v1.ListClusterRecommendationsResponse",
+		"the released UIs' package is api.services.stats.v1 (the directory api/ is part of it)"},
 	{"vagrant", "hashicorp.vagrant.Vagrant", "_ListJobs",
 		"hashicorp.vagrant.ListJobsRequest", "hashicorp.vagrant.ListJobsResponse",
 		"the method name keeps its leading underscore"},
@@ -60,6 +63,12 @@ var fieldTraps = []fieldTrap{
 		kind: "message", typ: "google.protobuf.BoolValue", why: "KoorClusterSpec booleans are wrapper messages, not bool"},
 	{api: "stats-auth", message: "services.auth.LoginResponse", field: "expires", number: 2,
 		kind: "message", typ: "resources.timestamp.Timestamp", why: "Koor's own Timestamp wrapper, not google.protobuf.Timestamp"},
+	{api: koorV1API, message: "api.resources.ceph.v1.MonService", field: "created_since", number: 5,
+		kind: "message", typ: "google.protobuf.Timestamp", why: "renumbered: the seed's created_at is 3, v1 skips 3 and 4"},
+	{api: koorV1API, message: "api.resources.ceph.v1.ClusterStats", field: "status", number: 2,
+		kind: "enum", typ: "api.resources.ceph.v1.ClusterHealth", why: "an enum on v1, the seed's is a string: same number, other wire type"},
+	{api: koorV1API, message: "api.services.auth.v1.LogoutResponse", field: "redirect_to", number: 2,
+		kind: "string", proto3Optional: true, why: "proto3 optional: explicit presence (the seed's LogoutResponse has no field 2)"},
 	{api: "lvmd", message: "proto.DataSource", field: "s3", number: 2,
 		kind: "message", typ: "proto.DataSource.S3", oneof: "type", why: "a oneof member at 2, and S3 is nested in DataSource"},
 	{api: "lvmd", message: "proto.CreateLVRequest", field: "data_source", number: 5,
@@ -83,6 +92,7 @@ var unusedNumbers = []struct {
 }{
 	{"cnpgi", "cnpgi.wal.v1.WALStatusResult", 3},
 	{"stats-auth", "resources.stats.MgrService", 3},
+	{koorV1API, "api.resources.ceph.v1.MgrService", 3},
 	{"kaas", "cnct.kaas.api.GetClusterNodesStatusReply.MachineStatus", 3},
 }
 
