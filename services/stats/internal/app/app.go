@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
+	koorstats "github.com/plinth-dev/plinth/libs/api/api/services/stats/v1"
 	statsv1 "github.com/plinth-dev/plinth/libs/api/plinth/stats/v1"
 	statspb "github.com/plinth-dev/plinth/libs/api/stats"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
@@ -74,6 +75,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		return nil, err
 	}
 	statspb.RegisterStatsServiceServer(srv.GRPC(), statsgrpc.NewStatsServer(col, log))
+	koorstats.RegisterStatsServiceServer(srv.GRPC(), statsgrpc.NewStatsV1Server(col, log))
 	statsv1.RegisterHistoryServiceServer(srv.GRPC(), statsgrpc.NewHistoryServer(history, st, log))
 	statsv1.RegisterClusterServiceServer(srv.GRPC(), statsgrpc.NewClusterServer(col, log))
 	return s, nil

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	koorstats "github.com/plinth-dev/plinth/libs/api/api/services/stats/v1"
 	statspb "github.com/plinth-dev/plinth/libs/api/stats"
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/authz"
@@ -20,28 +21,33 @@ import (
 func TestEveryCallNeedsAValidToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	c := e.start(t, e.config(t)).client
+	in := e.start(t, e.config(t))
+	c, conn := in.client, in.conn
 	calls := map[string]func(ctx context.Context) error{
-		"GetClusterStats": func(ctx context.Context) error {
+		"/stats.StatsService/GetClusterStats": func(ctx context.Context) error {
 			_, err := c.GetClusterStats(ctx, &statspb.GetClusterStatsRequest{})
 			return err
 		},
-		"GetClusterResources": func(ctx context.Context) error {
+		"/stats.StatsService/GetClusterResources": func(ctx context.Context) error {
 			_, err := c.GetClusterResources(ctx, &statspb.GetClusterResourcesRequest{})
 			return err
 		},
-		"GetClusterNodes": func(ctx context.Context) error {
+		"/stats.StatsService/GetClusterNodes": func(ctx context.Context) error {
 			_, err := c.GetClusterNodes(ctx, &statspb.GetClusterNodesRequest{})
 			return err
 		},
-		"GetClusterRadar": func(ctx context.Context) error {
+		"/stats.StatsService/GetClusterRadar": func(ctx context.Context) error {
 			_, err := c.GetClusterRadar(ctx, &statspb.GetClusterRadarRequest{})
 			return err
 		},
-		"GetKoorCluster": func(ctx context.Context) error {
+		"/stats.StatsService/GetKoorCluster": func(ctx context.Context) error {
 			_, err := c.GetKoorCluster(ctx, &statspb.GetKoorClusterRequest{})
 			return err
 		},
+	}
+	// Koor's released wire: the same rule for every call.
+	for name, call := range koorV1Calls(koorstats.NewStatsServiceClient(conn)) {
+		calls[name] = call
 	}
 	for name, call := range calls {
 		for _, tc := range []struct {
@@ -61,7 +67,7 @@ func TestEveryCallNeedsAValidToken(t *testing.T) {
 			t.Errorf("%s with a viewer's token: %v", name, err)
 		}
 		// A live token whose account has no role (auth named none) may call nothing.
-		want := authz.Check("", "/stats.StatsService/"+name).Error()
+		want := authz.Check("", name).Error()
 		if err := call(bearer(ctxT(t), noRoleToken)); status.Code(err) != codes.PermissionDenied || status.Convert(err).Message() != want {
 			t.Errorf("%s without a role: %v, want PermissionDenied %q", name, err, want)
 		}
@@ -71,12 +77,12 @@ func TestEveryCallNeedsAValidToken(t *testing.T) {
 		t.Errorf("auth was asked %d times; want %d", n, len(calls)+2)
 	}
 	e.authSrv.Stop()
-	if err := calls["GetClusterRadar"](bearer(ctxT(t), "plt_uncached-token")); status.Code(err) != codes.Unavailable {
+	if err := calls["/stats.StatsService/GetClusterRadar"](bearer(ctxT(t), "plt_uncached-token")); status.Code(err) != codes.Unavailable {
 		t.Errorf("auth unreachable: %v, want Unavailable", err)
 	}
 	// Past the token check the call may still find no source answered yet (Unavailable with
 	// stats' own message): only the token check's answers count here.
-	if err := calls["GetClusterRadar"](authed(t)); status.Code(err) == codes.Unauthenticated || status.Convert(err).Message() == authn.MsgAuthUnavailable {
+	if err := calls["/stats.StatsService/GetClusterRadar"](authed(t)); status.Code(err) == codes.Unauthenticated || status.Convert(err).Message() == authn.MsgAuthUnavailable {
 		t.Errorf("a cached token must pass while auth is away: %v", err)
 	}
 }

@@ -74,7 +74,7 @@ func ReliabilityScore(r Redundancy) float64 {
 	if len(r.Pools) > 0 {
 		ok := 0
 		for _, p := range r.Pools {
-			if p.Size >= 3 && (p.MinSize == 0 || p.MinSize >= 2) {
+			if p.Redundant() {
 				ok++
 			}
 		}
@@ -82,15 +82,15 @@ func ReliabilityScore(r Redundancy) float64 {
 		rules++
 	}
 	if r.Mons > 0 {
-		met += boolScore(r.Mons >= 3)
+		met += boolScore(r.Mons >= MinMons)
 		rules++
 	}
 	if r.Filesystems > 0 {
-		met += boolScore(r.MDS >= 2)
+		met += boolScore(r.MDS >= MinDaemons)
 		rules++
 	}
 	if r.ObjectStores > 0 {
-		met += boolScore(r.RGW >= 2)
+		met += boolScore(r.RGW >= MinDaemons)
 		rules++
 	}
 	if rules == 0 {

@@ -12,7 +12,7 @@ func PoolReliability(p Pool) Reliability {
 		return ReliabilityUnknown
 	case p.Size == 1:
 		return ReliabilityNone
-	case p.Size >= 3 && (p.MinSize == 0 || p.MinSize >= 2):
+	case p.Redundant():
 		return ReliabilityOK
 	}
 	return ReliabilityDegraded

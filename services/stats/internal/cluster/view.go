@@ -29,6 +29,9 @@ type View struct {
 	// Changes counts changes of state within the stability window.
 	Changes int
 	Radar   Radar
+	// Redundancy is what the radar's reliability and the recommendations judge: the Ceph
+	// source's pools and daemons, else what the Rook resources ask for.
+	Redundancy Redundancy
 }
 
 // compose builds a View from the sources' reports. observe, when set, records the state in
@@ -63,6 +66,7 @@ func compose(at time.Time, ceph *Ceph, kube *Kube, inv *Inventory, sources []Sou
 		Stability:         StabilityScore(v.Summary.Checks, v.Changes),
 		Reliability:       ReliabilityScore(red),
 	}
+	v.Redundancy = red
 	return v
 }
 

@@ -18,16 +18,8 @@ import (
 // hosts and zones.
 func clusterStats(s *cluster.Ceph) *rstats.ClusterStats {
 	crashes := make([]*rstats.Crash, 0, len(s.Checks))
-	for _, c := range s.Checks {
-		d := c.Message
-		if c.Muted {
-			d += " (muted)"
-		}
+	for _, d := range crashLines(s.Checks) {
 		crashes = append(crashes, &rstats.Crash{Description: d})
-	}
-	volumes := 0
-	if s.VolumesKnown {
-		volumes = s.Volumes
 	}
 	return &rstats.ClusterStats{
 		Id:      s.FSID,
@@ -43,7 +35,7 @@ func clusterStats(s *cluster.Ceph) *rstats.ClusterStats {
 			Rgw: &rstats.RgwService{ActiveDaemon: i32(s.RGWDaemons), HostCount: i32(s.RGWHosts), ZoneCount: i32(s.RGWZones)},
 		},
 		Data: &rstats.Data{
-			Volumes: i32(volumes),
+			Volumes: i32(volumeCount(s)),
 			Pools:   &rstats.Pools{Pools: i32(len(s.Pools)), Pgs: &rstats.PGs{ActiveClean: i32(s.ActiveCleanPGs())}},
 			Objects: &rstats.Objects{ObjectCount: i32(int(min(s.Objects, math.MaxInt32))), Size: FormatBytes(s.StoredBytes)},
 			Usage:   &rstats.Usage{Used: s.Usage.Used, Available: s.Usage.Available, Total: s.Usage.Total},
@@ -55,6 +47,27 @@ func clusterStats(s *cluster.Ceph) *rstats.ClusterStats {
 			ClientWriteOps: fmt.Sprintf("%d ops/s wr", int64(s.IO.WriteOpsPerSec)),
 		},
 	}
+}
+
+// crashLines are the health checks as upstream's "crashes": each check's summary, muted ones
+// marked (both wires).
+func crashLines(checks []cluster.Check) []string {
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		out[i] = c.Message
+		if c.Muted {
+			out[i] += " (muted)"
+		}
+	}
+	return out
+}
+
+// volumeCount is the RBD images (and LVM volumes) when the source counted them, else 0.
+func volumeCount(s *cluster.Ceph) int {
+	if s.VolumesKnown {
+		return s.Volumes
+	}
+	return 0
 }
 
 // FormatBytes prints a size as upstream's dashboard does: two decimals and a binary unit
