@@ -9,6 +9,7 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 
+	authv1 "github.com/plinth-dev/plinth/libs/api/api/services/auth/v1"
 	adminpb "github.com/plinth-dev/plinth/libs/api/plinth/auth/v1"
 	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
@@ -73,7 +74,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (
 
 // register serves auth's services on srv, finding a login's address with clients.
 func register(srv *server.Server, svc *identity.Service, clients *authgrpc.ClientAddress, cfg Config, log *slog.Logger) {
-	authpb.RegisterAuthServiceServer(srv.GRPC(), authgrpc.NewAuthServer(svc, clients, log))
+	seed := authgrpc.NewAuthServer(svc, clients, log)
+	authpb.RegisterAuthServiceServer(srv.GRPC(), seed)
+	authv1.RegisterAuthServiceServer(srv.GRPC(), authgrpc.NewAuthV1Server(seed))
 	adminpb.RegisterAdminServiceServer(srv.GRPC(), authgrpc.NewAdminServer(svc, log))
 	authv3.RegisterAuthorizationServer(srv.GRPC(), authgrpc.NewExtAuthzServer(svc, cfg.publicPaths(), log))
 }

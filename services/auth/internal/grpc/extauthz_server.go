@@ -48,6 +48,8 @@ func DefaultPublicPaths() []string {
 	return []string{
 		"/services.auth.AuthService/Login",
 		"/services.auth.AuthService/CheckToken",
+		"/api.services.auth.v1.AuthService/Login",
+		"/api.services.auth.v1.AuthService/CheckToken",
 		"/grpc.health.v1.Health/",
 		"/grpc.reflection.v1.ServerReflection/",
 		"/grpc.reflection.v1alpha.ServerReflection/",
