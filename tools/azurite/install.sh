@@ -33,7 +33,9 @@ else
 	tmp="$(mktemp -d "$cache/.azurite-$version.XXXXXX")"
 	trap 'rm -rf "$tmp"' EXIT
 	cp "$here/package.json" "$here/package-lock.json" "$tmp/"
-	(cd "$tmp" && npm ci --omit=dev --no-audit --no-fund --loglevel=warn)
+	# --ignore-scripts: the one install script in the lock (protobufjs's postinstall) only
+	# checks versions; npm 11 skips unapproved scripts anyway, older npm would run it.
+	(cd "$tmp" && npm ci --omit=dev --no-audit --no-fund --ignore-scripts --loglevel=warn)
 	[ -f "$tmp/node_modules/azurite/dist/src/blob/main.js" ] || { echo "$0: npm ci installed no azurite-blob entry point" >&2; exit 1; }
 	echo "$lock_sum" >"$tmp/.plinth-installed"
 	rm -rf "$dest"
