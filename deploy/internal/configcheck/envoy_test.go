@@ -88,6 +88,8 @@ func authPublicPaths() []string {
 	return []string{
 		"/services.auth.AuthService/Login",
 		"/services.auth.AuthService/CheckToken",
+		"/api.services.auth.v1.AuthService/Login",
+		"/api.services.auth.v1.AuthService/CheckToken",
 		"/grpc.health.v1.Health/",
 		"/grpc.reflection.v1.ServerReflection/",
 		"/grpc.reflection.v1alpha.ServerReflection/",
@@ -108,6 +110,9 @@ func checkGatewayRoutes(t *testing.T, file string) {
 	}{
 		{"/services.auth.AuthService/Login", GatewayRoute{"auth", false}},
 		{"/services.auth.AuthService/CheckToken", GatewayRoute{"auth", false}},
+		{"/api.services.auth.v1.AuthService/Login", GatewayRoute{"auth", false}},
+		{"/api.services.auth.v1.AuthService/Logout", GatewayRoute{"auth", true}},
+		{"/api.services.stats.v1.StatsService/GetClusterStats", GatewayRoute{"stats", true}},
 		{"/services.auth.AuthService/Logout", GatewayRoute{"auth", true}},
 		// Exact paths: a method merely starting with Login is not public.
 		{"/services.auth.AuthService/LoginAs", GatewayRoute{"auth", true}},

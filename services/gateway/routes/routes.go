@@ -77,11 +77,17 @@ var Table = []Route{
 	{Service: "services.auth.AuthService", Method: "Login", Backend: Auth, Access: Public},
 	{Service: "services.auth.AuthService", Method: "CheckToken", Backend: Auth, Access: Public},
 	{Service: "services.auth.AuthService", Backend: Auth, Access: Token},
+	// The same service on the wire of Koor's released UIs (v0.1.0-alpha to v0.6.0).
+	{Service: "api.services.auth.v1.AuthService", Method: "Login", Backend: Auth, Access: Public},
+	{Service: "api.services.auth.v1.AuthService", Method: "CheckToken", Backend: Auth, Access: Public},
+	{Service: "api.services.auth.v1.AuthService", Backend: Auth, Access: Token},
 	// Plinth's user administration; auth itself refuses callers who are not admins.
 	{Service: "plinth.auth.v1.AdminService", Backend: Auth, Access: Token},
 
 	// stats: Koor's dashboard API.
 	{Service: "stats.StatsService", Backend: Stats, Access: Token},
+	// stats: the same API on the wire of Koor's released UIs (v0.1.0-alpha to v0.6.0).
+	{Service: "api.services.stats.v1.StatsService", Backend: Stats, Access: Token},
 	// stats' own read API: the usage history (the console's capacity plot).
 	{Service: "plinth.stats.v1.HistoryService", Backend: Stats, Access: Token},
 	// stats' own read API: the health checks, pools, OSDs and crashes (the console's Storage page).

@@ -25,7 +25,11 @@ func TestEveryServiceIsRouted(t *testing.T) {
 		}
 		return true
 	})
-	if len(services) < len(routes.Table)-2 {
+	routed := map[string]bool{}
+	for _, r := range routes.Table {
+		routed[r.Service] = true
+	}
+	if len(services) < len(routed) {
 		t.Fatalf("only %d services registered: a libs/api import is missing", len(services))
 	}
 	for name, s := range services {
@@ -70,6 +74,10 @@ func TestLookup(t *testing.T) {
 		{"/services.auth.AuthService/Login", routes.Auth, routes.Public, true},
 		{"/services.auth.AuthService/CheckToken", routes.Auth, routes.Public, true},
 		{"/services.auth.AuthService/Logout", routes.Auth, routes.Token, true},
+		{"/api.services.auth.v1.AuthService/Login", routes.Auth, routes.Public, true},
+		{"/api.services.auth.v1.AuthService/CheckToken", routes.Auth, routes.Public, true},
+		{"/api.services.auth.v1.AuthService/Logout", routes.Auth, routes.Token, true},
+		{"/api.services.stats.v1.StatsService/ListClusterRecommendations", routes.Stats, routes.Token, true},
 		{"/plinth.auth.v1.AdminService/ListUsers", routes.Auth, routes.Token, true},
 		{"/hashicorp.vagrant.Vagrant/RunnerJobStream", routes.VagrantServer, routes.Own, true},
 		{"/proto.LVService/CreateLV", routes.LvmdAgent, routes.Token, true},

@@ -137,6 +137,7 @@ func TestGateway(t *testing.T) {
 	t.Run("access log and metrics", func(t *testing.T) { testAccessLogAndMetrics(t, s, g, token) })
 	t.Run("console mount", func(t *testing.T) { testConsoleMount(t, s) })
 	t.Run("Koor UI", func(t *testing.T) { testKoorUI(t, s) })
+	t.Run("Koor v0.6.0 UI", func(t *testing.T) { testKoorV1UI(t, s) })
 	t.Run("hostile client", func(t *testing.T) {
 		// Through the gateway to the in-process backends: garbage metadata, 64 KiB of headers,
 		// huge and NUL strings, cut streams; the gateway must answer and stay healthy.

@@ -16,6 +16,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
+	koorstats "github.com/plinth-dev/plinth/libs/api/api/services/stats/v1"
 	vagrantpb "github.com/plinth-dev/plinth/libs/api/hashicorp/vagrant"
 	lvmdpb "github.com/plinth-dev/plinth/libs/api/lvmd"
 	authpb "github.com/plinth-dev/plinth/libs/api/services/auth"
@@ -57,6 +58,7 @@ func newSuite(t *testing.T) *suite {
 	s.stats, s.lvmd, s.vagrant = newRecorder(), newRecorder(), newRecorder()
 	gs := s.stats.server(t)
 	statspb.RegisterStatsServiceServer(gs, statsBackend{})
+	koorstats.RegisterStatsServiceServer(gs, statsV1Backend{})
 	s.statsAdr = serve(t, gs, "tcp", "127.0.0.1:0")
 
 	gl := s.lvmd.server(t)
