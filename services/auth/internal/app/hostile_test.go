@@ -20,7 +20,7 @@ func TestHostileClient(t *testing.T) {
 	token := login(t, ctxT(t), authpb.NewAuthServiceClient(conn), "admin", "admin-secret-pw").GetToken()
 	hostiletest.Run(t, hostiletest.Target{
 		Conn:     conn,
-		Services: []string{"services.auth.AuthService", "envoy.service.auth.v3.Authorization"},
+		Services: []string{"services.auth.AuthService", "api.services.auth.v1.AuthService", "envoy.service.auth.v3.Authorization"},
 		Metadata: metadata.Pairs("authorization", "Bearer "+token),
 	})
 }

@@ -141,7 +141,7 @@ func TestGateway(t *testing.T) {
 	t.Run("hostile client", func(t *testing.T) {
 		// Through the gateway to the in-process backends: garbage metadata, 64 KiB of headers,
 		// huge and NUL strings, cut streams; the gateway must answer and stay healthy.
-		hostiletest.Run(t, hostiletest.Target{Conn: g.conn, Services: []string{"proto.VGService", "stats.StatsService"},
+		hostiletest.Run(t, hostiletest.Target{Conn: g.conn, Services: []string{"proto.VGService", "stats.StatsService", "api.services.stats.v1.StatsService"},
 			Metadata: metadata.Pairs("authorization", "Bearer "+token)})
 	})
 	t.Run("undecodable requests", func(t *testing.T) { testUndecodable(t, s, g, token) })

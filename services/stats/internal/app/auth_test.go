@@ -96,7 +96,7 @@ func TestHostileClient(t *testing.T) {
 	in := e.start(t, e.config(t))
 	hostiletest.Run(t, hostiletest.Target{
 		Conn:     in.conn,
-		Services: []string{"stats.StatsService"},
+		Services: []string{"stats.StatsService", "api.services.stats.v1.StatsService"},
 		Metadata: metadata.Pairs("authorization", "Bearer "+validToken),
 		// Unavailable: until the inventory's first refresh no source has answered.
 		Allowed: append(append([]codes.Code(nil), hostiletest.Default...), codes.Unavailable),
