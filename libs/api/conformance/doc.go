@@ -10,5 +10,8 @@
 // libs/api. The subpackage upstreamcnpgi additionally round-trips every CNPG-I
 // message through the upstream cnpg-i Go types. An API whose later upstream
 // version our packages speak too (TopoLVM v0.41.0 beside the lvmd fork) is
-// also checked against that version's descriptors (successor_test.go).
+// also checked against that version's descriptors (successor_test.go). Koor's released wire
+// (data-control-center v0.6.0, api.services.auth.v1 and api.services.stats.v1), which the stats
+// and auth services serve beside the seed's packages, is a sixth facts file, koor-v1.json,
+// derived from upstream's sources at the tag (koorv1_test.go says how).
 package conformance
