@@ -78,6 +78,7 @@ func TestUpstreamCRDs(t *testing.T) {
 		"koor":          kubetest.KoorCRDs(t),
 		"topolvm":       kubetest.TopoLVMCRDs(t),
 		"topolvm v0.41": kubetest.TopoLVM041CRDs(t),
+		"barman-cloud":  kubetest.BarmanCloudCRDs(t),
 	} {
 		sources[name] = len(crds)
 		all = append(all, crds...)

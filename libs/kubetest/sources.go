@@ -13,7 +13,15 @@ const (
 	CertManagerModule = "github.com/cert-manager/cert-manager"
 	CNPGModule        = "github.com/cloudnative-pg/cloudnative-pg"
 	TopoLVMModule     = "github.com/topolvm/topolvm"
+	BarmanCloudModule = "github.com/cloudnative-pg/plugin-barman-cloud"
 )
+
+// BarmanCloudCRDs are plugin-barman-cloud's CRDs (config/crd/bases): ObjectStore
+// (barmancloud.cnpg.io/v1), which cnpgi-plugin reads as barman-cloud's successor.
+func BarmanCloudCRDs(t testing.TB) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	return CRDsFromModule(t, BarmanCloudModule, "config/crd/bases/*.yaml")
+}
 
 // RookCRDs are Rook's CRDs as its operator's users install them (deploy/examples/crds.yaml):
 // CephCluster, CephBlockPool, CephFilesystem, CephObjectStore and the rest (ceph.rook.io).

@@ -15,6 +15,8 @@ require (
 	github.com/cloudnative-pg/cloudnative-pg v1.30.0
 	// CephCluster, CephBlockPool, CephFilesystem, CephObjectStore, …: deploy/examples/crds.yaml.
 	github.com/rook/rook v1.18.0
+	// ObjectStore (barmancloud.cnpg.io/v1): config/crd/bases/*.yaml.
+	github.com/cloudnative-pg/plugin-barman-cloud v0.14.0
 	// LogicalVolume (topolvm.cybozu.com/v1): config/crd/bases/*.yaml.
 	github.com/topolvm/topolvm v0.11.1
 	// local-path-provisioner's own manifest (deploy/local-path-storage.yaml), which kubelocal

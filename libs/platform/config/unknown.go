@@ -26,9 +26,10 @@ func Shared() []string {
 		"PLINTH_COMPOSE_LVMD_VG", "PLINTH_COMPOSE_PORT_OFFSET", "PLINTH_DOCKER_ROOT", "PLINTH_GHZ",
 		"PLINTH_GRPCURL", "PLINTH_NO_PULL", "PLINTH_TOOLS_CACHE",
 		// Tests: strict mode, golden files, the Kubernetes binaries of libs/kubetest, the
-		// versitygw of libs/storage/s3test, and the console journeys of e2e.
-		"PLINTH_CONSOLE_OUTPUT", "PLINTH_KUBE_BIN_DIR", "PLINTH_PASSWORD", "PLINTH_TEST_STRICT",
-		"PLINTH_UPDATE_GOLDEN", "PLINTH_USERNAME", "PLINTH_VERSITYGW",
+		// object-store servers of libs/storage (versitygw, Azurite, fake-gcs-server), and the
+		// console journeys of e2e.
+		"PLINTH_AZURITE", "PLINTH_CONSOLE_OUTPUT", "PLINTH_FAKE_GCS_SERVER", "PLINTH_KUBE_BIN_DIR",
+		"PLINTH_PASSWORD", "PLINTH_TEST_STRICT", "PLINTH_UPDATE_GOLDEN", "PLINTH_USERNAME", "PLINTH_VERSITYGW",
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/metrics"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/kube"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
@@ -32,6 +33,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, environ []string) (
 		return nil, err
 	}
 	logStores(log, stores)
+	if cfg.Kubeconfig != "" || cfg.KubeInCluster {
+		src, err := kube.NewObjectStores(kube.Options{Kubeconfig: cfg.Kubeconfig, Logger: log.With("source", "kubernetes")})
+		if err != nil {
+			return nil, err
+		}
+		stores.SetObjectStores(src)
+		log.Info("ObjectStore resources (barmancloud.cnpg.io/v1) are read from the Kubernetes API")
+	}
 	pool, err := s.Postgres(ctx, cfg.DatabaseURL, catalog.Schema, catalog.Migrations)
 	if err != nil {
 		return nil, err

@@ -28,6 +28,9 @@ type Config struct {
 	SpoolDir        string        `env:"PLINTH_CNPGI_SPOOL_DIR" flag:"spool-dir" usage:"directory for WAL read ahead during recovery, emptied at start (default <plugin dir>/../cnpgi-spool)"`
 	WALTimeout      time.Duration `env:"PLINTH_CNPGI_WAL_TIMEOUT" flag:"wal-timeout" default:"10m" usage:"longest a single WAL archive or restore call may take"`
 
+	Kubeconfig    string `env:"PLINTH_CNPGI_KUBECONFIG" flag:"kubeconfig" usage:"kubeconfig to read ObjectStore resources (barmanObjectName) and their Secrets with; empty: none, unless in-cluster"`
+	KubeInCluster bool   `env:"PLINTH_CNPGI_KUBE_IN_CLUSTER" flag:"kube-in-cluster" usage:"read ObjectStore resources (barmanObjectName) and their Secrets with the pod's service account"`
+
 	OperatorConfig
 	BackupConfig
 }
@@ -78,6 +81,9 @@ func (c *Config) Validate() error {
 		if _, err := os.Stat(c.ConfigFile); err != nil {
 			errs = append(errs, fmt.Errorf("PLINTH_CNPGI_CONFIG (-config): %w", err))
 		}
+	}
+	if c.Kubeconfig != "" && c.KubeInCluster {
+		errs = append(errs, errors.New("PLINTH_CNPGI_KUBECONFIG and PLINTH_CNPGI_KUBE_IN_CLUSTER exclude each other"))
 	}
 	if c.WALTimeout < time.Second {
 		errs = append(errs, errors.New("PLINTH_CNPGI_WAL_TIMEOUT (-wal-timeout): must be at least 1s"))

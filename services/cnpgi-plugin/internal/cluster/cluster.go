@@ -33,11 +33,15 @@ const (
 	// Only on external clusters. Default: a tablespace the new cluster declares in
 	// spec.tablespaces goes to CloudNativePG's volume for it, any other to its original place.
 	ParamTablespaceMap = "tablespaceMap"
+	// ParamBarmanObjectName names an ObjectStore resource (barmancloud.cnpg.io/v1) in the
+	// Cluster's namespace, exactly as plugin-barman-cloud reads it: its users switch by
+	// changing the plugin name only. Not with objectStore.
+	ParamBarmanObjectName = "barmanObjectName"
 )
 
 // knownParams are the parameters this plugin understands; others are refused, so that a
 // typo does not silently archive somewhere else.
-var knownParams = []string{ParamObjectStore, ParamServerName, ParamRetentionPolicy, ParamTablespaceMap}
+var knownParams = []string{ParamObjectStore, ParamServerName, ParamRetentionPolicy, ParamTablespaceMap, ParamBarmanObjectName}
 
 // SkipEmptyCheckAnnotation disables check_empty_wal_archive for operators that left the
 // check to the plugin (value "enabled").
@@ -49,6 +53,9 @@ var ErrPluginNotUsed = errors.New("the cluster does not use this plugin")
 // Target names where a cluster's WAL goes: a store name ("" for the default) and a server.
 type Target struct {
 	ObjectStore, ServerName string
+	// BarmanObject is the barmanObjectName parameter: an ObjectStore resource in Namespace
+	// (the Cluster's), instead of a store of the plugin's configuration.
+	BarmanObject, Namespace string
 	// RetentionPolicy is the retentionPolicy parameter, unparsed ("" for none).
 	RetentionPolicy string
 	// TablespaceMap is the tablespaceMap parameter, unparsed ("" for none).
@@ -236,7 +243,7 @@ func (c *Cluster) ArchiveTarget(plugin string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
-	return targetOf(c.Spec.Plugins[i], fmt.Sprintf("spec.plugins[%d].parameters", i), c.Metadata.Name)
+	return targetOf(c.Spec.Plugins[i], fmt.Sprintf("spec.plugins[%d].parameters", i), c.Metadata.Name, c.Metadata.Namespace)
 }
 
 // entry is the index of plugin's spec.plugins entry: ErrPluginNotUsed when the cluster does
@@ -293,7 +300,7 @@ func (c *Cluster) RestoreTarget(plugin string) (Target, error) {
 	if b := c.Spec.Bootstrap; b != nil && b.Recovery != nil && b.Recovery.Source != "" && c.Status.CurrentPrimary == "" {
 		for i, ec := range c.Spec.ExternalClusters {
 			if ec.Name == b.Recovery.Source && ec.Plugin != nil && ec.Plugin.Name == plugin {
-				return targetOf(*ec.Plugin, fmt.Sprintf("spec.externalClusters[%d].plugin.parameters", i), ec.Name)
+				return targetOf(*ec.Plugin, fmt.Sprintf("spec.externalClusters[%d].plugin.parameters", i), ec.Name, c.Metadata.Namespace)
 			}
 		}
 	}
@@ -308,6 +315,17 @@ func (c *Cluster) SkipEmptyWALArchiveCheck() bool {
 // serverNameRE keeps a server name one safe object-key segment.
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?$`)
 
+// objectNameRE is a Kubernetes object name (a DNS subdomain, RFC 1123).
+var objectNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// objectNameProblem says why name cannot name an ObjectStore, or "".
+func objectNameProblem(name string) string {
+	if len(name) > 253 || !objectNameRE.MatchString(name) {
+		return "must be the name of an ObjectStore in the Cluster's namespace (lower-case letters, digits, '-' and '.', at most 253 characters)"
+	}
+	return ""
+}
+
 // KnownParameters lists the plugin parameters this plugin understands.
 func KnownParameters() []string { return slices.Clone(knownParams) }
 
@@ -319,7 +337,7 @@ func ServerNameProblem(name string) string {
 	return input.Quote(name) + " must be 1-128 characters of letters, digits, '.', '_' and '-', starting and ending with a letter or digit"
 }
 
-func targetOf(p Plugin, path, defaultServer string) (Target, error) {
+func targetOf(p Plugin, path, defaultServer, namespace string) (Target, error) {
 	for _, k := range slices.Sorted(maps.Keys(p.Parameters)) {
 		if !slices.Contains(knownParams, k) {
 			return Target{}, &input.Error{Field: path + "." + ParamName(k), Reason: "unknown parameter; known: " + strings.Join(knownParams, ", ")}
@@ -329,7 +347,17 @@ func targetOf(p Plugin, path, defaultServer string) (Target, error) {
 		}
 	}
 	t := Target{ObjectStore: p.Parameters[ParamObjectStore], ServerName: p.Parameters[ParamServerName],
-		RetentionPolicy: p.Parameters[ParamRetentionPolicy], TablespaceMap: p.Parameters[ParamTablespaceMap]}
+		RetentionPolicy: p.Parameters[ParamRetentionPolicy], TablespaceMap: p.Parameters[ParamTablespaceMap],
+		BarmanObject: p.Parameters[ParamBarmanObjectName], Namespace: namespace}
+	if t.BarmanObject != "" && t.ObjectStore != "" {
+		return Target{}, &input.Error{Field: path + "." + ParamBarmanObjectName,
+			Reason: "set either barmanObjectName (an ObjectStore resource) or objectStore (a store of the plugin's configuration), not both"}
+	}
+	if t.BarmanObject != "" {
+		if problem := objectNameProblem(t.BarmanObject); problem != "" {
+			return Target{}, &input.Error{Field: path + "." + ParamBarmanObjectName, Reason: problem}
+		}
+	}
 	if t.ServerName == "" {
 		t.ServerName = defaultServer
 	}

@@ -47,8 +47,24 @@ func TestTargets(t *testing.T) {
 		{name: "disabled", json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","enabled":false}]}}`, err: "disabled"},
 		{
 			name: "unknown parameter",
-			json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"barmanObjectName":"x"}}]}}`,
-			err:  "spec.plugins[0].parameters.barmanObjectName: unknown parameter",
+			json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"barmanObjectStore":"x"}}]}}`,
+			err:  "spec.plugins[0].parameters.barmanObjectStore: unknown parameter",
+		},
+		{
+			name: "barman-cloud's parameters",
+			json: `{"metadata":{"name":"pg","namespace":"team-a"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"barmanObjectName":"minio-store","serverName":"pg-old"}}]}}`,
+			archive: cluster.Target{BarmanObject: "minio-store", Namespace: "team-a", ServerName: "pg-old"},
+			restore: cluster.Target{BarmanObject: "minio-store", Namespace: "team-a", ServerName: "pg-old"},
+		},
+		{
+			name: "an ObjectStore and a configured store at once",
+			json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"barmanObjectName":"minio-store","objectStore":"s3"}}]}}`,
+			err:  "spec.plugins[0].parameters.barmanObjectName: set either barmanObjectName",
+		},
+		{
+			name: "an ObjectStore in another namespace",
+			json: `{"metadata":{"name":"pg"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"barmanObjectName":"other-ns/store"}}]}}`,
+			err:  "spec.plugins[0].parameters.barmanObjectName: must be the name of an ObjectStore in the Cluster's namespace",
 		},
 		{
 			name: "unsafe server name",

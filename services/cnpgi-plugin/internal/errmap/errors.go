@@ -72,6 +72,7 @@ func ToStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		notEmpty *wal.NotEmptyError
 		unread   *wal.UnreadableError
 		local    *wal.LocalError
+		badStore *stores.InvalidObjectStoreError
 	)
 	switch {
 	case errors.As(err, &berr):
@@ -85,8 +86,11 @@ func ToStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		return status.Error(code, berr.Public())
 	case errors.As(err, &invalid):
 		return status.Error(codes.InvalidArgument, invalid.Error())
-	case errors.Is(err, cluster.ErrPluginNotUsed), errors.Is(err, stores.ErrUnknownStore):
+	case errors.Is(err, cluster.ErrPluginNotUsed), errors.Is(err, stores.ErrUnknownStore), errors.As(err, &badStore):
 		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, stores.ErrObjectStoresUnreachable):
+		warn(ctx, log, "the Kubernetes API is unreachable", err, attrs)
+		return status.Error(codes.Unavailable, "the Kubernetes API is unreachable (reading an ObjectStore); retry later")
 	case errors.Is(err, wal.ErrNotFound):
 		return status.Error(codes.NotFound, wal.ErrNotFound.Error())
 	case errors.As(err, &conflict):

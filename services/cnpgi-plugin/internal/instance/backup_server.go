@@ -76,7 +76,7 @@ type backupObject struct {
 // Backup takes an online base backup into the cluster's store, or into the store the
 // Backup's own parameters name.
 func (s *BackupServer) Backup(ctx context.Context, req *backupv1.BackupRequest) (*backupv1.BackupResult, error) {
-	r, err := s.request(req)
+	r, err := s.request(ctx, req)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
@@ -130,7 +130,7 @@ type backupCall struct {
 }
 
 // request validates the call and resolves where the backup goes.
-func (s *BackupServer) request(req *backupv1.BackupRequest) (backupCall, error) {
+func (s *BackupServer) request(ctx context.Context, req *backupv1.BackupRequest) (backupCall, error) {
 	c, err := cluster.Parse(req.GetClusterDefinition())
 	if err != nil {
 		return backupCall{}, err
@@ -139,7 +139,7 @@ func (s *BackupServer) request(req *backupv1.BackupRequest) (backupCall, error) 
 	if err != nil {
 		return backupCall{}, err
 	}
-	r, err := s.backupRequest(req, ct)
+	r, err := s.backupRequest(ctx, req, ct)
 	if err != nil {
 		return backupCall{}, err
 	}
@@ -156,7 +156,7 @@ func (s *BackupServer) request(req *backupv1.BackupRequest) (backupCall, error) 
 }
 
 // backupRequest resolves the backup itself, for the cluster's archive target ct.
-func (s *BackupServer) backupRequest(req *backupv1.BackupRequest, ct cluster.Target) (backup.Request, error) {
+func (s *BackupServer) backupRequest(ctx context.Context, req *backupv1.BackupRequest, ct cluster.Target) (backup.Request, error) {
 	if len(req.GetBackupDefinition()) == 0 {
 		return backup.Request{}, &input.Error{Field: "backup_definition", Reason: "is empty: the Backup object (JSON) is required"}
 	}
@@ -186,7 +186,7 @@ func (s *BackupServer) backupRequest(req *backupv1.BackupRequest, ct cluster.Tar
 			return backup.Request{}, err
 		}
 	}
-	archive, err := wal.Resolve(s.stores, ct)
+	archive, err := wal.Resolve(ctx, s.stores, ct)
 	if err != nil {
 		return backup.Request{}, err
 	}

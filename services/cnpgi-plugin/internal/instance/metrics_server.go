@@ -77,7 +77,7 @@ func (s *MetricsServer) Collect(ctx context.Context, req *metricsv1.CollectMetri
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
-	wt, err := wal.Resolve(s.stores, t)
+	wt, err := wal.Resolve(ctx, s.stores, t)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
@@ -108,7 +108,7 @@ func CountArchiveFailures(plugin string, stores *stores.Registry, failures *metr
 			return resp, err
 		}
 		if t, terr := c.ArchiveTarget(plugin); terr == nil {
-			if wt, serr := wal.Resolve(stores, t); serr == nil {
+			if wt, serr := wal.Resolve(ctx, stores, t); serr == nil {
 				failures.Add(wt.Store.Name, wt.Server, time.Now(), status.Convert(err).Message())
 			}
 		}

@@ -93,7 +93,7 @@ func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
-	t, err := wal.Resolve(s.stores, ct)
+	t, err := wal.Resolve(ctx, s.stores, ct)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
@@ -114,7 +114,7 @@ func (s *WALServer) Archive(ctx context.Context, req *walv1.WALArchiveRequest) (
 func (s *WALServer) Restore(ctx context.Context, req *walv1.WALRestoreRequest) (*walv1.WALRestoreResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	c, t, err := s.target(req.GetClusterDefinition(), true)
+	c, t, err := s.target(ctx, req.GetClusterDefinition(), true)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
@@ -139,7 +139,7 @@ func (s *WALServer) Restore(ctx context.Context, req *walv1.WALRestoreRequest) (
 // Status reports the first and last archived segments as the store holds them, with counts
 // in additional_information.
 func (s *WALServer) Status(ctx context.Context, req *walv1.WALStatusRequest) (*walv1.WALStatusResult, error) {
-	_, t, err := s.target(req.GetClusterDefinition(), false)
+	_, t, err := s.target(ctx, req.GetClusterDefinition(), false)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
@@ -170,7 +170,7 @@ func (s *WALServer) Status(ctx context.Context, req *walv1.WALStatusRequest) (*w
 
 // SetFirstRequired records the oldest WAL segment a backup still needs.
 func (s *WALServer) SetFirstRequired(ctx context.Context, req *walv1.SetFirstRequiredRequest) (*walv1.SetFirstRequiredResult, error) {
-	_, t, err := s.target(req.GetClusterDefinition(), false)
+	_, t, err := s.target(ctx, req.GetClusterDefinition(), false)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
@@ -182,7 +182,7 @@ func (s *WALServer) SetFirstRequired(ctx context.Context, req *walv1.SetFirstReq
 
 // target resolves the cluster's plugin parameters into a store and server name: where its
 // WAL goes or, restoring, comes from.
-func (s *WALServer) target(definition []byte, restore bool) (*cluster.Cluster, wal.Target, error) {
+func (s *WALServer) target(ctx context.Context, definition []byte, restore bool) (*cluster.Cluster, wal.Target, error) {
 	c, err := cluster.Parse(definition)
 	if err != nil {
 		return nil, wal.Target{}, err
@@ -195,7 +195,7 @@ func (s *WALServer) target(definition []byte, restore bool) (*cluster.Cluster, w
 	if err != nil {
 		return nil, wal.Target{}, err
 	}
-	t, err := wal.Resolve(s.stores, ct)
+	t, err := wal.Resolve(ctx, s.stores, ct)
 	return c, t, err
 }
 

@@ -85,8 +85,8 @@ func (s *OperatorServer) SetStatusInCluster(ctx context.Context, req *operatorv1
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
-	resolve := func(name string) (string, error) {
-		st, err := s.stores.Get(name)
+	resolve := func(ctx context.Context, t cluster.Target) (string, error) {
+		st, err := s.stores.Lookup(ctx, t.Namespace, t.BarmanObject, t.ObjectStore)
 		if err != nil {
 			return "", err
 		}

@@ -192,7 +192,8 @@ func (f fakeHistory) Summary(context.Context, string, string) (history.Summary, 
 	return f.s, f.err
 }
 
-func resolve(name string) (string, error) {
+func resolve(_ context.Context, t cluster.Target) (string, error) {
+	name := t.ObjectStore
 	switch name {
 	case "", "local":
 		return "local", nil

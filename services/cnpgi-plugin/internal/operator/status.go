@@ -17,9 +17,10 @@ type History interface {
 	Summary(ctx context.Context, store, server string) (history.Summary, error)
 }
 
-// StoreResolver maps a cluster's objectStore parameter ("" for the default) to a configured
-// store name; it fails with objectstore.ErrUnknownStore for names the plugin lacks.
-type StoreResolver func(name string) (string, error)
+// StoreResolver maps a cluster's store parameters (the ObjectStore resource it names, or its
+// objectStore, "" for the default) to the store's name; it fails with
+// stores.ErrUnknownStore for stores the plugin lacks.
+type StoreResolver func(ctx context.Context, t cluster.Target) (string, error)
 
 // RecoveryWindow is what the plugin reports for a Cluster in status.pluginStatus[].status:
 // where its archive is and which span of time a recovery from it can reach.
@@ -48,7 +49,7 @@ func (r Rules) Status(ctx context.Context, c *cluster.Cluster, h History, resolv
 	if err != nil {
 		return nil, err
 	}
-	store, err := resolve(t.ObjectStore)
+	store, err := resolve(ctx, t)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func (s *RestoreJobServer) GetCapabilities(context.Context, *walv1.RestoreJobHoo
 // Restore fills PGDATA from the recovery source's best base backup and returns the recovery
 // configuration (restore_command and the cluster's recovery target) and environment.
 func (s *RestoreJobServer) Restore(ctx context.Context, req *walv1.RestoreRequest) (*walv1.RestoreResponse, error) {
-	r, err := s.request(req)
+	r, err := s.request(ctx, req)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
@@ -51,7 +51,7 @@ func (s *RestoreJobServer) Restore(ctx context.Context, req *walv1.RestoreReques
 	return &walv1.RestoreResponse{RestoreConfig: res.Config, Envs: res.Envs}, nil
 }
 
-func (s *RestoreJobServer) request(req *walv1.RestoreRequest) (Request, error) {
+func (s *RestoreJobServer) request(ctx context.Context, req *walv1.RestoreRequest) (Request, error) {
 	c, err := cluster.Parse(req.GetClusterDefinition())
 	if err != nil {
 		return Request{}, err
@@ -68,7 +68,7 @@ func (s *RestoreJobServer) request(req *walv1.RestoreRequest) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	src, err := wal.Resolve(s.stores, ct)
+	src, err := wal.Resolve(ctx, s.stores, ct)
 	if err != nil {
 		return Request{}, err
 	}
@@ -86,7 +86,7 @@ func (s *RestoreJobServer) request(req *walv1.RestoreRequest) (Request, error) {
 		check = *req.CheckEmptyWalArchive
 	}
 	if check {
-		own, err := s.archiveTarget(c)
+		own, err := s.archiveTarget(ctx, c)
 		switch {
 		case err == nil:
 			r.EmptyArchive = &own
@@ -111,10 +111,10 @@ func (s *RestoreJobServer) recoversFromUs(c *cluster.Cluster) bool {
 }
 
 // archiveTarget is where c archives its own WAL.
-func (s *RestoreJobServer) archiveTarget(c *cluster.Cluster) (wal.Target, error) {
+func (s *RestoreJobServer) archiveTarget(ctx context.Context, c *cluster.Cluster) (wal.Target, error) {
 	ct, err := c.ArchiveTarget(s.plugin)
 	if err != nil {
 		return wal.Target{}, err
 	}
-	return wal.Resolve(s.stores, ct)
+	return wal.Resolve(ctx, s.stores, ct)
 }

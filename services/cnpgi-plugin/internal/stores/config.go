@@ -18,6 +18,8 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/storage/compression"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/azureblob"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/gcs"
 	"github.com/plinth-dev/plinth/libs/storage/secret"
 )
 
@@ -47,10 +49,12 @@ type File struct {
 	Stores       map[string]StoreConfig `yaml:"stores"`
 }
 
-// StoreConfig is one named store: exactly one of S3 and POSIX.
+// StoreConfig is one named store: exactly one of S3, Azure, GCS and POSIX.
 type StoreConfig struct {
 	Prefix string                   `yaml:"prefix"`
 	S3     *objectstore.S3Config    `yaml:"s3"`
+	Azure  *azureblob.Config        `yaml:"azure"`
+	GCS    *gcs.Config              `yaml:"gcs"`
 	POSIX  *objectstore.POSIXConfig `yaml:"posix"`
 	WAL    WALSettings              `yaml:"wal"`
 	// Encryption, when set, encrypts every WAL file and base backup archive written to the
@@ -127,9 +131,23 @@ func (c StoreConfig) validate(name string) error {
 		errs = append(errs, fmt.Errorf("stores.%s: the name must be 1-63 characters of a-z, 0-9, '.', '_' and '-', starting and ending alphanumeric", shown))
 	}
 	add := func(err error) { errs = append(errs, fmt.Errorf("stores.%s: %w", shown, err)) }
+	kinds := 0
+	for _, set := range []bool{c.S3 != nil, c.Azure != nil, c.GCS != nil, c.POSIX != nil} {
+		if set {
+			kinds++
+		}
+	}
 	switch {
-	case (c.S3 == nil) == (c.POSIX == nil):
-		add(errors.New("set exactly one of s3 and posix"))
+	case kinds != 1:
+		add(errors.New("set exactly one of s3, azure, gcs and posix"))
+	case c.Azure != nil:
+		if err := c.Azure.Validate(); err != nil {
+			add(err)
+		}
+	case c.GCS != nil:
+		if err := c.GCS.Validate(); err != nil {
+			add(err)
+		}
 	case c.S3 != nil:
 		if err := c.S3.Validate(); err != nil {
 			add(err)

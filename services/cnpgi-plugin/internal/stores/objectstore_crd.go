@@ -10,6 +10,8 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/azureblob"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/gcs"
 	"github.com/plinth-dev/plinth/libs/storage/secret"
 )
 
@@ -45,8 +47,8 @@ type BarmanConfiguration struct {
 	EndpointCA        *SecretKeySelector `json:"endpointCA"`
 	ServerName        string             `json:"serverName"`
 	S3Credentials     *S3Credentials     `json:"s3Credentials"`
-	AzureCredentials  *json.RawMessage   `json:"azureCredentials"`
-	GoogleCredentials *json.RawMessage   `json:"googleCredentials"`
+	AzureCredentials  *AzureCredentials  `json:"azureCredentials"`
+	GoogleCredentials *GoogleCredentials `json:"googleCredentials"`
 	WAL               *struct {
 		Compression string `json:"compression"`
 		Encryption  string `json:"encryption"`
@@ -74,9 +76,39 @@ type S3Credentials struct {
 	InheritFromIAMRole bool               `json:"inheritFromIAMRole"`
 }
 
+// AzureCredentials is barman-cloud's AzureCredentials.
+type AzureCredentials struct {
+	ConnectionString           *SecretKeySelector `json:"connectionString"`
+	StorageAccount             *SecretKeySelector `json:"storageAccount"`
+	StorageKey                 *SecretKeySelector `json:"storageKey"`
+	StorageSasToken            *SecretKeySelector `json:"storageSasToken"`
+	InheritFromAzureAD         bool               `json:"inheritFromAzureAD"`
+	UseDefaultAzureCredentials bool               `json:"useDefaultAzureCredentials"`
+}
+
+// GoogleCredentials is barman-cloud's GoogleCredentials.
+type GoogleCredentials struct {
+	ApplicationCredentials *SecretKeySelector `json:"applicationCredentials"`
+	GKEEnvironment         bool               `json:"gkeEnvironment"`
+}
+
 // Secrets returns a Secret's data by name (the ObjectStore's namespace is implied), and
 // whether the Secret exists.
 type Secrets func(name string) (map[string][]byte, bool, error)
+
+// ErrObjectStoresUnreachable: where ObjectStore resources are read (the Kubernetes API) does
+// not answer.
+var ErrObjectStoresUnreachable = errors.New("the Kubernetes API is unreachable")
+
+// InvalidObjectStoreError: an ObjectStore resource cannot be used as it is; Err says each
+// field to fix (never a secret's value).
+type InvalidObjectStoreError struct {
+	Name string // namespace/name
+	Err  error
+}
+
+func (e *InvalidObjectStoreError) Error() string { return "ObjectStore " + e.Name + ": " + e.Err.Error() }
+func (e *InvalidObjectStoreError) Unwrap() error { return e.Err }
 
 // FieldError is a problem with one field of an ObjectStore: what a user fixes.
 type FieldError struct {
@@ -106,13 +138,14 @@ func ObjectStoreName(namespace, name string) string { return namespace + "/" + n
 // from the Secrets it names (read through secrets, never logged), and its WAL settings.
 // Every problem comes back at once, each naming the field.
 func OpenObjectStore(o *ObjectStore, secrets Secrets) (*Named, error) {
+	name := ObjectStoreName(o.Metadata.Namespace, o.Metadata.Name)
 	cfg, env, caPEM, err := o.storeConfig(secrets)
 	if err != nil {
-		return nil, err
+		return nil, &InvalidObjectStoreError{Name: name, Err: err}
 	}
-	n, err := openNamedCA(ObjectStoreName(o.Metadata.Namespace, o.Metadata.Name), cfg, env, caPEM)
+	n, err := openNamedCA(name, cfg, env, caPEM)
 	if err != nil {
-		return nil, fmt.Errorf("ObjectStore %s: %w", ObjectStoreName(o.Metadata.Namespace, o.Metadata.Name), err)
+		return nil, &InvalidObjectStoreError{Name: name, Err: err}
 	}
 	n.describe = slog.GroupValue(slog.String("objectStore", ObjectStoreName(o.Metadata.Namespace, o.Metadata.Name)), slog.Any("store", n.describe))
 	return n, nil
@@ -189,14 +222,28 @@ func (o *ObjectStore) storeConfig(secrets Secrets) (StoreConfig, map[string]stri
 		cfg.S3 = s3
 		cfg.Prefix = strings.Trim(u.Path, "/")
 	case u.Scheme == "http" || u.Scheme == "https":
-		bad("destinationPath", "Azure Blob Storage (%s://ACCOUNT.blob.core.windows.net/CONTAINER/PATH) is not supported yet", u.Scheme)
+		cfg.Azure, cfg.Prefix = o.azureConfig(u, ref, bad)
 	case u.Scheme == "gs":
-		bad("destinationPath", "Google Cloud Storage (gs://BUCKET/PATH) is not supported yet")
+		g := &gcs.Config{Bucket: u.Host, Endpoint: c.EndpointURL}
+		switch cred := c.GoogleCredentials; {
+		case cred == nil && c.EndpointURL == "":
+			bad("googleCredentials", "is required for a gs:// destinationPath")
+		case cred == nil:
+			// An emulator at endpointURL: no credentials.
+		case cred.GKEEnvironment:
+			g.GoogleCredentials.GKEEnvironment = true
+		default:
+			g.GoogleCredentials.ApplicationCredentials = ref("googleCredentials.applicationCredentials", cred.ApplicationCredentials)
+		}
+		cfg.GCS = g
+		cfg.Prefix = strings.Trim(u.Path, "/")
 	default:
 		bad("destinationPath", "scheme %s is not one barman-cloud writes (s3://, gs://, https://ACCOUNT.blob.core.windows.net/)", input.Quote(u.Scheme))
 	}
 	var caPEM []byte
-	if c.EndpointCA != nil {
+	if c.EndpointCA != nil && cfg.S3 == nil {
+		bad("endpointCA", "is supported with s3:// destinations only")
+	} else if c.EndpointCA != nil {
 		if r := ref("endpointCA", c.EndpointCA); !r.IsZero() {
 			caPEM = []byte(env[r.Env])
 		}
@@ -230,4 +277,54 @@ func (o *ObjectStore) storeConfig(secrets Secrets) (StoreConfig, map[string]stri
 		return StoreConfig{}, nil, nil, err
 	}
 	return cfg, env, caPEM, nil
+}
+
+// azureBlobDomain ends the host of Azure's own blob endpoints; any other host is an emulator
+// (Azurite), addressed as barman addresses it: http://HOST:PORT/ACCOUNT/CONTAINER/PATH.
+const azureBlobDomain = ".blob.core.windows.net"
+
+// azureConfig reads an Azure destinationPath as barman-cloud does:
+// https://ACCOUNT.blob.core.windows.net/CONTAINER/PATH, or for an emulator
+// http://HOST:PORT/ACCOUNT/CONTAINER/PATH (which needs a connection string), and its
+// azureCredentials. It returns the store and the key prefix (PATH).
+func (o *ObjectStore) azureConfig(u *url.URL, ref func(string, *SecretKeySelector) secret.Ref, bad func(string, string, ...any)) (*azureblob.Config, string) {
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	a := &azureblob.Config{}
+	emulated := !strings.HasSuffix(u.Host, azureBlobDomain)
+	if emulated {
+		if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+			bad("destinationPath", "an emulated Azure URL is http://HOST:PORT/ACCOUNT/CONTAINER[/PATH]")
+			return nil, ""
+		}
+		a.Container, parts = parts[1], parts[2:]
+	} else {
+		if parts[0] == "" {
+			bad("destinationPath", "an Azure URL is https://ACCOUNT.blob.core.windows.net/CONTAINER[/PATH]")
+			return nil, ""
+		}
+		a.Container, parts = parts[0], parts[1:]
+		a.Endpoint = u.Scheme + "://" + u.Host
+	}
+	cred := o.Spec.Configuration.AzureCredentials
+	switch {
+	case cred == nil:
+		bad("azureCredentials", "is required for an Azure destinationPath")
+	case cred.ConnectionString != nil:
+		a.ConnectionString = ref("azureCredentials.connectionString", cred.ConnectionString)
+	case emulated:
+		bad("azureCredentials.connectionString", "is required with an emulated Azure URL (as barman-cloud requires)")
+	case cred.InheritFromAzureAD || cred.UseDefaultAzureCredentials:
+		a.UseDefaultAzureCredential = true
+	case cred.StorageKey != nil:
+		a.StorageAccount = ref("azureCredentials.storageAccount", cred.StorageAccount)
+		a.StorageKey = ref("azureCredentials.storageKey", cred.StorageKey)
+	case cred.StorageSasToken != nil:
+		if cred.StorageAccount != nil {
+			a.StorageAccount = ref("azureCredentials.storageAccount", cred.StorageAccount)
+		}
+		a.StorageSasToken = ref("azureCredentials.storageSasToken", cred.StorageSasToken)
+	default:
+		bad("azureCredentials", "give connectionString, storageAccount with storageKey or storageSasToken, or inheritFromAzureAD")
+	}
+	return a, strings.Join(parts, "/")
 }

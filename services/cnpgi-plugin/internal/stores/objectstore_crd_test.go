@@ -10,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plinth-dev/plinth/libs/storage/azuritetest"
+	"github.com/plinth-dev/plinth/libs/storage/gcstest"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/azureblob"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/gcs"
 	"github.com/plinth-dev/plinth/libs/storage/s3test"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 )
@@ -131,4 +135,82 @@ func TestObjectStoreResourceMistakes(t *testing.T) {
 	if _, err := stores.ParseObjectStore([]byte(`{"apiVersion":"postgresql.cnpg.io/v1","kind":"Cluster"}`)); err == nil {
 		t.Error("a Cluster parsed as an ObjectStore")
 	}
+}
+
+// TestObjectStoreResourceOnEveryCloud: barman-cloud's destinationPath forms for Google Cloud
+// Storage (gs://BUCKET/PATH) and Azure (emulated: http://HOST:PORT/ACCOUNT/CONTAINER/PATH,
+// which needs a connection string, as barman-cloud says) open stores that write below PATH —
+// against fake-gcs-server and Azurite, the emulators barman-cloud's CI uses.
+func TestObjectStoreResourceOnEveryCloud(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	gsrv := gcstest.Start(t)
+	gbucket := gsrv.Bucket(t)
+	asrv := azuritetest.Start(t)
+	acontainer := asrv.Container(t)
+	cases := []struct {
+		name, configuration string
+		secrets             map[string]map[string][]byte
+		kind                string
+		raw                 objectstore.Store
+	}{
+		{
+			name:          "gcs emulator",
+			configuration: fmt.Sprintf(`{"destinationPath": "gs://%s/pg/backups", "endpointURL": %q}`, gbucket, gsrv.Endpoint),
+			kind:          "gcs",
+			raw:           must(gcs.New(ctx, gcs.Options{Endpoint: gsrv.Endpoint, Bucket: gbucket})),
+		},
+		{
+			name: "azure emulator",
+			configuration: fmt.Sprintf(`{"destinationPath": "http://%s/%s/%s/pg/backups",
+				"azureCredentials": {"connectionString": {"name": "azure", "key": "AZURE_CONNECTION_STRING"}}}`,
+				strings.TrimPrefix(strings.TrimSuffix(asrv.Endpoint, "/"+asrv.Account), "http://"), asrv.Account, acontainer),
+			secrets: map[string]map[string][]byte{"azure": {"AZURE_CONNECTION_STRING": []byte(asrv.ConnectionString())}},
+			kind:    "azure",
+			raw:     must(azureblob.New(azureblob.Options{ConnectionString: asrv.ConnectionString(), Container: acontainer})),
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			obj, err := stores.ParseObjectStore(fmt.Appendf(nil, `{"apiVersion": "barmancloud.cnpg.io/v1", "kind": "ObjectStore",
+				"metadata": {"name": "store", "namespace": "team-a"}, "spec": {"configuration": %s}}`, c.configuration))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := stores.OpenObjectStore(obj, secretsOf(c.secrets))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.Kind != c.kind {
+				t.Errorf("kind %s, want %s", n.Kind, c.kind)
+			}
+			if err := n.Store.Put(ctx, "pg-main/wals/x", strings.NewReader("wal"), objectstore.PutOptions{Size: 3, IfAbsent: true}); err != nil {
+				t.Fatal(err)
+			}
+			r, _, err := c.raw.Get(ctx, "pg/backups/pg-main/wals/x")
+			if err != nil {
+				t.Fatalf("the object is not below the destinationPath: %v", err)
+			}
+			_ = r.Close()
+		})
+	}
+	t.Run("azure emulator without a connection string", func(t *testing.T) {
+		obj, err := stores.ParseObjectStore([]byte(`{"apiVersion": "barmancloud.cnpg.io/v1", "kind": "ObjectStore",
+			"metadata": {"name": "store", "namespace": "team-a"}, "spec": {"configuration": {"destinationPath": "http://azurite:10000/devstoreaccount1/c/p",
+			"azureCredentials": {"storageAccount": {"name": "a", "key": "k"}, "storageKey": {"name": "a", "key": "k"}}}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = stores.OpenObjectStore(obj, secretsOf(map[string]map[string][]byte{"a": {"k": []byte("v")}}))
+		if err == nil || !strings.Contains(err.Error(), "spec.configuration.azureCredentials.connectionString: is required with an emulated Azure URL") {
+			t.Errorf("emulated Azure with a storage key: %v", err)
+		}
+	})
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

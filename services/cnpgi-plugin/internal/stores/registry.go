@@ -3,15 +3,19 @@ package stores
 import (
 	"github.com/plinth-dev/plinth/libs/platform/input"
 
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/plinth-dev/plinth/libs/storage/encryption"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/azureblob"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/gcs"
 	"github.com/plinth-dev/plinth/libs/storage/secret"
 )
 
@@ -22,7 +26,7 @@ var ErrUnknownStore = errors.New("unknown object store")
 type Named struct {
 	// Name is the store's name in the configuration and in cluster parameters.
 	Name string
-	// Kind is "s3" or "posix".
+	// Kind is "s3", "azure", "gcs" or "posix".
 	Kind string
 	// Store holds the objects.
 	Store objectstore.Store
@@ -41,8 +45,39 @@ func (n *Named) LogValue() slog.Value { return n.describe }
 
 // Registry holds the configured stores by name.
 type Registry struct {
-	stores map[string]*Named
-	def    string
+	stores  map[string]*Named
+	def     string
+	objects ObjectStores
+}
+
+// ObjectStores finds the stores of ObjectStore resources (barmancloud.cnpg.io/v1): the
+// Kubernetes API when the plugin runs in a cluster (internal/kube), none elsewhere.
+type ObjectStores interface {
+	// Get returns the store of ObjectStore name in namespace; ErrUnknownStore when there is
+	// no such resource.
+	Get(ctx context.Context, namespace, name string) (*Named, error)
+}
+
+// SetObjectStores makes the registry resolve barmanObjectName parameters through s.
+func (r *Registry) SetObjectStores(s ObjectStores) { r.objects = s }
+
+// Lookup is the store a cluster's parameters name: the ObjectStore resource barmanObject in
+// namespace when set, else the configured store name ("" for the default).
+func (r *Registry) Lookup(ctx context.Context, namespace, barmanObject, name string) (*Named, error) {
+	if barmanObject != "" {
+		return r.ObjectStore(ctx, namespace, barmanObject)
+	}
+	return r.Get(name)
+}
+
+// ObjectStore returns the store of the ObjectStore resource name in namespace.
+func (r *Registry) ObjectStore(ctx context.Context, namespace, name string) (*Named, error) {
+	if r.objects == nil {
+		return nil, fmt.Errorf("%w: barmanObjectName %s names an ObjectStore resource, and this plugin does not read them "+
+			"(with PLINTH_CNPGI_KUBE_IN_CLUSTER or PLINTH_CNPGI_KUBECONFIG); use objectStore with a store of its configuration (%s)",
+			ErrUnknownStore, input.Quote(name), strings.Join(r.Names(), ", "))
+	}
+	return r.objects.Get(ctx, namespace, name)
 }
 
 // Open resolves the credential references of every store in f (environ is the process
@@ -102,6 +137,36 @@ func openNamedCA(name string, c StoreConfig, env map[string]string, caPEM []byte
 		}
 		n.Kind, n.Store = "posix", st
 		n.describe = slog.GroupValue(slog.String("kind", "posix"), slog.String("path", st.Root()), walAttrs, encAttrs)
+		return n, nil
+	}
+	if c.Azure != nil {
+		o, err := c.Azure.Options(c.Prefix, env)
+		if err != nil {
+			return nil, err
+		}
+		st, err := azureblob.New(o)
+		if err != nil {
+			return nil, err
+		}
+		n.Kind, n.Store = "azure", st
+		n.describe = slog.GroupValue(slog.String("kind", "azure"), slog.Any("azure", o), walAttrs, encAttrs)
+		return n, nil
+	}
+	if c.GCS != nil {
+		o, err := c.GCS.Options(c.Prefix, env)
+		if err != nil {
+			return nil, err
+		}
+		// Nothing is contacted: with application default credentials only their sources
+		// (a file, the metadata server) are found, within this bound.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		st, err := gcs.New(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		n.Kind, n.Store = "gcs", st
+		n.describe = slog.GroupValue(slog.String("kind", "gcs"), slog.Any("gcs", o), walAttrs, encAttrs)
 		return n, nil
 	}
 	o, err := c.S3.Options(c.Prefix, env)

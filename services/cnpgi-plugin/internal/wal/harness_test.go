@@ -13,6 +13,10 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
+	"github.com/plinth-dev/plinth/libs/storage/azuritetest"
+	"github.com/plinth-dev/plinth/libs/storage/gcstest"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/azureblob"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore/gcs"
 	"github.com/plinth-dev/plinth/libs/storage/s3test"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
@@ -32,7 +36,7 @@ type env struct {
 }
 
 // storeKinds are the stores every WAL test runs against.
-var storeKinds = []string{"posix", "s3"}
+var storeKinds = []string{"posix", "s3", "gcs", "azure"}
 
 func newEnv(t *testing.T, kind string, settings stores.WALSettings) *env {
 	t.Helper()
@@ -59,6 +63,13 @@ func newEnvOn(t *testing.T, databaseURL, kind string, settings stores.WALSetting
 	switch kind {
 	case "posix":
 		st, err = objectstore.NewPOSIX(filepath.Join(t.TempDir(), "archive"), true)
+	case "azure": // Azurite, the emulator barman-cloud's CI uses
+		srv := azuritetest.Start(t)
+		st, err = azureblob.New(azureblob.Options{ConnectionString: srv.ConnectionString(), Container: srv.Container(t),
+			Prefix: "plinth", BlockSize: azureblob.MinBlockSize})
+	case "gcs": // fake-gcs-server, the emulator barman-cloud's CI uses
+		srv := gcstest.Start(t)
+		st, err = gcs.New(ctx, gcs.Options{Endpoint: srv.Endpoint, Bucket: srv.Bucket(t), Prefix: "plinth", ChunkSize: 1 << 20})
 	case "s3":
 		srv := s3test.Start(t)
 		st, err = objectstore.NewS3(objectstore.S3Options{

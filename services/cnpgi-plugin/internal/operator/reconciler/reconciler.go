@@ -19,9 +19,9 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/input"
 )
 
-// Stores resolves store names; *stores.Registry provides it.
+// Stores resolves a cluster's store parameters; *stores.Registry provides it.
 type Stores interface {
-	Get(name string) (*stores.Named, error)
+	Lookup(ctx context.Context, namespace, barmanObject, name string) (*stores.Named, error)
 }
 
 // Decision is the answer to one hook call.
@@ -120,7 +120,7 @@ func (g *Gate) Check(ctx context.Context, clusterDef, resourceDef []byte) (Decis
 // probe lists a key prefix that holds nothing: one cheap request that fails when the bucket
 // or directory is gone, the credentials are refused or the store cannot be reached.
 func (g *Gate) probe(ctx context.Context, t cluster.Target) Decision {
-	st, err := g.stores.Get(t.ObjectStore)
+	st, err := g.stores.Lookup(ctx, t.Namespace, t.BarmanObject, t.ObjectStore)
 	if err != nil {
 		return g.requeue(ctx, t, err)
 	}
