@@ -51,8 +51,8 @@ func TestTargets(t *testing.T) {
 			err:  "spec.plugins[0].parameters.barmanObjectStore: unknown parameter",
 		},
 		{
-			name: "barman-cloud's parameters",
-			json: `{"metadata":{"name":"pg","namespace":"team-a"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"barmanObjectName":"minio-store","serverName":"pg-old"}}]}}`,
+			name:    "barman-cloud's parameters",
+			json:    `{"metadata":{"name":"pg","namespace":"team-a"},"spec":{"plugins":[{"name":"cnpgi.plinth.dev","parameters":{"barmanObjectName":"minio-store","serverName":"pg-old"}}]}}`,
 			archive: cluster.Target{BarmanObject: "minio-store", Namespace: "team-a", ServerName: "pg-old"},
 			restore: cluster.Target{BarmanObject: "minio-store", Namespace: "team-a", ServerName: "pg-old"},
 		},

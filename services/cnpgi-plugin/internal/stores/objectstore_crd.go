@@ -107,7 +107,9 @@ type InvalidObjectStoreError struct {
 	Err  error
 }
 
-func (e *InvalidObjectStoreError) Error() string { return "ObjectStore " + e.Name + ": " + e.Err.Error() }
+func (e *InvalidObjectStoreError) Error() string {
+	return "ObjectStore " + e.Name + ": " + e.Err.Error()
+}
 func (e *InvalidObjectStoreError) Unwrap() error { return e.Err }
 
 // FieldError is a problem with one field of an ObjectStore: what a user fixes.

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/testenv"
-	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 	"github.com/plinth-dev/plinth/libs/storage/azuritetest"
 	"github.com/plinth-dev/plinth/libs/storage/gcstest"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore/azureblob"
 	"github.com/plinth-dev/plinth/libs/storage/objectstore/gcs"
 	"github.com/plinth-dev/plinth/libs/storage/s3test"
