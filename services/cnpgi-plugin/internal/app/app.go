@@ -35,11 +35,16 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, environ []string) (
 	logStores(log, stores)
 	if cfg.Kubeconfig != "" || cfg.KubeInCluster {
 		src, err := kube.NewObjectStores(kube.Options{Kubeconfig: cfg.Kubeconfig, Logger: log.With("source", "kubernetes")})
-		if err != nil {
-			return nil, err
+		switch {
+		case err != nil && cfg.Kubeconfig == "":
+			// A pod without a service account token still archives to configured stores.
+			log.Warn("ObjectStore resources cannot be read (barmanObjectName is refused): no in-cluster credentials", "error", err)
+		case err != nil:
+			return nil, fmt.Errorf("PLINTH_CNPGI_KUBECONFIG: %w", err)
+		default:
+			stores.SetObjectStores(src)
+			log.Info("ObjectStore resources (barmancloud.cnpg.io/v1) are read from the Kubernetes API")
 		}
-		stores.SetObjectStores(src)
-		log.Info("ObjectStore resources (barmancloud.cnpg.io/v1) are read from the Kubernetes API")
 	}
 	pool, err := s.Postgres(ctx, cfg.DatabaseURL, catalog.Schema, catalog.Migrations)
 	if err != nil {

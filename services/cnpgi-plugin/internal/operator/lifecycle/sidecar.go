@@ -143,6 +143,9 @@ func (s Sidecar) container(pullPolicy string, mounts []any) container {
 		{"PLINTH_CNPGI_RESTORE_COMMAND", restoreCommand},
 		{"PLINTH_ADMIN_ADDR", "off"},
 		{"PLINTH_LOG_FORMAT", "json"},
+		// barmanObjectName: ObjectStore resources and their Secrets are read with the Pod's
+		// service account (CloudNativePG mounts its token), within the Cluster's namespace.
+		{"PLINTH_CNPGI_KUBE_IN_CLUSTER", "true"},
 	}...)
 	if s.ConfigMap != "" {
 		env = append(env, envVar{"PLINTH_CNPGI_CONFIG", ConfigMountPath + "/" + ConfigFileKey})
