@@ -19,8 +19,8 @@ func TestParseFileRejectsMistakes(t *testing.T) {
 	}{
 		{"no stores", `defaultStore: x`, "at least one store"},
 		{"unknown field", "stores:\n  a:\n    posix: {path: /x, pathstyle: true}", "pathstyle"},
-		{"both kinds", "stores:\n  a:\n    posix: {path: /x}\n    s3: {bucket: b}", "exactly one of s3 and posix"},
-		{"neither kind", "stores:\n  a: {prefix: p}", "exactly one of s3 and posix"},
+		{"both kinds", "stores:\n  a:\n    posix: {path: /x}\n    s3: {bucket: b}", "exactly one of s3, azure, gcs and posix"},
+		{"neither kind", "stores:\n  a: {prefix: p}", "exactly one of s3, azure, gcs and posix"},
 		{"relative path", "stores:\n  a:\n    posix: {path: rel}", "absolute"},
 		{"bad name", "stores:\n  Bad_Name:\n    posix: {path: /x}", `stores."Bad_Name": the name`},
 		{"missing bucket", "stores:\n  a:\n    s3: {accessKeyId: {env: A}, secretAccessKey: {env: B}}", "s3.bucket is required"},
