@@ -191,9 +191,15 @@ func TestWALErrors(t *testing.T) {
 			return err
 		}, codes.FailedPrecondition, `unknown object store "nope"`},
 		{"unknown parameter", func() error {
-			_, err := c.Status(ctx, &wal.WALStatusRequest{ClusterDefinition: cluster("pg", map[string]string{"barmanObjectName": "x"})})
+			_, err := c.Status(ctx, &wal.WALStatusRequest{ClusterDefinition: cluster("pg", map[string]string{"bucket": "x"})})
 			return err
-		}, codes.InvalidArgument, "spec.plugins[0].parameters.barmanObjectName"},
+		}, codes.InvalidArgument, "spec.plugins[0].parameters.bucket"},
+		// barman-cloud's parameter, from a plugin that does not read ObjectStore resources
+		// (no Kubernetes credentials): refused with the reason and what to use instead.
+		{"ObjectStore without Kubernetes", func() error {
+			_, err := c.Status(ctx, &wal.WALStatusRequest{ClusterDefinition: cluster("pg", map[string]string{"barmanObjectName": "minio-store"})})
+			return err
+		}, codes.FailedPrecondition, `barmanObjectName "minio-store" names an ObjectStore resource, and this plugin does not read them`},
 		{"plugin not enabled", func() error {
 			_, err := c.Status(ctx, &wal.WALStatusRequest{ClusterDefinition: []byte(`{"metadata":{"name":"pg"},"spec":{}}`)})
 			return err
