@@ -84,16 +84,13 @@ func (b *behind) failed(ctx context.Context, what string, err error) {
 }
 
 // answered notes a catalog call that succeeded.
+// It also ends an outage once nothing waits any more.
 func (b *behind) answered(ctx context.Context) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.down && len(b.pending) == 0 && len(b.first) == 0 {
-		b.recovered(ctx)
+	if !b.down || len(b.pending) > 0 || len(b.first) > 0 {
+		return
 	}
-}
-
-// recovered ends an outage; b.mu is held.
-func (b *behind) recovered(ctx context.Context) {
 	b.down = false
 	if b.dropped > 0 {
 		b.log.WarnContext(ctx, "the catalog is back, but the queue overflowed during the outage: run `cnpgi-plugin catalog rebuild` "+
@@ -299,11 +296,7 @@ func (b *behind) flush(ctx context.Context) {
 		}
 		b.mu.Unlock()
 	}
-	b.mu.Lock()
-	if b.down && len(b.pending) == 0 && len(b.first) == 0 {
-		b.recovered(ctx)
-	}
-	b.mu.Unlock()
+	b.answered(ctx)
 }
 
 // next returns up to n waiting records, oldest first.
