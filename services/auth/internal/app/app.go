@@ -18,6 +18,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/service"
 	authgrpc "github.com/plinth-dev/plinth/services/auth/internal/grpc"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+	"github.com/plinth-dev/plinth/services/auth/internal/sso"
 	"github.com/plinth-dev/plinth/services/auth/internal/store"
 )
 
@@ -49,6 +50,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (
 	if err := bootstrap(ctx, svc, cfg.AdminPassword, log, stdout); err != nil {
 		return nil, err
 	}
+	signIn, err := cfg.signIn(st, svc, log)
+	if err != nil {
+		return nil, err
+	}
 	clients, err := authgrpc.NewClientAddress(cfg.TrustedProxies)
 	if err != nil {
 		return nil, err
@@ -57,13 +62,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	register(srv, svc, clients, cfg, log)
+	register(srv, svc, signIn, clients, cfg, log)
 	gw, err := gatewayServer(s, cfg)
 	if err != nil {
 		return nil, err
 	}
 	if gw != nil {
-		register(gw, svc, authgrpc.GatewayClientAddress(), cfg, log)
+		register(gw, svc, signIn, authgrpc.GatewayClientAddress(), cfg, log)
 	}
 
 	s.Every("purge", cfg.PurgeInterval, func(ctx context.Context) error {
@@ -73,11 +78,12 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) (
 }
 
 // register serves auth's services on srv, finding a login's address with clients.
-func register(srv *server.Server, svc *identity.Service, clients *authgrpc.ClientAddress, cfg Config, log *slog.Logger) {
+func register(srv *server.Server, svc *identity.Service, signIn *sso.Service, clients *authgrpc.ClientAddress, cfg Config, log *slog.Logger) {
 	seed := authgrpc.NewAuthServer(svc, clients, log)
 	authpb.RegisterAuthServiceServer(srv.GRPC(), seed)
 	authv1.RegisterAuthServiceServer(srv.GRPC(), authgrpc.NewAuthV1Server(seed))
 	adminpb.RegisterAdminServiceServer(srv.GRPC(), authgrpc.NewAdminServer(svc, log))
+	adminpb.RegisterOIDCServiceServer(srv.GRPC(), authgrpc.NewOIDCServer(signIn, clients, log))
 	authv3.RegisterAuthorizationServer(srv.GRPC(), authgrpc.NewExtAuthzServer(svc, cfg.publicPaths(), log))
 }
 

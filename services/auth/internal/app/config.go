@@ -11,6 +11,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/config"
 	authgrpc "github.com/plinth-dev/plinth/services/auth/internal/grpc"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+	"github.com/plinth-dev/plinth/services/auth/internal/sso"
 )
 
 // Config is the auth binary's configuration (see the README's table).
@@ -36,6 +37,10 @@ type Config struct {
 	HashConcurrency int           `env:"PLINTH_AUTH_ARGON2_CONCURRENCY" flag:"argon2-concurrency" default:"0" usage:"logins hashing at once (0: GOMAXPROCS, the cores auth may use)"`
 	HashQueue       int           `env:"PLINTH_AUTH_ARGON2_QUEUE" flag:"argon2-queue" default:"0" usage:"logins waiting to hash beyond those; more are refused with ResourceExhausted (0: twice the concurrency)"`
 	MaxTokens       int           `env:"PLINTH_AUTH_MAX_TOKENS_PER_USER" flag:"max-tokens-per-user" default:"100" usage:"live (unexpired, unrevoked) tokens one user may hold; a login beyond is refused with ResourceExhausted (0: no limit)"`
+
+	OIDCProvidersFile string        `env:"PLINTH_AUTH_OIDC_PROVIDERS_FILE" flag:"oidc-providers-file" usage:"JSON file of OpenID Connect providers (issuer, client id, client secret file, scopes, redirect URLs, claim to role mapping; see the README); empty: none"`
+	OIDCStateTTL      time.Duration `env:"PLINTH_AUTH_OIDC_STATE_TTL" flag:"oidc-state-ttl" default:"10m" usage:"how long a sign-in begun at an OpenID provider waits for its callback"`
+	PasswordLogin     bool          `env:"PLINTH_AUTH_PASSWORD_LOGIN" flag:"password-login" default:"true" usage:"whether users sign in with a username and password (false: through an OpenID provider only; the admin CLI still works)"`
 }
 
 // Defaults returns a Config with the auth service's own ports; Load fills the rest.
@@ -60,6 +65,17 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxTokens < 0 {
 		errs = append(errs, errors.New("PLINTH_AUTH_MAX_TOKENS_PER_USER: must not be negative (0: no limit)"))
+	}
+	if c.OIDCStateTTL < 10*time.Second || c.OIDCStateTTL > time.Hour {
+		errs = append(errs, errors.New("PLINTH_AUTH_OIDC_STATE_TTL: must be between 10s and 1h"))
+	}
+	if !c.PasswordLogin && c.OIDCProvidersFile == "" {
+		errs = append(errs, errors.New("PLINTH_AUTH_PASSWORD_LOGIN=false needs PLINTH_AUTH_OIDC_PROVIDERS_FILE: nobody could sign in"))
+	}
+	if c.OIDCProvidersFile != "" {
+		if _, err := sso.LoadProviders(c.OIDCProvidersFile); err != nil {
+			errs = append(errs, fmt.Errorf("PLINTH_AUTH_OIDC_PROVIDERS_FILE: %w", err))
+		}
 	}
 	if c.HashConcurrency < 0 || c.HashQueue < 0 {
 		errs = append(errs, errors.New("PLINTH_AUTH_ARGON2_CONCURRENCY, PLINTH_AUTH_ARGON2_QUEUE: must not be negative (0: the default)"))
@@ -99,7 +115,8 @@ func (c *Config) Lockout() identity.LockoutPolicy {
 // identityOptions are the identity rules' settings.
 func (c *Config) identityOptions(log *slog.Logger) identity.Options {
 	return identity.Options{Hash: c.HashParams(), Lockout: c.Lockout(), TokenTTL: c.TokenTTL, Logger: log,
-		HashConcurrency: c.HashConcurrency, HashQueue: c.HashQueue, Tokens: identity.TokenQuota{MaxPerUser: c.MaxTokens}}
+		HashConcurrency: c.HashConcurrency, HashQueue: c.HashQueue, Tokens: identity.TokenQuota{MaxPerUser: c.MaxTokens},
+		NoPasswordLogin: !c.PasswordLogin}
 }
 
 // publicPaths are the gateway paths ext_authz allows without a token.
@@ -113,4 +130,17 @@ func (c *Config) publicPaths() []string {
 // ValidateServe is Validate plus what serving needs beyond the database.
 func (c *Config) ValidateServe() error {
 	return errors.Join(c.Validate(), config.Required(config.EnvNATSURL, "nats-url", c.NATSURL))
+}
+
+// signIn is the OpenID sign-in service over st and svc: the configured providers (none
+// without PLINTH_AUTH_OIDC_PROVIDERS_FILE: ListProviders answers an empty list).
+func (c *Config) signIn(st sso.States, svc *identity.Service, log *slog.Logger) (*sso.Service, error) {
+	var ps []*sso.Provider
+	if c.OIDCProvidersFile != "" {
+		var err error
+		if ps, err = sso.LoadProviders(c.OIDCProvidersFile); err != nil {
+			return nil, fmt.Errorf("PLINTH_AUTH_OIDC_PROVIDERS_FILE: %w", err)
+		}
+	}
+	return sso.NewService(ps, st, svc, sso.Options{StateTTL: c.OIDCStateTTL, PasswordLogin: c.PasswordLogin, Logger: log})
 }

@@ -13,10 +13,14 @@ import (
 	"github.com/plinth-dev/plinth/services/auth/internal/store"
 )
 
-// Main runs the auth binary: `auth [serve] [flags]` serves; `auth users ...` administers users.
+// Main runs the auth binary: `auth [serve] [flags]` serves; `auth users ...` administers users;
+// `auth dev-oidc ...` runs a local OpenID provider for trying sign-in.
 func Main(ctx context.Context, args []string, environ []string) error {
 	if len(args) > 0 && args[0] == "users" {
 		return users(ctx, args[1:], environ)
+	}
+	if len(args) > 0 && args[0] == "dev-oidc" {
+		return devOIDC(ctx, args[1:], environ, os.Stdout)
 	}
 	if len(args) > 0 && args[0] == "serve" {
 		args = args[1:]

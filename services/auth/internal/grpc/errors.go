@@ -18,6 +18,7 @@ import (
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/grpcerr"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+	"github.com/plinth-dev/plinth/services/auth/internal/sso"
 )
 
 // badLoginMessage is the one answer for an unknown user, a wrong password and a disabled
@@ -44,6 +45,14 @@ const badLoginMessage = "wrong username or password"
 //     their own role, the last enabled admin losing the role); another admin can do it, or
 //     another user must become an admin first.
 //   - identity.ErrNotFound → NotFound, identity.ErrExists → AlreadyExists.
+//   - identity.ErrPasswordLoginOff → FailedPrecondition: password login is off here; sign in
+//     through a provider instead.
+//   - OpenID sign-in: *sso.StateError → FailedPrecondition (this callback cannot succeed;
+//     begin again); *sso.RefusedError → Unauthenticated (the provider's answer signs nobody
+//     in: a refused code, an ID token failing a check); *sso.NoRoleError and
+//     identity.ErrAccountDisabled → PermissionDenied (the person is known but may not sign
+//     in); *sso.NotFoundError → NotFound; *sso.UnavailableError → Unavailable (the provider
+//     cannot be reached; retry later), its cause logged, never sent.
 //   - anything else → grpcerr.Unexpected: context errors keep their codes, an unreachable
 //     database is Unavailable, the rest Internal with a fixed message; the cause is logged with
 //     the RPC and attrs (what the handler was working on), never sent.
@@ -55,6 +64,13 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	var busy *identity.BusyError
 	var denied *identity.RoleError
 	var quota *identity.TokenQuotaError
+	var (
+		badState    *sso.StateError
+		refused     *sso.RefusedError
+		noRole      *sso.NoRoleError
+		noProvider  *sso.NotFoundError
+		unavailable *sso.UnavailableError
+	)
 	switch fe, isField := identity.IsFieldError(err); {
 	case isField:
 		return status.Error(codes.InvalidArgument, fe.Error())
@@ -80,6 +96,21 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		return status.Error(codes.FailedPrecondition, "you cannot change your own role; another admin can")
 	case errors.Is(err, identity.ErrLastAdmin):
 		return status.Error(codes.FailedPrecondition, "the last enabled admin cannot lose the admin role; make another user an admin first")
+	case errors.Is(err, identity.ErrPasswordLoginOff):
+		return status.Error(codes.FailedPrecondition, identity.ErrPasswordLoginOff.Error())
+	case errors.As(err, &badState):
+		return status.Error(codes.FailedPrecondition, badState.Error())
+	case errors.As(err, &refused):
+		return status.Error(codes.Unauthenticated, refused.Error())
+	case errors.As(err, &noRole):
+		return status.Error(codes.PermissionDenied, noRole.Error())
+	case errors.Is(err, identity.ErrAccountDisabled):
+		return status.Error(codes.PermissionDenied, identity.ErrAccountDisabled.Error())
+	case errors.As(err, &noProvider):
+		return status.Error(codes.NotFound, noProvider.Error())
+	case errors.As(err, &unavailable):
+		log.WarnContext(ctx, "OpenID provider unavailable", append([]any{"provider", unavailable.Provider, "error", unavailable.Cause}, attrs...)...)
+		return status.Error(codes.Unavailable, "OpenID provider "+unavailable.Provider+" cannot be reached; retry later")
 	case errors.Is(err, identity.ErrNotFound):
 		return status.Error(codes.NotFound, "user not found")
 	case errors.Is(err, identity.ErrExists):

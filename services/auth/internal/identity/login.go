@@ -114,6 +114,9 @@ func loginFailed(a Attempt, why LoginFailure) *eventsv1.LoginFailed {
 // who already holds as many live tokens as Options.Tokens allows *TokenQuotaError, once the
 // password was checked (so it tells nobody else whether the user exists).
 func (s *Service) Login(ctx context.Context, username, password, clientAddr string) (string, Token, error) {
+	if s.opts.NoPasswordLogin {
+		return "", Token{}, ErrPasswordLoginOff
+	}
 	a := Attempt{Username: username, ClientAddress: clientAddr, At: s.opts.Now()}
 	if err := ValidateUsername(username); err != nil {
 		return "", Token{}, s.fail(ctx, a, FailureInvalid, err)
@@ -142,6 +145,14 @@ func (s *Service) Login(ctx context.Context, username, password, clientAddr stri
 	}
 	if err != nil {
 		return "", Token{}, err
+	}
+	if u.Provider != "" {
+		// A user of an OpenID provider has no password: answered as an unknown user, with
+		// the same argon2id work, so a password guess tells nothing either.
+		if err := s.gate.run(ctx, func() { _, _, _ = s.verify(s.dummyHash, password, s.opts.Hash) }); err != nil {
+			return "", Token{}, err
+		}
+		return "", Token{}, s.fail(ctx, a, FailureUnknownUser, ErrBadLogin)
 	}
 	var ok, rehash bool
 	if gerr := s.gate.run(ctx, func() { ok, rehash, err = s.verify(u.PasswordHash, password, s.opts.Hash) }); gerr != nil {

@@ -25,8 +25,11 @@ type Options struct {
 	HashQueue       int
 	// Tokens bounds the live tokens of one user; a login beyond it is a *TokenQuotaError.
 	Tokens TokenQuota
-	Now    func() time.Time // nil: time.Now
-	Logger *slog.Logger     // nil: discard
+	// NoPasswordLogin turns password login off (ErrPasswordLoginOff): people sign in through
+	// an OpenID provider only.
+	NoPasswordLogin bool
+	Now             func() time.Time // nil: time.Now
+	Logger          *slog.Logger     // nil: discard
 }
 
 // Service is the auth use cases: login, logout, token checks and user administration.

@@ -21,6 +21,9 @@ type User struct {
 	Admin        bool // Role is authz.Admin (kept for the API's admin field)
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// Provider is the OpenID provider the user signs in with ("" for a local user, who signs
+	// in with a password). Such a user has no password and Login refuses them.
+	Provider string
 }
 
 // Token is an issued bearer token as stored: never the token itself, only its ID.
@@ -122,9 +125,20 @@ type Store interface {
 	// ClearAddressThrottles deletes the counters of the address and its pairs; it returns how many.
 	ClearAddressThrottles(ctx context.Context, addr string) (int64, error)
 
-	// Purge deletes tokens expired or revoked before cutoff and counters idle since before
-	// forgetBefore, returning how many rows went.
+	// Purge deletes tokens expired or revoked before cutoff, counters idle since before
+	// forgetBefore and sign-in states expired before cutoff, returning how many rows went.
 	Purge(ctx context.Context, cutoff, forgetBefore time.Time) (int64, error)
+
+	// SignInExternal finds the user of (ext.Provider, ext.Subject), locked, or creates them
+	// (username ext.Username, or it with a suffix when taken; role ext.Role; no password),
+	// reads their live tokens, passes both to finish (ExternalSignedIn) and writes exactly the
+	// change it returns. It returns the user as written and the change.
+	SignInExternal(ctx context.Context, ext ExternalIdentity, finish func(before ExternalState) (ExternalChange, error)) (User, ExternalChange, error)
+	// SaveSignInState stores a sign-in begun at a provider.
+	SaveSignInState(ctx context.Context, st SignInState) error
+	// TakeSignInState deletes the state id and returns it as it was (expired or not): a state
+	// is taken once. ErrNotFound when there is none (never stored, already taken, purged).
+	TakeSignInState(ctx context.Context, id string) (SignInState, error)
 }
 
 // TokenChange is what the revocation of one token writes: nothing when Reason is 0, else the

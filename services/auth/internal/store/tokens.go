@@ -69,6 +69,11 @@ func (s *Store) Purge(ctx context.Context, cutoff, forgetBefore time.Time) (int6
 			return fmt.Errorf("purge login failures: %w", err)
 		}
 		n += tag.RowsAffected()
+		tag, err = tx.Exec(ctx, `DELETE FROM oidc_states WHERE expires_at < $1`, cutoff)
+		if err != nil {
+			return fmt.Errorf("purge sign-in states: %w", err)
+		}
+		n += tag.RowsAffected()
 		return nil
 	})
 	return n, err

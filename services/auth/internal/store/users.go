@@ -11,11 +11,11 @@ import (
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
 )
 
-const userColumns = `id::text, username, password_hash, disabled, role, created_at, updated_at`
+const userColumns = `id::text, username, password_hash, disabled, role, created_at, updated_at, coalesce(oidc_provider, '')`
 
 func scanUser(row pgx.Row) (identity.User, error) {
 	var u identity.User
-	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Disabled, &u.Role, &u.CreatedAt, &u.UpdatedAt)
+	err := row.Scan(&u.ID, &u.Username, &u.PasswordHash, &u.Disabled, &u.Role, &u.CreatedAt, &u.UpdatedAt, &u.Provider)
 	u.Admin = u.Role == authz.Admin
 	return u, err
 }

@@ -14,4 +14,11 @@ func init() {
 		"RevokeUserTokens": access.UserAdmin,
 		"SetUserRole":      access.UserAdmin,
 	})
+	// OpenID Connect sign-in begins a session, as Login does: public through the gateway
+	// (routes.Table, auth's DefaultPublicPaths), and open to every role.
+	access.Declare("plinth.auth.v1.OIDCService", map[string]access.Kind{
+		"ListProviders":  access.Session,
+		"BeginSignIn":    access.Session,
+		"CompleteSignIn": access.Session,
+	})
 }
