@@ -800,6 +800,100 @@ func (x *BackupStateChanged) GetActor() *Actor {
 	return nil
 }
 
+// BackupDeleted says a backup's objects were deleted from its store and its job removed
+// (plinth.lvmd.v1.JobService/DeleteBackup).
+//
+// Subject: plinth.lvmd.backup.deleted.
+type BackupDeleted struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The node's name.
+	Node string `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	// The backup's name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The volume it was taken of.
+	VolumeHandle string `protobuf:"bytes,3,opt,name=volume_handle,json=volumeHandle,proto3" json:"volume_handle,omitempty"`
+	// Where it was: the S3 endpoint and path, without credentials.
+	Location string `protobuf:"bytes,4,opt,name=location,proto3" json:"location,omitempty"`
+	// How many objects were deleted.
+	ObjectsDeleted uint32 `protobuf:"varint,5,opt,name=objects_deleted,json=objectsDeleted,proto3" json:"objects_deleted,omitempty"`
+	// Who deleted it, as in VolumeCreated.actor.
+	Actor         *Actor `protobuf:"bytes,6,opt,name=actor,proto3" json:"actor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackupDeleted) Reset() {
+	*x = BackupDeleted{}
+	mi := &file_plinth_events_v1_lvmd_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackupDeleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackupDeleted) ProtoMessage() {}
+
+func (x *BackupDeleted) ProtoReflect() protoreflect.Message {
+	mi := &file_plinth_events_v1_lvmd_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackupDeleted.ProtoReflect.Descriptor instead.
+func (*BackupDeleted) Descriptor() ([]byte, []int) {
+	return file_plinth_events_v1_lvmd_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *BackupDeleted) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *BackupDeleted) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *BackupDeleted) GetVolumeHandle() string {
+	if x != nil {
+		return x.VolumeHandle
+	}
+	return ""
+}
+
+func (x *BackupDeleted) GetLocation() string {
+	if x != nil {
+		return x.Location
+	}
+	return ""
+}
+
+func (x *BackupDeleted) GetObjectsDeleted() uint32 {
+	if x != nil {
+		return x.ObjectsDeleted
+	}
+	return 0
+}
+
+func (x *BackupDeleted) GetActor() *Actor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
 var File_plinth_events_v1_lvmd_proto protoreflect.FileDescriptor
 
 const file_plinth_events_v1_lvmd_proto_rawDesc = "" +
@@ -861,7 +955,14 @@ const file_plinth_events_v1_lvmd_proto_rawDesc = "" +
 	"size_bytes\x18\t \x01(\x04R\tsizeBytes\x12\x1c\n" +
 	"\tencrypted\x18\n" +
 	" \x01(\bR\tencrypted\x12-\n" +
-	"\x05actor\x18\v \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:$\x8a\xb5\x18 plinth.lvmd.backup.state_changed*i\n" +
+	"\x05actor\x18\v \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:$\x8a\xb5\x18 plinth.lvmd.backup.state_changed\"\xf0\x01\n" +
+	"\rBackupDeleted\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12#\n" +
+	"\rvolume_handle\x18\x03 \x01(\tR\fvolumeHandle\x12\x1a\n" +
+	"\blocation\x18\x04 \x01(\tR\blocation\x12'\n" +
+	"\x0fobjects_deleted\x18\x05 \x01(\rR\x0eobjectsDeleted\x12-\n" +
+	"\x05actor\x18\x06 \x01(\v2\x17.plinth.events.v1.ActorR\x05actor:\x1e\x8a\xb5\x18\x1aplinth.lvmd.backup.deleted*i\n" +
 	"\rVolumeJobKind\x12\x1f\n" +
 	"\x1bVOLUME_JOB_KIND_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16VOLUME_JOB_KIND_BACKUP\x10\x01\x12\x1b\n" +
@@ -886,7 +987,7 @@ func file_plinth_events_v1_lvmd_proto_rawDescGZIP() []byte {
 }
 
 var file_plinth_events_v1_lvmd_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plinth_events_v1_lvmd_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_plinth_events_v1_lvmd_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_plinth_events_v1_lvmd_proto_goTypes = []any{
 	(VolumeJobKind)(0),          // 0: plinth.events.v1.VolumeJobKind
 	(VolumeJobState)(0),         // 1: plinth.events.v1.VolumeJobState
@@ -897,22 +998,24 @@ var file_plinth_events_v1_lvmd_proto_goTypes = []any{
 	(*VolumeRemoved)(nil),       // 6: plinth.events.v1.VolumeRemoved
 	(*VolumeResized)(nil),       // 7: plinth.events.v1.VolumeResized
 	(*BackupStateChanged)(nil),  // 8: plinth.events.v1.BackupStateChanged
-	(*Actor)(nil),               // 9: plinth.events.v1.Actor
+	(*BackupDeleted)(nil),       // 9: plinth.events.v1.BackupDeleted
+	(*Actor)(nil),               // 10: plinth.events.v1.Actor
 }
 var file_plinth_events_v1_lvmd_proto_depIdxs = []int32{
-	2, // 0: plinth.events.v1.NodeHeartbeat.device_classes:type_name -> plinth.events.v1.DeviceClassCapacity
-	2, // 1: plinth.events.v1.CapacityChanged.device_class:type_name -> plinth.events.v1.DeviceClassCapacity
-	9, // 2: plinth.events.v1.VolumeCreated.actor:type_name -> plinth.events.v1.Actor
-	9, // 3: plinth.events.v1.VolumeRemoved.actor:type_name -> plinth.events.v1.Actor
-	9, // 4: plinth.events.v1.VolumeResized.actor:type_name -> plinth.events.v1.Actor
-	0, // 5: plinth.events.v1.BackupStateChanged.kind:type_name -> plinth.events.v1.VolumeJobKind
-	1, // 6: plinth.events.v1.BackupStateChanged.state:type_name -> plinth.events.v1.VolumeJobState
-	9, // 7: plinth.events.v1.BackupStateChanged.actor:type_name -> plinth.events.v1.Actor
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	2,  // 0: plinth.events.v1.NodeHeartbeat.device_classes:type_name -> plinth.events.v1.DeviceClassCapacity
+	2,  // 1: plinth.events.v1.CapacityChanged.device_class:type_name -> plinth.events.v1.DeviceClassCapacity
+	10, // 2: plinth.events.v1.VolumeCreated.actor:type_name -> plinth.events.v1.Actor
+	10, // 3: plinth.events.v1.VolumeRemoved.actor:type_name -> plinth.events.v1.Actor
+	10, // 4: plinth.events.v1.VolumeResized.actor:type_name -> plinth.events.v1.Actor
+	0,  // 5: plinth.events.v1.BackupStateChanged.kind:type_name -> plinth.events.v1.VolumeJobKind
+	1,  // 6: plinth.events.v1.BackupStateChanged.state:type_name -> plinth.events.v1.VolumeJobState
+	10, // 7: plinth.events.v1.BackupStateChanged.actor:type_name -> plinth.events.v1.Actor
+	10, // 8: plinth.events.v1.BackupDeleted.actor:type_name -> plinth.events.v1.Actor
+	9,  // [9:9] is the sub-list for method output_type
+	9,  // [9:9] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_plinth_events_v1_lvmd_proto_init() }
@@ -928,7 +1031,7 @@ func file_plinth_events_v1_lvmd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plinth_events_v1_lvmd_proto_rawDesc), len(file_plinth_events_v1_lvmd_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -9,6 +9,11 @@ func init() {
 	access.Declare("plinth.lvmd.v1.JobService", map[string]access.Kind{
 		"ListJobs": access.Read,
 		"GetJob":   access.Read,
+		// A restore creates a volume; a delete removes a backup's objects; a dismissal
+		// removes a job's row: all three change things, so a viewer may call none.
+		"RestoreBackup": access.Write,
+		"DeleteBackup":  access.Write,
+		"DismissJob":    access.Write,
 	})
 	access.Declare("plinth.lvmd.v1.VolumeService", map[string]access.Kind{
 		"GetVolume":   access.Read,

@@ -217,8 +217,11 @@ type GetVolumeResponse struct {
 	// The S3 endpoint a CreateBackup naming no endpoint and no credentials writes to; empty
 	// when the agent has none (then a backup must name its endpoint and keys).
 	DefaultBackupEndpoint string `protobuf:"bytes,2,opt,name=default_backup_endpoint,json=defaultBackupEndpoint,proto3" json:"default_backup_endpoint,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The bucket of the agent's default store (a backup's path starts with it: bucket/prefix);
+	// empty when the agent has no default store or does not know its bucket.
+	DefaultBackupBucket string `protobuf:"bytes,3,opt,name=default_backup_bucket,json=defaultBackupBucket,proto3" json:"default_backup_bucket,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *GetVolumeResponse) Reset() {
@@ -261,6 +264,13 @@ func (x *GetVolumeResponse) GetVolume() *Volume {
 func (x *GetVolumeResponse) GetDefaultBackupEndpoint() string {
 	if x != nil {
 		return x.DefaultBackupEndpoint
+	}
+	return ""
+}
+
+func (x *GetVolumeResponse) GetDefaultBackupBucket() string {
+	if x != nil {
+		return x.DefaultBackupBucket
 	}
 	return ""
 }
@@ -378,10 +388,11 @@ const file_plinth_lvmd_v1_volumes_proto_rawDesc = "" +
 	" \x01(\tR\ainUseBy\"I\n" +
 	"\x10GetVolumeRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12!\n" +
-	"\fdevice_class\x18\x02 \x01(\tR\vdeviceClass\"{\n" +
+	"\fdevice_class\x18\x02 \x01(\tR\vdeviceClass\"\xaf\x01\n" +
 	"\x11GetVolumeResponse\x12.\n" +
 	"\x06volume\x18\x01 \x01(\v2\x16.plinth.lvmd.v1.VolumeR\x06volume\x126\n" +
-	"\x17default_backup_endpoint\x18\x02 \x01(\tR\x15defaultBackupEndpoint\"7\n" +
+	"\x17default_backup_endpoint\x18\x02 \x01(\tR\x15defaultBackupEndpoint\x122\n" +
+	"\x15default_backup_bucket\x18\x03 \x01(\tR\x13defaultBackupBucket\"7\n" +
 	"\x12ListVolumesRequest\x12!\n" +
 	"\fdevice_class\x18\x01 \x01(\tR\vdeviceClass\"G\n" +
 	"\x13ListVolumesResponse\x120\n" +
