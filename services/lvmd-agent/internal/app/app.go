@@ -93,11 +93,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (_ *service.Service
 		return nil, err
 	}
 	if s3Default != nil {
-		log.Info("default S3 store for requests that name no endpoint and no credentials", "endpoint", s3Default.Endpoint)
+		if s3Default.Bucket == "" {
+			s3Default.Bucket = discoverBucket(ctx, s3Default, log)
+		}
+		log.Info("default S3 store for requests that name no endpoint and no credentials", "endpoint", s3Default.Endpoint, "bucket", s3Default.Bucket)
 	}
 	lvmdgrpc.RegisterLVService(srv.GRPC(), lvmdgrpc.NewLVServer(volumes, jobs, s3Default, log))
 	lvmdpb.RegisterVGServiceServer(srv.GRPC(), lvmdgrpc.NewVGServer(volumes, cfg.WatchInterval, s.Lifetime(), log))
-	jobspb.RegisterJobServiceServer(srv.GRPC(), lvmdgrpc.NewJobServer(st, cfg.NodeName, log))
+	jobspb.RegisterJobServiceServer(srv.GRPC(), lvmdgrpc.NewJobServer(st, jobs, s3Default, cfg.NodeName, log))
 	jobspb.RegisterVolumeServiceServer(srv.GRPC(), lvmdgrpc.NewVolumeServer(volumes, s3Default, log))
 	if tlsLis != nil {
 		s.Go("mutual TLS listener", serveTLS(srv, tlsLis, log))

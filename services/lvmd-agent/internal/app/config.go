@@ -14,6 +14,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/config"
 	"github.com/plinth-dev/plinth/libs/storage/compression"
+	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 
 	"github.com/plinth-dev/plinth/services/lvmd-agent/internal/deviceclass"
 	lvmdgrpc "github.com/plinth-dev/plinth/services/lvmd-agent/internal/grpc"
@@ -48,6 +49,7 @@ type Config struct {
 	DefaultS3Endpoint      string `env:"PLINTH_LVMD_DEFAULT_S3_ENDPOINT" flag:"default-s3-endpoint" usage:"S3 endpoint for backup and restore requests that name no endpoint and no credentials (make up: its dev radosgw); empty: such requests are refused, as lvmd does"`
 	DefaultS3AccessKeyFile string `env:"PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE" flag:"default-s3-access-key-id-file" usage:"file holding the access key id for PLINTH_LVMD_DEFAULT_S3_ENDPOINT (read at start)"`
 	DefaultS3SecretKeyFile string `env:"PLINTH_LVMD_DEFAULT_S3_SECRET_ACCESS_KEY_FILE" flag:"default-s3-secret-access-key-file" usage:"file holding the secret access key for PLINTH_LVMD_DEFAULT_S3_ENDPOINT (read at start)"`
+	DefaultS3Bucket        string `env:"PLINTH_LVMD_DEFAULT_S3_BUCKET" flag:"default-s3-bucket" usage:"the default store's bucket, which the console puts first in a backup's path (empty: the one bucket the store lists for the agent's keys, if it lists exactly one)"`
 
 	// classes is the parsed ConfigFile (Resolve).
 	classes *deviceclass.Classes
@@ -137,15 +139,20 @@ func (c *Config) Validate() error {
 // unset; the endpoint needs both key files.
 func (c *Config) s3Default() (*lvmdgrpc.S3Default, error) {
 	if c.DefaultS3Endpoint == "" {
-		if c.DefaultS3AccessKeyFile != "" || c.DefaultS3SecretKeyFile != "" {
-			return nil, errors.New("PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE and _SECRET_ACCESS_KEY_FILE: need PLINTH_LVMD_DEFAULT_S3_ENDPOINT")
+		if c.DefaultS3AccessKeyFile != "" || c.DefaultS3SecretKeyFile != "" || c.DefaultS3Bucket != "" {
+			return nil, errors.New("PLINTH_LVMD_DEFAULT_S3_ACCESS_KEY_ID_FILE, _SECRET_ACCESS_KEY_FILE and _BUCKET: need PLINTH_LVMD_DEFAULT_S3_ENDPOINT")
 		}
 		return nil, nil
 	}
 	if u, err := url.Parse(c.DefaultS3Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return nil, errors.New("PLINTH_LVMD_DEFAULT_S3_ENDPOINT: want http(s)://host[:port] without credentials")
 	}
-	d := &lvmdgrpc.S3Default{Endpoint: c.DefaultS3Endpoint}
+	if c.DefaultS3Bucket != "" {
+		if err := objectstore.ValidateBucket(c.DefaultS3Bucket); err != nil {
+			return nil, fmt.Errorf("PLINTH_LVMD_DEFAULT_S3_BUCKET: %w", err)
+		}
+	}
+	d := &lvmdgrpc.S3Default{Endpoint: c.DefaultS3Endpoint, Bucket: c.DefaultS3Bucket}
 	for _, f := range []struct {
 		name, path string
 		to         *string

@@ -16,24 +16,59 @@ import (
 	"github.com/plinth-dev/plinth/libs/storage/objectstore"
 )
 
-// describe is a job's failure as its message says it, and as the agent logs it. An endpoint
-// is the client's choice (data_source.s3.endpoint), so whatever answered there — an SSH or
-// SMTP banner, an HTML page — must never be quoted back: it would turn backups into a probe
-// of the node's local services. What failed is said in plain words instead (issue #36); any
-// other error is the agent's own text (no error on this path carries a credential).
-func describe(err error) string {
+// describe is a job's failure as its message says it, and as the agent logs it, in words
+// that name the target's bucket and endpoint. An endpoint is the client's choice
+// (data_source.s3.endpoint), so whatever answered there — an SSH or SMTP banner, an HTML page
+// — must never be quoted back: it would turn backups into a probe of the node's local
+// services. What failed is said in plain words instead (issue #36); any other error is the
+// agent's own text (no error on this path carries a credential).
+func describe(err error, t Target) string {
+	var se *StoreError
+	if errors.As(err, &se) {
+		return se.Error()
+	}
+	return describeAt(err, t.S3.Bucket, t.endpoint())
+}
+
+// StoreError is a failure of the object store that holds (or is to hold) a backup, with the
+// bucket and endpoint it concerns: its text says what failed in words (describeAt), and it
+// unwraps to the store's error (objectstore.ErrDenied, ErrBucketMissing, the SDK's).
+type StoreError struct {
+	Bucket, Endpoint string
+	Err              error
+}
+
+func (e *StoreError) Error() string { return describeAt(e.Err, e.Bucket, e.Endpoint) }
+
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// inStore wraps an object store failure of target t in a *StoreError; the backup's own
+// outcomes (no backup there, a manifest of another, damaged data) and a canceled context
+// pass as they are.
+func inStore(t Target, err error) error {
+	var taken *PathTakenError
+	switch {
+	case err == nil, errors.Is(err, ErrNoBackup), errors.Is(err, ErrBadManifest), errors.Is(err, ErrChecksum),
+		errors.As(err, &taken), errors.Is(err, context.Canceled):
+		return err
+	}
+	return &StoreError{Bucket: t.S3.Bucket, Endpoint: t.endpoint(), Err: err}
+}
+
+// describeAt says err in words, naming bucket and endpoint where they help.
+func describeAt(err error, bucket, endpoint string) string {
 	switch {
 	case errors.Is(err, objectstore.ErrDenied):
-		return "the object store refused the credentials or the operation"
+		return fmt.Sprintf("access denied: the store at %s refused the credentials or the operation on bucket %s", endpoint, bucket)
 	case errors.Is(err, objectstore.ErrBucketMissing):
-		return "the bucket in data_source.s3.path does not exist"
+		return fmt.Sprintf("the bucket %s does not exist at %s", bucket, endpoint)
 	}
 	var sendErr *smithyhttp.RequestSendError
 	var apiErr smithy.APIError
 	var status interface{ HTTPStatusCode() int }
 	switch {
 	case errors.As(err, &sendErr):
-		return "the object store at data_source.s3.endpoint " + unreachable(err)
+		return "the object store at " + endpoint + " " + unreachable(err)
 	case errors.As(err, &apiErr):
 		// S3's error codes are short words (NoSuchKey, SlowDown); anything else is not
 		// repeated.
@@ -41,9 +76,9 @@ func describe(err error) string {
 		if c := apiErr.ErrorCode(); s3Code.MatchString(c) {
 			code = c
 		}
-		return fmt.Sprintf("the object store answered %s (HTTP %d)", code, httpStatus(err))
+		return fmt.Sprintf("the object store at %s answered %s (HTTP %d)", endpoint, code, httpStatus(err))
 	case errors.As(err, &status):
-		return fmt.Sprintf("the endpoint answered HTTP %d, which is not an S3 answer", status.HTTPStatusCode())
+		return fmt.Sprintf("the endpoint %s answered HTTP %d, which is not an S3 answer", endpoint, status.HTTPStatusCode())
 	}
 	return err.Error()
 }

@@ -50,3 +50,23 @@ func (e *PathTakenError) Error() string {
 	return fmt.Sprintf("data_source.s3.path already holds backup %s of volume %s from node %s; give each backup its own path",
 		objectstore.Quote(e.Backup), objectstore.Quote(e.VolumeHandle), objectstore.Quote(e.Node))
 }
+
+// Failures of the calls on a listed job (RestoreBackup, DeleteBackup, DismissJob).
+var (
+	// ErrJobRunning: the job is in progress; it cannot be deleted or dismissed now.
+	ErrJobRunning = errors.New("the job is still in progress; wait for it to end")
+	// ErrNotFailed: only a failed job is dismissed.
+	ErrNotFailed = errors.New("only a failed job can be dismissed; delete a complete backup instead")
+	// ErrLocationUnknown: the job was recorded before the agent kept where its backup is.
+	ErrLocationUnknown = errors.New("the job was recorded before the agent kept where its backup is; restore it with CreateLV and data_source.s3.path")
+	// ErrNoDefaultStore: the backup is in the agent's default store, which it no longer has.
+	ErrNoDefaultStore = errors.New("the backup is in the agent's default store, which this agent no longer has; give the store's credentials")
+)
+
+// NotBackupError: the job named is not one this call takes.
+type NotBackupError struct {
+	// Field names the request's field; Why says what the job is instead.
+	Field, Why string
+}
+
+func (e *NotBackupError) Error() string { return e.Field + ": " + e.Why }

@@ -48,7 +48,10 @@ type Job struct {
 	// identical request (which carries the credentials again) restarts it.
 	Retryable bool
 	// Location is the S3 endpoint and path, without credentials.
-	Location  string
+	Location string
+	// Store is where the backup lives, kept so that a listed backup can be restored or
+	// deleted later (credentials are never kept). Zero for jobs recorded before it was.
+	Store     StoreRef
 	Encrypted bool
 	// Synchronous marks a restore whose caller waits: on failure its volume is removed.
 	Synchronous bool
@@ -73,6 +76,17 @@ type Outcome struct {
 	// Retryable: the job was cut short by the agent stopping, not by its own failure.
 	Retryable bool
 }
+
+// StoreRef is where a backup lives, without credentials: the endpoint ("" for AWS), bucket,
+// prefix, whether TLS certificates are verified, and whether it is the agent's default store
+// (whose credentials the agent has).
+type StoreRef struct {
+	Endpoint, Bucket, Prefix string
+	VerifyTLS, Default       bool
+}
+
+// Known reports whether the job recorded where its backup is.
+func (s StoreRef) Known() bool { return s.Bucket != "" && s.Prefix != "" }
 
 // JobCursor is where a newest-first page of jobs continues: after the job started at
 // StartedAt with ID (both from the previous page's last job).
@@ -101,4 +115,13 @@ type JobStore interface {
 	// Interrupt fails (retryably) every job of node still in progress under another owner:
 	// the agent that ran them is gone.
 	Interrupt(ctx context.Context, node, owner, message string) (int, error)
+	// JobByID returns node's job id, or ErrJobNotFound.
+	JobByID(ctx context.Context, node string, id int64) (Job, error)
+	// DeleteBackup removes a backup job that is not in progress, with a BackupDeleted event
+	// saying objects were deleted; ErrJobNotFound when it is gone, ErrJobRunning when it
+	// runs again.
+	DeleteBackup(ctx context.Context, j Job, objects int) error
+	// Dismiss removes a failed job (no event: nothing but the list changes); ErrJobNotFound
+	// when it is gone, ErrNotFailed when it did not fail.
+	Dismiss(ctx context.Context, node string, id int64) error
 }

@@ -35,12 +35,12 @@ func (r *Runner) Backup(ctx context.Context, req BackupRequest) (Job, error) {
 		return Job{}, err
 	}
 	job, claimed, err := r.store.Claim(ctx, Job{Node: r.node, Kind: KindBackup, Name: req.Name, VolumeHandle: req.VolumeHandle,
-		DeviceClass: dc.Name, Location: req.Target.Location, Encrypted: req.Target.Key != nil, SizeBytes: vol.Size, Owner: r.owner}, false)
+		DeviceClass: dc.Name, Location: req.Target.Location, Store: req.Target.Ref(), Encrypted: req.Target.Key != nil, SizeBytes: vol.Size, Owner: r.owner}, false)
 	if err != nil || !claimed {
 		return job, err
 	}
 	r.log.InfoContext(ctx, "backup started", "name", req.Name, "volume", req.VolumeHandle, "target", req.Target)
-	r.start(job, func(ctx context.Context, done *atomic.Uint64) error {
+	r.start(job, req.Target, func(ctx context.Context, done *atomic.Uint64) error {
 		return r.runBackup(ctx, job, dc, vol, req.Target, done)
 	})
 	return job, nil
@@ -67,7 +67,7 @@ func (r *Runner) runBackup(ctx context.Context, job Job, dc *deviceclass.DeviceC
 	} else if errors.Is(err, ErrBadManifest) {
 		return fmt.Errorf("data_source.s3.path holds a manifest.json that is not this agent's; give each backup its own path: %w", err)
 	} else if !errors.Is(err, ErrNoBackup) {
-		return err
+		return inStore(t, err)
 	}
 	src, err := r.openSource(ctx, dc, vol, job.ID)
 	if err != nil {
@@ -80,7 +80,7 @@ func (r *Runner) runBackup(ctx context.Context, job Job, dc *deviceclass.DeviceC
 	}()
 	m, err := r.upload(ctx, st, t, src, done)
 	if err != nil {
-		return err
+		return inStore(t, err)
 	}
 	m.Backup, m.VolumeHandle, m.Node, m.DeviceClass, m.VolumeGroup = job.Name, job.VolumeHandle, job.Node, dc.Name, dc.VolumeGroup
 	if err := putManifest(ctx, st, m); errors.Is(err, objectstore.ErrExists) {
@@ -88,7 +88,7 @@ func (r *Runner) runBackup(ctx context.Context, job Job, dc *deviceclass.DeviceC
 			return &PathTakenError{Backup: other.Backup, VolumeHandle: other.VolumeHandle, Node: other.Node}
 		}
 	} else if err != nil {
-		return fmt.Errorf("store manifest: %w", err)
+		return inStore(t, fmt.Errorf("store manifest: %w", err))
 	}
 	return nil
 }
@@ -138,7 +138,7 @@ func (r *Runner) Restore(ctx context.Context, req RestoreRequest) (volume.Volume
 	}
 	m, err := readManifest(ctx, st)
 	if err != nil {
-		return volume.Volume{}, err
+		return volume.Volume{}, inStore(req.Target, err)
 	}
 	if err := checkKey(m, req.Target.Key); err != nil {
 		return volume.Volume{}, err
@@ -147,7 +147,7 @@ func (r *Runner) Restore(ctx context.Context, req RestoreRequest) (volume.Volume
 		return volume.Volume{}, &TooSmallError{Backup: m.SizeBytes, Volume: req.Volume.Size}
 	}
 	job, claimed, err := r.store.Claim(ctx, Job{Node: r.node, Kind: KindRestore, Name: name, VolumeHandle: name, DeviceClass: dc.Name,
-		Location: req.Target.Location, Encrypted: m.Encrypted, Synchronous: req.Synchronous, SizeBytes: m.SizeBytes, Owner: r.owner}, true)
+		Location: req.Target.Location, Store: req.Target.Ref(), Encrypted: m.Encrypted, Synchronous: req.Synchronous, SizeBytes: m.SizeBytes, Owner: r.owner}, true)
 	if err != nil {
 		return volume.Volume{}, err
 	}
@@ -164,7 +164,7 @@ func (r *Runner) Restore(ctx context.Context, req RestoreRequest) (volume.Volume
 		return volume.Volume{}, err
 	}
 	r.log.InfoContext(ctx, "restore started", "volume", name, "device_class", dc.Name, "synchronous", req.Synchronous, "target", req.Target)
-	r.start(job, func(ctx context.Context, done *atomic.Uint64) error {
+	r.start(job, req.Target, func(ctx context.Context, done *atomic.Uint64) error {
 		return r.runRestore(ctx, job, dc, vol, m, req.Target, done)
 	})
 	return r.settle(ctx, req, job, vol)
@@ -207,5 +207,5 @@ func (r *Runner) runRestore(ctx context.Context, job Job, dc *deviceclass.Device
 		return err
 	}
 	defer dst.Close()
-	return r.download(ctx, st, m, t.Key, dst, done)
+	return inStore(t, r.download(ctx, st, m, t.Key, dst, done))
 }

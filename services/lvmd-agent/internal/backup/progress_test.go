@@ -48,7 +48,7 @@ func TestRunningJobRecordsItsProgress(t *testing.T) {
 	r := New(Options{Store: st, ProgressInterval: 5 * time.Millisecond})
 	defer r.Close(context.Background())
 	release := make(chan struct{})
-	rn := r.start(Job{ID: 7, Kind: KindBackup}, func(_ context.Context, done *atomic.Uint64) error {
+	rn := r.start(Job{ID: 7, Kind: KindBackup}, Target{}, func(_ context.Context, done *atomic.Uint64) error {
 		done.Store(3 << 20)
 		<-release
 		done.Store(8 << 20)

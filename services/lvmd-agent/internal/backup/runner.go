@@ -141,8 +141,8 @@ func (r *Runner) Close(ctx context.Context) error {
 	}
 }
 
-// start runs work for job in the background and records its outcome.
-func (r *Runner) start(job Job, work func(ctx context.Context, done *atomic.Uint64) error) *run {
+// start runs work for job on target t in the background and records its outcome.
+func (r *Runner) start(job Job, t Target, work func(ctx context.Context, done *atomic.Uint64) error) *run {
 	rn := &run{done: make(chan struct{})}
 	r.mu.Lock()
 	r.running[job.ID] = rn
@@ -157,7 +157,7 @@ func (r *Runner) start(job Job, work func(ctx context.Context, done *atomic.Uint
 		stopProgress()
 		out := Outcome{State: Complete, BytesDone: done.Load()}
 		if err != nil {
-			out = Outcome{State: Failed, Message: describe(err), BytesDone: done.Load(), Retryable: r.ctx.Err() != nil}
+			out = Outcome{State: Failed, Message: describe(err, t), BytesDone: done.Load(), Retryable: r.ctx.Err() != nil}
 			if out.Retryable {
 				out.Message = interruptedMessage
 			}

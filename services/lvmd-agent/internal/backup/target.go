@@ -18,6 +18,21 @@ type Target struct {
 	Key *encryption.Key
 	// Location is "ENDPOINT/BUCKET/PREFIX" for messages and events: no credentials.
 	Location string
+	// Default: the agent's default store (its own endpoint and credentials).
+	Default bool
+}
+
+// Ref is where the target is, without credentials, as a job keeps it.
+func (t Target) Ref() StoreRef {
+	return StoreRef{Endpoint: t.S3.Endpoint, Bucket: t.S3.Bucket, Prefix: t.S3.Prefix, VerifyTLS: !t.S3.InsecureSkipVerify, Default: t.Default}
+}
+
+// endpoint is the target's endpoint as people read it (AWS's when it names none).
+func (t Target) endpoint() string {
+	if t.S3.Endpoint == "" {
+		return "https://s3.amazonaws.com"
+	}
+	return t.S3.Endpoint
 }
 
 // LogValue prints the target without credentials or key.

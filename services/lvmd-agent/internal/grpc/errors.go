@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -34,7 +35,11 @@ import (
 //   - a volume held by a backup or restore, a missing volume group or thin pool, settings lvm refuses,
 //     an unusable manifest, a missing bucket, a layout only device-mapper can read →
 //     FailedPrecondition: the node or the target must change first.
-//   - credentials the object store refuses → PermissionDenied.
+//   - credentials the object store refuses → PermissionDenied; an object store that cannot be
+//     reached → Unavailable; both, and a missing bucket, said in words naming the bucket and
+//     endpoint (backup.StoreError).
+//   - a listed job that is not a complete backup, still runs, did not fail (dismiss), or was
+//     recorded without its location → FailedPrecondition.
 //   - restored bytes that fail their checksum or authentication → DataLoss.
 //   - lvm hanging past its deadline, a job still running elsewhere → Unavailable: retry.
 //   - anything else → grpcerr.Unexpected (context codes, transient → Unavailable, else
@@ -59,6 +64,9 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 		taken     *backup.PathTakenError
 		jobErr    *backup.JobError
 		decKeyErr *encryption.KeyError
+		storeErr  *backup.StoreError
+		notBackup *backup.NotBackupError
+		sendErr   *smithyhttp.RequestSendError
 	)
 	switch {
 	case errors.As(err, &classErr):
@@ -120,6 +128,18 @@ func toStatus(ctx context.Context, log *slog.Logger, err error, attrs ...any) er
 	case errors.Is(err, backup.ErrChecksum), errors.Is(err, encryption.ErrDecrypt):
 		log.ErrorContext(ctx, "restored data failed verification", append(attrs, "error", err)...)
 		return status.Error(codes.DataLoss, "the backup's data failed verification (checksum or authentication); the volume was not restored")
+	case errors.As(err, &storeErr) && errors.Is(err, objectstore.ErrDenied):
+		return status.Error(codes.PermissionDenied, storeErr.Error())
+	case errors.As(err, &storeErr) && errors.Is(err, objectstore.ErrBucketMissing):
+		return status.Error(codes.FailedPrecondition, storeErr.Error())
+	case errors.As(err, &storeErr) && errors.As(err, &sendErr):
+		log.WarnContext(ctx, "object store unreachable", append(attrs, "error", storeErr.Error())...)
+		return status.Error(codes.Unavailable, storeErr.Error())
+	case errors.As(err, &notBackup):
+		return status.Error(codes.FailedPrecondition, notBackup.Error())
+	case errors.Is(err, backup.ErrJobRunning), errors.Is(err, backup.ErrNotFailed), errors.Is(err, backup.ErrLocationUnknown),
+		errors.Is(err, backup.ErrNoDefaultStore):
+		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, objectstore.ErrDenied):
 		return status.Error(codes.PermissionDenied, "the object store refused the credentials or the operation")
 	case errors.Is(err, objectstore.ErrBucketMissing):

@@ -29,17 +29,21 @@ type JobReader interface {
 }
 
 // JobServer implements plinth.lvmd.v1.JobService: the node's backup and restore jobs as the
-// store records them (progress is recorded by the running job every few seconds).
+// store records them (progress is recorded by the running job every few seconds), and the
+// restore, deletion and dismissal of a listed job (job_actions.go).
 type JobServer struct {
 	jobspb.UnimplementedJobServiceServer
-	jobs JobReader
-	node string
-	log  *slog.Logger
+	jobs   JobReader
+	runner *backup.Runner
+	s3     *S3Default
+	node   string
+	log    *slog.Logger
 }
 
-// NewJobServer serves the jobs of node.
-func NewJobServer(jobs JobReader, node string, log *slog.Logger) *JobServer {
-	return &JobServer{jobs: jobs, node: node, log: log}
+// NewJobServer serves the jobs of node; runner restores and deletes them, with s3 (may be
+// nil) the agent's default store.
+func NewJobServer(jobs JobReader, runner *backup.Runner, s3 *S3Default, node string, log *slog.Logger) *JobServer {
+	return &JobServer{jobs: jobs, runner: runner, s3: s3, node: node, log: log}
 }
 
 // ListJobs returns a page of the node's jobs, newest first.
@@ -101,7 +105,7 @@ func jobPB(j backup.Job) *jobspb.Job {
 	out := &jobspb.Job{Id: j.ID, Name: j.Name, VolumeHandle: j.VolumeHandle, DeviceClass: j.DeviceClass, Node: j.Node,
 		BytesDone: j.BytesDone, SizeBytes: j.SizeBytes, Location: j.Location, Encrypted: j.Encrypted, Message: j.Message,
 		Retryable: j.Retryable, Attempts: int32(j.Attempts), CreateTime: timestamppb.New(j.CreatedAt),
-		StartTime: timestamppb.New(j.StartedAt), UpdateTime: timestamppb.New(j.UpdatedAt)}
+		StartTime: timestamppb.New(j.StartedAt), UpdateTime: timestamppb.New(j.UpdatedAt), DefaultStore: j.Store.Default}
 	switch j.Kind {
 	case backup.KindBackup:
 		out.Kind = jobspb.JobKind_JOB_KIND_BACKUP

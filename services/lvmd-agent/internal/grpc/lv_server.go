@@ -57,7 +57,7 @@ func (s *LVServer) CreateLV(ctx context.Context, raw *lvmdpb.Empty) (*lvmdpb.Cre
 	create := volume.CreateRequest{Name: req.name, Size: size, Tags: req.tags, DeviceClass: req.deviceClass, OptionClass: req.optionClass}
 	var vol volume.Volume
 	if ds := req.dataSource; ds != nil {
-		target, err := toTarget(fieldS3, s.s3Default.apply(ds.GetS3()))
+		target, err := s.s3Default.target(fieldS3, ds.GetS3())
 		if err != nil {
 			return nil, err
 		}
@@ -148,13 +148,13 @@ func (s *LVServer) CreateBackup(ctx context.Context, req *lvmdpb.CreateBackupReq
 	if b == nil {
 		return nil, input.Invalid("backup", "is required")
 	}
-	if err := input.Required("backup.name", b.GetName(), input.MaxName); err != nil {
+	if err := backupName("backup.name", b.GetName()); err != nil {
 		return nil, err
 	}
 	if err := lvName("backup.volume_handle", b.GetVolumeHandle()); err != nil {
 		return nil, err
 	}
-	target, err := toTarget("backup.data_source.s3", s.s3Default.apply(b.GetDataSource().GetS3()))
+	target, err := s.s3Default.target("backup.data_source.s3", b.GetDataSource().GetS3())
 	if err != nil {
 		return nil, err
 	}

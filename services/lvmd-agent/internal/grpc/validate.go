@@ -202,3 +202,21 @@ func proxyURL(field, v string) error {
 	}
 	return nil
 }
+
+// backupName checks a backup's name (CreateBackup's backup.name): like every other name of
+// the suite, letters, digits and - _ . + (not first: - or .), at most 255 bytes — never a
+// path (it goes into events, manifests and the console's lists).
+func backupName(field, v string) error {
+	if err := input.Required(field, v, input.MaxName); err != nil {
+		return err
+	}
+	if v[0] == '-' || v[0] == '.' {
+		return input.Invalid(field, "must start with a letter, a digit, '_' or '+', not %s", input.Quote(input.Truncate(v, 32)))
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '+') {
+			return input.Invalid(field, "may only contain letters, digits and - _ . + (byte %d of %s is %q)", i, input.Quote(input.Truncate(v, 32)), rune(c))
+		}
+	}
+	return nil
+}

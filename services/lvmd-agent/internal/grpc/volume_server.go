@@ -38,7 +38,7 @@ func (s *VolumeServer) GetVolume(ctx context.Context, req *volumespb.GetVolumeRe
 	}
 	resp := &volumespb.GetVolumeResponse{Volume: volumePB(d)}
 	if s.s3 != nil {
-		resp.DefaultBackupEndpoint = s.s3.Endpoint
+		resp.DefaultBackupEndpoint, resp.DefaultBackupBucket = s.s3.Endpoint, s.s3.Bucket
 	}
 	return resp, nil
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	eventsv1 "github.com/plinth-dev/plinth/libs/api/plinth/events/v1"
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/libs/platform/input"
@@ -22,7 +25,8 @@ var _ backup.JobStore = (*Store)(nil)
 const maxMessage = 4 << 10
 
 const jobColumns = `id, node, kind, name, volume_handle, device_class, state, message, retryable, location,
-	encrypted, synchronous, bytes_done, size_bytes, owner, attempts, created_at, updated_at, started_at, finished_at`
+	encrypted, synchronous, bytes_done, size_bytes, owner, attempts, created_at, updated_at, started_at, finished_at,
+	s3_endpoint, s3_bucket, s3_prefix, s3_verify_tls, default_store`
 
 func scanJob(row pgx.Row) (backup.Job, error) {
 	var j backup.Job
@@ -30,7 +34,7 @@ func scanJob(row pgx.Row) (backup.Job, error) {
 	var finished *time.Time
 	err := row.Scan(&j.ID, &j.Node, &j.Kind, &j.Name, &j.VolumeHandle, &j.DeviceClass, &j.State, &j.Message, &j.Retryable,
 		&j.Location, &j.Encrypted, &j.Synchronous, &done, &size, &j.Owner, &j.Attempts, &j.CreatedAt, &j.UpdatedAt,
-		&j.StartedAt, &finished)
+		&j.StartedAt, &finished, &j.Store.Endpoint, &j.Store.Bucket, &j.Store.Prefix, &j.Store.VerifyTLS, &j.Store.Default)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return backup.Job{}, backup.ErrJobNotFound
 	}
@@ -56,21 +60,24 @@ func (s *Store) Claim(ctx context.Context, j backup.Job, restart bool) (backup.J
 	err := pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		out, err = scanJob(tx.QueryRow(ctx, `INSERT INTO jobs (node, kind, name, volume_handle, device_class, state, location,
-				encrypted, synchronous, size_bytes, owner)
-			VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7, $8, $9, $10)
+				encrypted, synchronous, size_bytes, owner, s3_endpoint, s3_bucket, s3_prefix, s3_verify_tls, default_store)
+			VALUES ($1, $2, $3, $4, $5, 'in_progress', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 			ON CONFLICT (node, kind, name, volume_handle) DO NOTHING
 			RETURNING `+jobColumns,
-			j.Node, j.Kind, j.Name, j.VolumeHandle, j.DeviceClass, j.Location, j.Encrypted, j.Synchronous, int64(j.SizeBytes), j.Owner))
+			j.Node, j.Kind, j.Name, j.VolumeHandle, j.DeviceClass, j.Location, j.Encrypted, j.Synchronous, int64(j.SizeBytes), j.Owner,
+			j.Store.Endpoint, j.Store.Bucket, j.Store.Prefix, j.Store.VerifyTLS, j.Store.Default))
 		claimed = err == nil
 		if errors.Is(err, backup.ErrJobNotFound) {
 			// The key exists: restart it if it is retryable, else report it as it is.
 			out, err = scanJob(tx.QueryRow(ctx, `UPDATE jobs SET state = 'in_progress', message = '', retryable = false,
 					device_class = $5, location = $6, encrypted = $7, synchronous = $8, size_bytes = $9, owner = $10,
-					bytes_done = 0, attempts = attempts + 1, updated_at = now(), started_at = now(), finished_at = NULL
+					bytes_done = 0, attempts = attempts + 1, updated_at = now(), started_at = now(), finished_at = NULL,
+					s3_endpoint = $12, s3_bucket = $13, s3_prefix = $14, s3_verify_tls = $15, default_store = $16
 				WHERE node = $1 AND kind = $2 AND name = $3 AND volume_handle = $4
 					AND (state = 'error' AND retryable OR $11 AND state <> 'in_progress')
 				RETURNING `+jobColumns,
-				j.Node, j.Kind, j.Name, j.VolumeHandle, j.DeviceClass, j.Location, j.Encrypted, j.Synchronous, int64(j.SizeBytes), j.Owner, restart))
+				j.Node, j.Kind, j.Name, j.VolumeHandle, j.DeviceClass, j.Location, j.Encrypted, j.Synchronous, int64(j.SizeBytes), j.Owner, restart,
+				j.Store.Endpoint, j.Store.Bucket, j.Store.Prefix, j.Store.VerifyTLS, j.Store.Default))
 			claimed = err == nil
 			if errors.Is(err, backup.ErrJobNotFound) {
 				out, err = scanJob(tx.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs
@@ -180,4 +187,53 @@ func (s *Store) JobsPage(ctx context.Context, node string, after *backup.JobCurs
 		out = append(out, j)
 	}
 	return out, rows.Err()
+}
+
+// DeleteBackup removes backup job j (not in progress) with its BackupDeleted event, naming the
+// user whose request ctx carries.
+func (s *Store) DeleteBackup(ctx context.Context, j backup.Job, objects int) error {
+	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE node = $1 AND id = $2 AND kind = 'backup' AND state <> 'in_progress'`, j.Node, j.ID)
+		if err != nil {
+			return fmt.Errorf("delete backup job: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return s.whyNot(ctx, tx, j.Node, j.ID)
+		}
+		ev := &eventsv1.BackupDeleted{Node: j.Node, Name: j.Name, VolumeHandle: j.VolumeHandle, Location: j.Location,
+			ObjectsDeleted: uint32(min(objects, math.MaxUint32)), Actor: authn.Actor(ctx)}
+		return s.publish(ctx, tx, ev)
+	})
+}
+
+// Dismiss removes failed job id of node.
+func (s *Store) Dismiss(ctx context.Context, node string, id int64) error {
+	return pg.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE node = $1 AND id = $2 AND state = 'error'`, node, id)
+		if err != nil {
+			return fmt.Errorf("dismiss job: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			if err := s.whyNot(ctx, tx, node, id); !errors.Is(err, backup.ErrJobRunning) {
+				return err
+			}
+			return backup.ErrNotFailed
+		}
+		return nil
+	})
+}
+
+// whyNot says why job id of node was not removed: gone, or in progress, or not failed.
+func (s *Store) whyNot(ctx context.Context, tx pgx.Tx, node string, id int64) error {
+	var state backup.State
+	err := tx.QueryRow(ctx, `SELECT state FROM jobs WHERE node = $1 AND id = $2`, node, id).Scan(&state)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return backup.ErrJobNotFound
+	case err != nil:
+		return err
+	case state == backup.InProgress:
+		return backup.ErrJobRunning
+	}
+	return backup.ErrNotFailed
 }
