@@ -464,13 +464,21 @@ try {
   await resize.getByText(`Grew ${volume} to 2 GiB.`).waitFor({ timeout: 30_000 });
   await facts.getByText(/^2 GiB \(2147483648 bytes\)/).waitFor();
   if (s3.endpoint) {
+    step = "volume backups end to end: back up, keep the store, restore into a new volume, delete the backup";
     const bk = page.locator("#volume-backup");
-    // The agent has no default store: a form without an endpoint is refused on that field.
+    // The suite's agent has no store of its own: the form says so, prefills no bucket, and a
+    // form without an endpoint is refused on that field.
+    await bk.getByText(/This agent has no store of its own/).waitFor();
+    await bk.locator('input[name="backup-path"]').fill(`${s3.bucket}/console/${volume}`);
     await bk.getByRole("button", { name: "Back up" }).click();
     await bk.getByRole("alert").getByText(/no default store: name the S3 endpoint/).waitFor();
     if ((await bk.locator('input[name="backup-endpoint"]').getAttribute("aria-invalid")) !== "true") throw new Error("the endpoint field is not marked invalid");
+    // A bad backup name is refused before lvmd-agent is asked (and lvmd-agent refuses it too).
     const backupName = await bk.locator('input[name="backup-name"]').inputValue();
-    await bk.locator('input[name="backup-path"]').fill(`${s3.bucket}/console/${volume}`);
+    await bk.locator('input[name="backup-name"]').fill("Bad Name!/..");
+    await bk.getByRole("button", { name: "Back up" }).click();
+    await bk.getByRole("alert").getByText(/A backup name may hold letters, digits/).waitFor();
+    await bk.locator('input[name="backup-name"]').fill(backupName);
     await bk.locator('input[name="backup-endpoint"]').fill(s3.endpoint);
     await bk.locator('input[name="backup-accessKeyId"]').fill(s3.accessKeyId);
     await bk.locator('input[name="backup-secretAccessKey"]').fill(s3.secretAccessKey);
@@ -481,18 +489,84 @@ try {
     await bjob.getByText("Complete", { exact: true }).waitFor({ timeout: 120_000 });
     const bbar = bjob.getByRole("progressbar");
     if ((await bbar.getAttribute("aria-valuenow")) !== "100") throw new Error(`the page's backup's bar says ${await bbar.getAttribute("aria-valuenow")}`);
-    log("backup from the volume page:", await bbar.getAttribute("aria-valuetext"), await bjob.locator("td").last().textContent());
+    log("backup from the volume page:", await bbar.getAttribute("aria-valuetext"), await bjob.locator("td.small-text").last().textContent());
     // The finished backup's hold is gone from the facts with it, not a poll later.
     await page.getByText("no backup or restore holds it").waitFor({ timeout: 3_000 });
     // Only this volume's jobs are listed here: not the backup console_test.go made of another.
     if (volumeBackup && await page.locator(`#volume-jobs tr[data-job="${volumeBackup}"]`).count()) throw new Error("the volume page lists another volume's backup");
+    // The store is kept as the user's choice (in this browser, never the secret): after a
+    // reload the form names that endpoint and bucket again.
+    await page.reload();
+    await page.getByRole("heading", { level: 1, name: `Volume ${volume}` }).waitFor();
+    if ((await bk.locator('input[name="backup-endpoint"]').inputValue()) !== s3.endpoint) throw new Error("the last store's endpoint was not kept");
+    if (!(await bk.locator('input[name="backup-path"]').inputValue()).startsWith(`${s3.bucket}/backups/${volume}/`)) throw new Error("the last store's bucket was not kept");
+    if (await bk.locator('input[name="backup-secretAccessKey"]').inputValue()) throw new Error("a secret was kept across a reload");
+    if ((await page.evaluate(() => localStorage.getItem("plinth.volumes.backup-store") ?? "")).includes(s3.secretAccessKey)) throw new Error("the secret is in localStorage");
+
+    // Restore into a new volume: the backup is not in the agent's store, so its keys are asked
+    // for; a size below the backup's is refused before lvmd-agent is asked.
+    const restored = `${volume}-r`;
+    await bjob.getByRole("button", { name: "Restore…" }).click();
+    const rs = page.locator("#restore-backup");
+    await rs.locator('input[name="restore-name"]').fill(restored);
+    await rs.locator('input[name="restore-sizeGb"]').fill("1");
+    await rs.getByRole("button", { name: "Restore", exact: true }).click();
+    await rs.getByRole("alert").getByText(/needs at least 2 GiB/).waitFor();
+    await rs.locator('input[name="restore-sizeGb"]').fill("2");
+    await rs.getByRole("button", { name: "Restore", exact: true }).click();
+    await rs.getByRole("alert").getByText(/not in the agent's store: give that store's access key id and secret/).waitFor();
+    // Wrong keys: lvmd-agent refuses them in words (access denied, naming the store), no RPC
+    // path or proto field shown; nothing is created.
+    await rs.locator('input[name="restore-accessKeyId"]').fill(s3.accessKeyId);
+    await rs.locator('input[name="restore-secretAccessKey"]').fill("not-the-secret");
+    await rs.getByRole("button", { name: "Restore", exact: true }).click();
+    const denied = rs.getByRole("alert");
+    await denied.getByText(/access denied/i).waitFor({ timeout: 60_000 });
+    const deniedText = await denied.textContent();
+    if (/data_source|credentials\.|\/plinth\.|backup_job_id/.test(deniedText ?? "")) throw new Error(`technical text shown: ${deniedText}`);
+    log("wrong keys:", deniedText);
+    await shot("05-volume-restore-refused");
+    await rs.locator('input[name="restore-secretAccessKey"]').fill(s3.secretAccessKey);
+    await rs.getByRole("button", { name: "Restore", exact: true }).click();
+    await rs.getByText(new RegExp(`^Restoring ${backupName} into the new volume ${restored}`)).waitFor({ timeout: 60_000 });
+    await page.goto(`${base}/volumes/${restored}`);
+    await page.getByRole("heading", { level: 1, name: `Volume ${restored}` }).waitFor();
+    const rjob = page.locator(`#volume-jobs tr[data-job="${restored}"]`);
+    await rjob.getByText("Complete", { exact: true }).waitFor({ timeout: 120_000 });
+    if ((await rjob.getByRole("progressbar").getAttribute("aria-valuenow")) !== "100") throw new Error("the restore's bar is not at 100");
+    await page.locator("#volume-facts").getByText(/^2 GiB \(2147483648 bytes\)/).waitFor();
+    log("restored:", await rjob.getByRole("progressbar").getAttribute("aria-valuetext"));
+    await shot("05-volume-restored");
+    // The restored volume is removed after typing its name.
+    await page.locator("#volume-remove").getByRole("button", { name: "Remove volume" }).click();
+    await page.locator("#volume-remove").locator('input[name="confirm-name"]').fill(restored);
+    await page.locator("#volume-remove").getByRole("button", { name: "Remove volume" }).click();
+    await page.waitForURL(`${base}/volumes`);
+
+    // Delete the backup: its name typed, the store's keys given; then it is gone from the list.
+    await page.goto(`${base}/volumes/${volume}`);
+    await bjob.getByRole("button", { name: "Delete…" }).click();
+    const del = page.locator("#delete-backup");
+    if (!(await del.getByRole("button", { name: "Delete backup" }).isDisabled())) throw new Error("Delete backup is enabled before the name is typed");
+    await del.locator('input[name="confirm-name"]').fill(backupName);
+    await del.locator('input[name="delete-accessKeyId"]').fill(s3.accessKeyId);
+    await del.locator('input[name="delete-secretAccessKey"]').fill(s3.secretAccessKey);
+    await del.getByRole("button", { name: "Delete backup" }).click();
+    await del.getByText(`Deleted backup ${backupName} (2 objects).`).waitFor({ timeout: 60_000 });
+    await bjob.waitFor({ state: "detached", timeout: 30_000 });
+    await shot("05-volume-backup-deleted");
   }
   await shot("05-volume-page");
-  await page.locator("#volume-remove").getByRole("button", { name: "Remove volume" }).click();
+  // Removal asks for the volume's name: the button does nothing until it is typed exactly.
+  const remove = page.locator("#volume-remove");
+  await remove.getByRole("button", { name: "Remove volume" }).click();
+  await remove.locator('input[name="confirm-name"]').fill(`${volume}x`);
+  if (!(await remove.getByRole("button", { name: "Remove volume" }).isDisabled())) throw new Error("Remove volume is enabled with a wrong name typed");
+  await remove.locator('input[name="confirm-name"]').fill(volume);
+  await remove.getByRole("button", { name: "Remove volume" }).click();
   await page.getByRole("heading", { level: 1, name: "Volumes" }).waitFor();
   await page.waitForURL(`${base}/volumes`);
   await vrow.waitFor({ state: "detached", timeout: 30_000 });
-  if (!dialogs.some((d) => d.startsWith(`Remove volume ${volume}?`))) throw new Error("the volume was removed without a confirmation");
   await page.goto(`${base}/volumes/${volume}`);
   await page.getByRole("heading", { level: 1, name: "Volume not found" }).waitFor();
   await page.getByRole("link", { name: "All volumes" }).first().click();
@@ -616,6 +690,32 @@ try {
   if (await memberPage.getByRole("heading", { name: "Create a volume" }).count() || await memberPage.getByRole("button", { name: "Remove" }).count()) {
     throw new Error("a viewer is offered to create or remove volumes");
   }
+  // Nor to restore, delete or dismiss a backup (the list is theirs to read) ...
+  if (volumeBackup) await memberPage.locator(`#volume-jobs tr[data-job="${volumeBackup}"]`).waitFor({ timeout: 30_000 });
+  for (const name of ["Restore…", "Delete…", "Dismiss"]) {
+    if (await memberPage.locator("#volume-jobs").getByRole("button", { name }).count()) throw new Error(`a viewer is offered ${name} on a backup`);
+  }
+  // ... and the gateway refuses those calls to a viewer (PermissionDenied) and to a caller
+  // without a token (Unauthenticated), whatever the page shows.
+  const attack = await memberPage.evaluate(async () => {
+    const token = JSON.parse(sessionStorage.getItem("plinth.session") ?? "{}").token ?? "";
+    const out = {};
+    for (const m of ["RestoreBackup", "DeleteBackup", "DismissJob"]) {
+      for (const [who, auth] of [["viewer", `Bearer ${token}`], ["anonymous", ""]]) {
+        const headers = { "content-type": "application/proto", "connect-protocol-version": "1" };
+        if (auth) headers.authorization = auth;
+        const r = await fetch(`/plinth.lvmd.v1.JobService/${m}`, { method: "POST", headers, body: new Uint8Array([8, 1]) });
+        const body = await r.json().catch(() => ({}));
+        out[`${who} ${m}`] = body.code ?? `HTTP ${r.status}`;
+      }
+    }
+    return out;
+  });
+  for (const [call, code] of Object.entries(attack)) {
+    const want = call.startsWith("viewer") ? "permission_denied" : "unauthenticated";
+    if (code !== want) throw new Error(`${call}: ${code}, want ${want}`);
+  }
+  log("viewer and anonymous job writes refused:", JSON.stringify(attack));
   await memberPage.screenshot({ path: join(outDir, "10-viewer-volumes.png"), fullPage: true });
   // The Vagrant page: the jobs, and no form to queue one nor a button to cancel one.
   await memberPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Vagrant" }).click();

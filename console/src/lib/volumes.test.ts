@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { WatchResponseSchema } from "../gen/lvmd/lvmd_pb";
-import { className, deviceClasses, duplicateProblem, volumeProblem, backupProblem, resizeProblem, sizeGiB, suggestedBackup } from "./volumes";
+import {
+  className, deviceClasses, duplicateProblem, volumeProblem, backupProblem, resizeProblem, sizeGiB, suggestedBackup,
+  backupNameProblem, backupChoiceKey, confirmed, initialBackupForm, loadBackupChoice, restoreProblem, saveBackupChoice, type RestoreForm,
+} from "./volumes";
 
 describe("volumes view logic", () => {
   it("lists device classes from a watch message", () => {
@@ -49,7 +52,9 @@ describe("resizeProblem", () => {
 describe("backup form", () => {
   const form = { name: "b1", path: "bucket/vol/1", endpoint: "", accessKeyId: "", secretAccessKey: "", encryptionKey: "" };
   it("suggests a name and path from the volume and the time (UTC)", () => {
-    expect(suggestedBackup("pvc-1", new Date("2026-11-28T21:05:09Z"))).toEqual({ name: "backup-pvc-1-20261128210509", path: "backups/pvc-1/20261128210509" });
+    expect(suggestedBackup("pvc-1", new Date("2026-11-28T21:05:09Z"), "plinth-lvmd")).toEqual({ name: "backup-pvc-1-20261128210509", path: "plinth-lvmd/backups/pvc-1/20261128210509" });
+    // Without a known bucket the path is left for the user (no made-up bucket).
+    expect(suggestedBackup("pvc-1", new Date("2026-11-28T21:05:09Z"), "").path).toBe("");
   });
   it("takes the agent's store when endpoint and keys are all empty", () => {
     expect(backupProblem(form, true)).toEqual({ field: "", text: "" });
@@ -63,5 +68,46 @@ describe("backup form", () => {
     expect(backupProblem({ ...form, endpoint: "https://s3.example.com" }, true).field).toBe("accessKeyId");
     expect(backupProblem({ ...form, endpoint: "https://s3.example.com", accessKeyId: "k" }, true).field).toBe("secretAccessKey");
     expect(backupProblem({ ...form, endpoint: "https://s3.example.com", accessKeyId: "k", secretAccessKey: "s" }, false)).toEqual({ field: "", text: "" });
+  });
+  it("checks a backup name as lvmd-agent does", () => {
+    expect(backupNameProblem("backup-pvc-1-20261128210509")).toBe("");
+    expect(backupNameProblem("a.b+c_d")).toBe("");
+    for (const bad of ["Bad Name!/..", "..", ".x", "-x", "a/b", "a b", "x".repeat(256)]) expect(backupNameProblem(bad)).toMatch(/may hold letters/);
+    expect(backupNameProblem("")).toMatch(/needs a name/);
+  });
+  it("keeps the last store without secrets, and starts from it", () => {
+    const mem = new Map<string, string>();
+    const storage = { getItem: (k: string) => mem.get(k) ?? null, setItem: (k: string, v: string) => void mem.set(k, v) };
+    expect(loadBackupChoice(storage)).toBeNull();
+    const now = new Date("2026-12-06T07:00:00Z");
+    expect(initialBackupForm("v1", now, "plinth-lvmd", null)).toEqual({
+      name: "backup-v1-20261206070000", path: "plinth-lvmd/backups/v1/20261206070000", endpoint: "", accessKeyId: "", secretAccessKey: "", encryptionKey: "",
+    });
+    saveBackupChoice(storage, { name: "n", path: "s3://mine/x/y", endpoint: "https://s3.example.com", accessKeyId: "AK", secretAccessKey: "SECRET", encryptionKey: "KEY" });
+    expect(mem.get(backupChoiceKey)).not.toMatch(/SECRET|KEY"/);
+    const last = loadBackupChoice(storage);
+    expect(last).toEqual({ bucket: "mine", endpoint: "https://s3.example.com", accessKeyId: "AK" });
+    expect(initialBackupForm("v1", now, "plinth-lvmd", last).path).toBe("mine/backups/v1/20261206070000");
+    // The agent's store: only the bucket is kept.
+    saveBackupChoice(storage, { name: "n", path: "plinth-lvmd/a", endpoint: "", accessKeyId: "", secretAccessKey: "", encryptionKey: "" });
+    expect(loadBackupChoice(storage)).toEqual({ bucket: "plinth-lvmd", endpoint: "", accessKeyId: "" });
+    mem.set(backupChoiceKey, "{not json");
+    expect(loadBackupChoice(storage)).toBeNull();
+  });
+  it("checks a restore before lvmd-agent is asked", () => {
+    const gib = 1024n ** 3n;
+    const f: RestoreForm = { name: "v1-copy", deviceClass: "", sizeGb: 2, accessKeyId: "", secretAccessKey: "", encryptionKey: "" };
+    expect(restoreProblem(f, 2n * gib, false, false)).toEqual({ field: "", text: "" });
+    expect(restoreProblem({ ...f, name: "bad name" }, 2n * gib, false, false).field).toBe("name");
+    expect(restoreProblem({ ...f, sizeGb: 1 }, 2n * gib, false, false)).toEqual({ field: "sizeGb", text: "The backup holds 2.0 GiB: the new volume needs at least 2 GiB." });
+    expect(restoreProblem(f, 2n * gib, true, false).field).toBe("accessKeyId");
+    expect(restoreProblem({ ...f, accessKeyId: "a" }, 2n * gib, true, false).field).toBe("secretAccessKey");
+    expect(restoreProblem(f, 2n * gib, false, true).field).toBe("encryptionKey");
+  });
+  it("confirms a destructive action only with the exact name", () => {
+    expect(confirmed("vol1", "vol1")).toBe(true);
+    expect(confirmed(" vol1 ", "vol1")).toBe(true);
+    expect(confirmed("vol", "vol1")).toBe(false);
+    expect(confirmed("", "")).toBe(false);
   });
 });

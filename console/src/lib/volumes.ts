@@ -86,11 +86,92 @@ export interface BackupForm {
   encryptionKey: string;
 }
 
-/** A backup name and path for volume at time now: backup-<volume>-<UTC yyyymmddhhmmss>. */
-export function suggestedBackup(volume: string, now: Date): { name: string; path: string } {
+/**
+ * A backup name and path for volume at time now: backup-<volume>-<UTC yyyymmddhhmmss>, at
+ * <bucket>/backups/<volume>/<stamp> ("" without a bucket: the form asks for one).
+ */
+export function suggestedBackup(volume: string, now: Date, bucket: string): { name: string; path: string } {
   const stamp = now.toISOString().replace(/[-:T]/g, "").slice(0, 14);
-  const name = `backup-${volume}-${stamp}`.slice(0, 253);
-  return { name, path: `backups/${volume}/${stamp}` };
+  const name = `backup-${volume}-${stamp}`.slice(0, 255);
+  return { name, path: bucket ? `${bucket}/backups/${volume}/${stamp}` : "" };
+}
+
+/** The problem with a backup name ("" when lvmd-agent takes it): its rule, said before it is asked. */
+export function backupNameProblem(name: string): string {
+  if (!name) return "The backup needs a name.";
+  if (name.length > 255 || !/^[A-Za-z0-9_+][A-Za-z0-9_+.-]*$/.test(name)) {
+    return "A backup name may hold letters, digits, '-', '_', '.' and '+' (a letter, digit, '_' or '+' first), at most 255 characters.";
+  }
+  return "";
+}
+
+/** Where the user last backed up to (kept in localStorage; never a secret). */
+export interface BackupChoice {
+  /** The bucket: the path's first segment. */
+  bucket: string;
+  /** "" for the agent's default store. */
+  endpoint: string;
+  accessKeyId: string;
+}
+
+/** The localStorage key of the last backup choice. */
+export const backupChoiceKey = "plinth.volumes.backup-store";
+
+/** The last choice kept in storage, or null when there is none (or it is not one). */
+export function loadBackupChoice(storage: Pick<Storage, "getItem">): BackupChoice | null {
+  try {
+    const v = JSON.parse(storage.getItem(backupChoiceKey) ?? "null") as Partial<BackupChoice> | null;
+    if (!v || typeof v.bucket !== "string" || typeof v.endpoint !== "string" || typeof v.accessKeyId !== "string") return null;
+    return { bucket: v.bucket, endpoint: v.endpoint, accessKeyId: v.accessKeyId };
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps a sent form's store (bucket, endpoint, access key id — no secret) as the next default. */
+export function saveBackupChoice(storage: Pick<Storage, "setItem">, f: BackupForm): void {
+  const bucket = f.path.replace(/^s3:\/\//, "").split("/")[0] ?? "";
+  const c: BackupChoice = { bucket, endpoint: f.endpoint, accessKeyId: f.endpoint ? f.accessKeyId : "" };
+  storage.setItem(backupChoiceKey, JSON.stringify(c));
+}
+
+/** The form a volume's backup starts with: the last choice, else the agent's default store. */
+export function initialBackupForm(volume: string, now: Date, defaultBucket: string, last: BackupChoice | null): BackupForm {
+  const store = last ?? { bucket: defaultBucket, endpoint: "", accessKeyId: "" };
+  return { ...suggestedBackup(volume, now, store.bucket), endpoint: store.endpoint, accessKeyId: store.accessKeyId, secretAccessKey: "", encryptionKey: "" };
+}
+
+/** What the restore form holds. */
+export interface RestoreForm {
+  name: string;
+  deviceClass: string;
+  sizeGb: number;
+  accessKeyId: string;
+  secretAccessKey: string;
+  encryptionKey: string;
+}
+
+/**
+ * The problem with restoring a backup of backupBytes into a new volume ("" when lvmd-agent may
+ * be asked), on the field it concerns. needsKeys: the backup is not in the agent's default
+ * store; encrypted: it needs its key.
+ */
+export function restoreProblem(f: RestoreForm, backupBytes: bigint, needsKeys: boolean, encrypted: boolean): { field: keyof RestoreForm | ""; text: string } {
+  const name = volumeProblem(f.name, Math.max(1, f.sizeGb), undefined);
+  if (name) return { field: "name", text: name };
+  if (!Number.isInteger(f.sizeGb) || BigInt(f.sizeGb) * gib < backupBytes) {
+    return { field: "sizeGb", text: `The backup holds ${formatBytes(backupBytes)}: the new volume needs at least ${sizeGiB(backupBytes)} GiB.` };
+  }
+  if (needsKeys && (!f.accessKeyId || !f.secretAccessKey)) {
+    return { field: f.accessKeyId ? "secretAccessKey" : "accessKeyId", text: "This backup is not in the agent's store: give that store's access key id and secret." };
+  }
+  if (encrypted && !f.encryptionKey) return { field: "encryptionKey", text: "This backup is encrypted: give the key it was made with." };
+  return { field: "", text: "" };
+}
+
+/** Whether a typed confirmation names the object exactly (destructive actions ask for it). */
+export function confirmed(typed: string, name: string): boolean {
+  return typed.trim() === name && name !== "";
 }
 
 /**
@@ -98,7 +179,8 @@ export function suggestedBackup(volume: string, now: Date): { name: string; path
  * hasDefault: the agent has a default store, so endpoint and keys may all be left empty.
  */
 export function backupProblem(f: BackupForm, hasDefault: boolean): { field: keyof BackupForm | ""; text: string } {
-  if (!f.name.trim()) return { field: "name", text: "The backup needs a name." };
+  const nameProblem = backupNameProblem(f.name.trim());
+  if (nameProblem) return { field: "name", text: nameProblem };
   const slash = f.path.replace(/^s3:\/\//, "").indexOf("/");
   if (slash <= 0 || slash === f.path.replace(/^s3:\/\//, "").length - 1) {
     return { field: "path", text: "The location is a bucket and a path in it: bucket/path/to/backup." };

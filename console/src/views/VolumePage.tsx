@@ -8,7 +8,9 @@ import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 import type { Volume, VolumeService } from "../gen/plinth/lvmd/v1/volumes_pb";
 import { useAction, usePoll } from "../lib/hooks";
 import { readOnlyNotice } from "../lib/roles";
-import { backupProblem, className, resizeProblem, sizeGiB, suggestedBackup, type BackupForm } from "../lib/volumes";
+import { backupProblem, className, initialBackupForm, loadBackupChoice, resizeProblem, saveBackupChoice, sizeGiB, type BackupForm } from "../lib/volumes";
+import { storeWords } from "../lib/storeWords";
+import { ConfirmByName } from "./ConfirmByName";
 import { CopyButton, DoneLine, ErrorLine, Link, Loading, NotFound, Panel, Refreshed } from "./ui";
 import { VolumeJobs } from "./VolumeJobs";
 
@@ -45,14 +47,14 @@ export function VolumePage({ volumes, lv, vg, jobs, name, canWrite, go }: Props)
             {canWrite ? (
               <>
                 <Resize v={v} lv={lv} vg={vg} onDone={got.reload} />
-                <Backup v={v} lv={lv} defaultEndpoint={got.data?.defaultBackupEndpoint ?? ""} />
+                <Backup v={v} lv={lv} defaultEndpoint={got.data?.defaultBackupEndpoint ?? ""} defaultBucket={got.data?.defaultBackupBucket ?? ""} />
                 <Remove v={v} lv={lv} onRemoved={() => go("/volumes")} />
               </>
             ) : <p className="notice" role="status">{readOnlyNotice}</p>}
           </>
         )}
       </Loading>
-      <VolumeJobs jobs={jobs} volume={name} onFinished={got.reload} />
+      <VolumeJobs jobs={jobs} vg={vg} volume={name} canWrite={canWrite} onFinished={got.reload} />
     </>
   );
 }
@@ -108,10 +110,22 @@ function Resize({ v, lv, vg, onDone }: { v: Volume; lv: Client<typeof LVService>
   );
 }
 
-function Backup({ v, lv, defaultEndpoint }: { v: Volume; lv: Client<typeof LVService>; defaultEndpoint: string }) {
-  const [form, setForm] = useState<BackupForm>(() => ({ ...suggestedBackup(v.name, new Date()), endpoint: "", accessKeyId: "", secretAccessKey: "", encryptionKey: "" }));
+/** The browser's localStorage, or null where it is refused (a private window may refuse it). */
+function localStore(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+function Backup({ v, lv, defaultEndpoint, defaultBucket }: { v: Volume; lv: Client<typeof LVService>; defaultEndpoint: string; defaultBucket: string }) {
+  // The store the user last backed up to (kept in this browser), else the agent's own.
+  const [form, setForm] = useState<BackupForm>(() => initialBackupForm(v.name, new Date(), defaultBucket, localStore() && loadBackupChoice(localStore()!)));
   const [problem, setProblem] = useState<{ field: keyof BackupForm | ""; text: string }>({ field: "", text: "" });
   const act = useAction();
+  const useDefault = () => setForm(initialBackupForm(v.name, new Date(), defaultBucket, null));
+  const onDefault = defaultEndpoint !== "" && !form.endpoint && !form.accessKeyId && !form.secretAccessKey;
   const set = (k: keyof BackupForm) => (e: { target: { value: string } }) => setForm((f) => ({ ...f, [k]: e.target.value }));
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -130,8 +144,14 @@ function Backup({ v, lv, defaultEndpoint }: { v: Volume; lv: Client<typeof LVSer
       });
       return `Backup ${r.backupState?.name ?? form.name} started: its progress is below.`;
     });
-    // The next backup gets a new name; the secrets are not kept once sent.
-    if (ok) setForm((f) => ({ ...f, ...suggestedBackup(v.name, new Date()), secretAccessKey: "", encryptionKey: "" }));
+    // The store is kept as the next default (in this browser, without secrets); the next
+    // backup gets a new name and path; the secrets are not kept once sent.
+    if (ok) {
+      const ls = localStore();
+      if (ls) saveBackupChoice(ls, form);
+      const next = initialBackupForm(v.name, new Date(), defaultBucket, ls && loadBackupChoice(ls));
+      setForm({ ...next, accessKeyId: form.accessKeyId });
+    }
   };
   const field = (k: keyof BackupForm, label: string, extra: { type?: string; autoComplete?: string; placeholder?: string } = {}) => (
     <label>{label}
@@ -141,26 +161,26 @@ function Backup({ v, lv, defaultEndpoint }: { v: Volume; lv: Client<typeof LVSer
   );
   return (
     <Panel title="Back up to S3" id="volume-backup">
-      <p className="muted small-text">
-        {defaultEndpoint
-          ? <>Leave the endpoint and keys empty to write to this agent's store, <code>{defaultEndpoint}</code>.</>
-          : "This agent has no default store: name the S3 endpoint and its keys."}
-        {" "}The volume is read from a snapshot, so it stays in use meanwhile.
+      <p className="small-text" id="backup-store">
+        {!defaultEndpoint ? "This agent has no store of its own: name the S3 endpoint, its keys, and the bucket first in the path."
+          : onDefault ? <>To this agent's store{defaultBucket ? <>: bucket <strong>{defaultBucket}</strong></> : ""} at <code>{defaultEndpoint}</code>{defaultBucket ? "" : " (its bucket is not known: put it first in the path)"}. Name an endpoint and keys to write elsewhere.</>
+          : <>To the store named below. <button type="button" className="small" onClick={useDefault}>Use this agent's store{defaultBucket ? ` (${defaultBucket})` : ""}</button></>}
       </p>
+      <p className="muted small-text">The volume is read from a snapshot, so it stays in use meanwhile.</p>
       <form onSubmit={submit} className="stack" noValidate>
         <div className="row wrap">
           {field("name", "Backup name")}
           {field("path", "Bucket and path", { placeholder: "bucket/path/to/backup" })}
         </div>
         <div className="row wrap">
-          {field("endpoint", "S3 endpoint", { placeholder: defaultEndpoint || "https://s3.example.com" })}
+          {field("endpoint", "S3 endpoint", { placeholder: defaultEndpoint ? "empty: this agent's store" : "https://s3.example.com" })}
           {field("accessKeyId", "Access key id", { autoComplete: "off" })}
           {field("secretAccessKey", "Secret access key", { type: "password", autoComplete: "off" })}
           {field("encryptionKey", "Encryption key (optional)", { type: "password", autoComplete: "off" })}
         </div>
         <div><button type="submit" disabled={act.busy}>{act.busy ? "Starting…" : "Back up"}</button></div>
       </form>
-      <div id="backup-problem"><ErrorLine text={problem.text || act.error} details={problem.text ? "" : act.details} /></div>
+      <div id="backup-problem"><ErrorLine text={problem.text || storeWords(act.error)} details={problem.text ? "" : act.details || (storeWords(act.error) !== act.error ? act.error : "")} /></div>
       <DoneLine text={act.done} />
     </Panel>
   );
@@ -171,14 +191,13 @@ function Remove({ v, lv, onRemoved }: { v: Volume; lv: Client<typeof LVService>;
   return (
     <Panel title="Remove" id="volume-remove">
       <p className="muted small-text">{v.inUseBy ? `Held by ${v.inUseBy}: lvmd-agent refuses to remove it until that ends.` : "Removing a volume destroys its data; its backups stay in S3."}</p>
-      <button type="button" className="danger" disabled={act.busy || v.inUseBy !== ""} onClick={() => {
-        if (!window.confirm(`Remove volume ${v.name}? Its data is lost.`)) return;
-        void act.run(async () => {
+      <ConfirmByName label="Remove volume" name={v.name} busy={act.busy} disabled={v.inUseBy !== ""}
+        what={<>Remove volume <strong>{v.name}</strong>? Its data is lost.</>}
+        onConfirm={() => void act.run(async () => {
           await lv.removeLV({ name: v.name, deviceClass: v.deviceClass });
           onRemoved();
           return `Removed ${v.name}.`;
-        });
-      }}>Remove volume</button>
+        })} />
       <ErrorLine text={act.error} details={act.details} />
     </Panel>
   );

@@ -13,6 +13,7 @@ import { readOnlyNotice } from "../lib/roles";
 import { objectPath } from "../lib/routes";
 import { DoneLine, ErrorLine, Link, Panel, TableWrap } from "./ui";
 import { VolumeJobs } from "./VolumeJobs";
+import { ConfirmByName } from "./ConfirmByName";
 
 function useCapacity(vg: Client<typeof VGService>): { classes: DeviceClass[] | undefined; error: string; details: string; at: number } {
   const [classes, setClasses] = useState<DeviceClass[]>();
@@ -66,7 +67,7 @@ export function Volumes({ lv, vg, volumes, jobs, canWrite, go }: {
           {cap.classes.map((c) => <ClassPanel key={c.name} lv={lv} volumes={volumes} dc={c} changed={changed} canWrite={canWrite} go={go} onChanged={() => setChanged((n) => n + 1)} />)}
         </>
       )}
-      <VolumeJobs jobs={jobs} />
+      <VolumeJobs jobs={jobs} vg={vg} canWrite={canWrite} onChanged={() => setChanged((n) => n + 1)} />
     </>
   );
 }
@@ -133,14 +134,13 @@ function ClassPanel({ lv, volumes, dc, changed, canWrite, go, onChanged }: {
                   <td>{v.tags.join(", ") || "—"}</td>
                   {canWrite && <td className="actions">
                     <Link to={objectPath("/volumes", v.name)} go={go} className="button small">Grow or back up</Link>
-                    <button type="button" className="small danger" disabled={rm.busy || v.inUseBy !== ""} title={v.inUseBy ? `in use by ${v.inUseBy}` : undefined} onClick={() => {
-                      if (!window.confirm(`Remove volume ${v.name}? Its data is lost.`)) return;
-                      void rm.run(async () => {
+                    <ConfirmByName small label="Remove" name={v.name} busy={rm.busy} disabled={v.inUseBy !== ""} title={v.inUseBy ? `in use by ${v.inUseBy}` : undefined}
+                      what={<>Remove volume <strong>{v.name}</strong>? Its data is lost.</>}
+                      onConfirm={() => void rm.run(async () => {
                         await lv.removeLV({ name: v.name, deviceClass: dc.name });
                         onChanged();
                         return `Removed ${v.name}.`;
-                      });
-                    }}>Remove</button>
+                      })} />
                   </td>}
                 </tr>
               ))}
