@@ -81,6 +81,11 @@ var Table = []Route{
 	{Service: "api.services.auth.v1.AuthService", Method: "Login", Backend: Auth, Access: Public},
 	{Service: "api.services.auth.v1.AuthService", Method: "CheckToken", Backend: Auth, Access: Public},
 	{Service: "api.services.auth.v1.AuthService", Backend: Auth, Access: Token},
+	// OpenID Connect sign-in begins a session, as Login does: public. Browsers use the
+	// gateway's /auth/oidc/ and /api/oauth2/ routes (internal/signin), which call these.
+	{Service: "plinth.auth.v1.OIDCService", Method: "ListProviders", Backend: Auth, Access: Public},
+	{Service: "plinth.auth.v1.OIDCService", Method: "BeginSignIn", Backend: Auth, Access: Public},
+	{Service: "plinth.auth.v1.OIDCService", Method: "CompleteSignIn", Backend: Auth, Access: Public},
 	// Plinth's user administration; auth itself refuses callers who are not admins.
 	{Service: "plinth.auth.v1.AdminService", Backend: Auth, Access: Token},
 

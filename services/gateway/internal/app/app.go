@@ -33,6 +33,7 @@ import (
 	"github.com/plinth-dev/plinth/services/gateway/internal/front"
 	"github.com/plinth-dev/plinth/services/gateway/internal/koor"
 	"github.com/plinth-dev/plinth/services/gateway/internal/proxy"
+	"github.com/plinth-dev/plinth/services/gateway/internal/signin"
 	"github.com/plinth-dev/plinth/services/gateway/routes"
 )
 
@@ -129,10 +130,18 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, o Options) (_ *Gate
 	})
 	clientCalls := netlimit.NewCalls(netlimit.CallLimits{PerClient: cfg.MaxCallsPerClient, Setting: envMaxCallsPerClient})
 	gs, hs := newGRPCServer(px, cat, cfg, clientCalls, log)
+	// OpenID sign-in's browser routes (console and Koor), and Koor's list of providers: both
+	// ask auth, through the same connection as the proxy's.
+	pages := http.NewServeMux()
+	var providers koor.Providers
+	if authConn := conns[routes.Auth]; authConn != nil {
+		signin.Routes(pages, authConn, log)
+		providers = koorProviders(authConn)
+	}
 	h, err := front.New(front.Options{
 		GRPC: gs, Services: append(cat.Services(), healthpb.Health_ServiceDesc.ServiceName),
 		CORSOrigins: cfg.CORSOrigins, Console: o.Console, MaxMessageBytes: cfg.MaxMessageBytes,
-		Endpoints: koor.Endpoints(version()),
+		Endpoints: koor.Endpoints(version(), providers, log), Pages: pages,
 	})
 	if err != nil {
 		return nil, err

@@ -49,11 +49,11 @@ type suite struct {
 	logs     *testenv.SyncBuffer
 }
 
-func newSuite(t *testing.T) *suite {
+func newSuite(t *testing.T, authEnv ...string) *suite {
 	t.Helper()
 	s := &suite{natsURL: testenv.NATS(t), logs: &testenv.SyncBuffer{}}
 	s.db = testenv.DB(t)
-	s.authAddr = startAuth(t, s.db.URL, s.natsURL)
+	s.authAddr = startAuth(t, s.db.URL, s.natsURL, authEnv...)
 
 	s.stats, s.lvmd, s.vagrant = newRecorder(), newRecorder(), newRecorder()
 	gs := s.stats.server(t)
@@ -116,7 +116,7 @@ func (s *suite) gateway(t *testing.T, o app.Options, extra ...string) *gateway {
 // startAuth builds and runs the real auth binary until the test ends, and returns the address
 // of its gateway listener: a unix socket, whose x-forwarded-for auth believes (make up's
 // wiring).
-func startAuth(t *testing.T, dbURL, natsURL string) string {
+func startAuth(t *testing.T, dbURL, natsURL string, extraEnv ...string) string {
 	t.Helper()
 	bin := buildAuth(t)
 	p, err := ports.Free(1)
@@ -129,6 +129,7 @@ func startAuth(t *testing.T, dbURL, natsURL string) string {
 	cmd.Env = append(os.Environ(), "PLINTH_DATABASE_URL="+dbURL, "PLINTH_NATS_URL="+natsURL,
 		"PLINTH_GRPC_ADDR="+addr, "PLINTH_AUTH_GATEWAY_ADDR="+gateway, "PLINTH_ADMIN_ADDR=off", "PLINTH_LOG_FORMAT=json",
 		"PLINTH_ADMIN_PASSWORD="+adminPassword, "PLINTH_AUTH_ARGON2_MEMORY_KIB=8192", "PLINTH_AUTH_ARGON2_ITERATIONS=1")
+	cmd.Env = append(cmd.Env, extraEnv...)
 	var out testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

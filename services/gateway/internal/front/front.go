@@ -76,6 +76,9 @@ type Options struct {
 	// Endpoints are plain HTTP endpoints answered before any RPC dispatch, by "METHOD path"
 	// with the path exactly as the client escaped it ("POST /api/config": Koor's UI's).
 	Endpoints map[string]http.Handler
+	// Pages are plain HTTP routes matched by pattern (the OpenID sign-in's redirects), also
+	// answered before any RPC dispatch; nil: none.
+	Pages *http.ServeMux
 	// MaxMessageBytes caps every message of gRPC-Web and Connect calls, either way; a request
 	// message is further bounded by its route's backend (routes.MaxRequestBytes). 0: the
 	// largest route's request limit.
@@ -89,6 +92,7 @@ type Handler struct {
 	cors      cors
 	console   http.Handler
 	endpoints map[string]http.Handler
+	pages     *http.ServeMux
 	// maxMessageBytes is Options.MaxMessageBytes.
 	maxMessageBytes int
 }
@@ -96,7 +100,7 @@ type Handler struct {
 // New builds the handler; the Connect/gRPC-Web transcoder is built for opts.Services.
 func New(o Options) (*Handler, error) {
 	h := &Handler{grpc: o.GRPC, cors: newCORS(o.CORSOrigins), console: o.Console, endpoints: o.Endpoints,
-		maxMessageBytes: o.MaxMessageBytes}
+		pages: o.Pages, maxMessageBytes: o.MaxMessageBytes}
 	services := make([]*vanguard.Service, 0, len(o.Services))
 	for _, name := range o.Services {
 		services = append(services, vanguard.NewService(name, o.GRPC))
@@ -161,6 +165,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if e, ok := h.endpoints[r.Method+" "+r.URL.EscapedPath()]; ok {
 		e.ServeHTTP(w, r)
 		return
+	}
+	if h.pages != nil && protocolOf(r) == "" {
+		if _, pattern := h.pages.Handler(r); pattern != "" {
+			h.pages.ServeHTTP(w, r)
+			return
+		}
 	}
 	proto := protocolOf(r)
 	if proto == "grpc" {

@@ -5,18 +5,22 @@
 package koor
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path"
 	"strings"
+	"time"
 )
 
 // ClientConfig is the answer to POST /api/config, with the JSON names the UI reads
-// (src/store/config.ts). Plinth signs users in with a username and password only, so the
-// list of OAuth2 providers is empty (the UI then shows the password form alone).
+// (src/store/config.ts; v0.6.0's src/components/auth/LoginForm.vue). The providers are
+// auth's OpenID providers: with any, the UI shows a "<label> Login" button for each (to
+// /api/oauth2/login/<name>, package signin) instead of the password form.
 type ClientConfig struct {
 	Version string      `json:"version"`
 	Login   LoginConfig `json:"login"`
@@ -40,21 +44,36 @@ const (
 	clearSiteDataBody = "Your local site data should be cleared now, please go back to the data-control-center homepage yourself."
 )
 
+// Providers returns auth's OpenID providers as the UI lists them; nil: none.
+type Providers func(ctx context.Context) ([]Provider, error)
+
 // Endpoints are the UI's plain HTTP endpoints by "METHOD path", answered as upstream's server
-// answered them: POST /api/config (the client configuration, version is Plinth's), GET
+// answered them: POST /api/config (the client configuration, version is Plinth's, the
+// providers asked of auth each time, none when it cannot be asked: the UI then offers the
+// password form, which fails as clearly), GET
 // /api/ping ({"message":"Pong"}), GET /readiness ("OK"), GET /api/clear-site-data (asks the
 // browser to drop the site's cache, cookies and storage: the UI keeps its token in
 // localStorage).
-func Endpoints(version string) map[string]http.Handler {
-	cfg, err := json.Marshal(ClientConfig{Version: version, Login: LoginConfig{Providers: []Provider{}}})
-	if err != nil { // a struct of strings always encodes
-		panic(err)
-	}
+func Endpoints(version string, providers Providers, log *slog.Logger) map[string]http.Handler {
 	ping := []byte(`{"message":"Pong"}`)
 	return map[string]http.Handler{
-		"POST /api/config": fixed("application/json; charset=utf-8", cfg),
-		"GET /api/ping":    fixed("application/json; charset=utf-8", ping),
-		"GET /readiness":   fixed("text/plain; charset=utf-8", []byte("OK")),
+		"POST /api/config": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			list := []Provider{}
+			if providers != nil {
+				ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+				defer cancel()
+				got, err := providers(ctx)
+				if err != nil {
+					log.WarnContext(ctx, "Koor's /api/config: cannot list auth's OpenID providers", "error", err)
+				} else if got != nil {
+					list = got
+				}
+			}
+			cfg, _ := json.Marshal(ClientConfig{Version: version, Login: LoginConfig{Providers: list}}) // strings always encode
+			fixed("application/json; charset=utf-8", cfg).ServeHTTP(w, r)
+		}),
+		"GET /api/ping":  fixed("application/json; charset=utf-8", ping),
+		"GET /readiness": fixed("text/plain; charset=utf-8", []byte("OK")),
 		"GET /api/clear-site-data": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Clear-Site-Data", clearSiteData)
 			fixed("text/plain; charset=utf-8", []byte(clearSiteDataBody)).ServeHTTP(w, r)

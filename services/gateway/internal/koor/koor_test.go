@@ -2,6 +2,7 @@ package koor
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 )
 
 func TestEndpoints(t *testing.T) {
-	e := Endpoints("v1.2.3")
+	e := Endpoints("v1.2.3", nil, slog.New(slog.DiscardHandler))
 	get := func(key string) *httptest.ResponseRecorder {
 		method, path, _ := strings.Cut(key, " ")
 		w := httptest.NewRecorder()
