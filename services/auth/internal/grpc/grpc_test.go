@@ -16,6 +16,7 @@ import (
 
 	"github.com/plinth-dev/plinth/libs/platform/authn"
 	"github.com/plinth-dev/plinth/services/auth/internal/identity"
+	"github.com/plinth-dev/plinth/services/auth/internal/sso"
 )
 
 func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
@@ -41,6 +42,16 @@ func TestToStatusMapsEachDomainErrorToOneCode(t *testing.T) {
 		{identity.ErrOwnAccount, codes.FailedPrecondition, "you cannot disable your own account; another admin can"},
 		{identity.ErrOwnRole, codes.FailedPrecondition, "you cannot change your own role; another admin can"},
 		{identity.ErrLastAdmin, codes.FailedPrecondition, "the last enabled admin cannot lose the admin role; make another user an admin first"},
+		{identity.ErrPasswordLoginOff, codes.FailedPrecondition, identity.ErrPasswordLoginOff.Error()},
+		{identity.ErrAccountDisabled, codes.PermissionDenied, "this account is disabled; ask an admin"},
+		{&sso.StateError{Why: "has expired; sign in again"}, codes.FailedPrecondition, "state has expired; sign in again"},
+		{&sso.RefusedError{Provider: "dex", Why: "the ID token has expired"}, codes.Unauthenticated, "sign-in with dex refused: the ID token has expired"},
+		{&sso.NoRoleError{Provider: "dex", Claim: "groups"}, codes.PermissionDenied,
+			`provider dex signed you in, but no value of your "groups" claim maps to a Plinth role; ask an admin to map one`},
+		{&sso.NotFoundError{Provider: "gh"}, codes.NotFound, `no OpenID provider "gh" is configured`},
+		// The cause (a URL, a transport error) is logged, never sent.
+		{&sso.UnavailableError{Provider: "dex", Cause: errors.New("dial tcp 10.0.0.1:443: connection refused")}, codes.Unavailable,
+			"OpenID provider dex cannot be reached; retry later"},
 		{context.DeadlineExceeded, codes.DeadlineExceeded, "deadline exceeded"},
 		{errors.New(`ERROR: relation "users" does not exist (SQLSTATE 42P01)`), codes.Internal, "internal error"},
 	}
