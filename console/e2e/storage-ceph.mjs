@@ -69,7 +69,7 @@ try {
   log("storage:", poolNames.join(", "), "|", await osd.textContent(), "|", cap, "|", values.replace(/\s+/g, " "));
   await shot("storage-ceph");
 
-  step = "volume page: a backup to the agent's default store (the dev radosgw), named only by its path";
+  step = "volume page: a backup to the agent's default store (the dev radosgw), named with its bucket and prefilled; restored; deleted";
   const volume = `ceph-${Date.now().toString(36)}`;
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Volumes" }).click();
   await page.getByLabel("Name", { exact: true }).fill(volume);
@@ -77,16 +77,40 @@ try {
   await page.locator(`tr[data-volume="${volume}"]`).getByRole("link", { name: volume }).click();
   await page.getByRole("heading", { level: 1, name: `Volume ${volume}` }).waitFor();
   const bk = page.locator("#volume-backup");
-  await bk.getByText(/Leave the endpoint and keys empty to write to this agent's store/).waitFor();
+  // The store is named (its bucket and endpoint) and the path prefilled in its bucket: nothing
+  // to type (issue #40: the prefilled path once named a bucket that did not exist).
+  await bk.getByText(new RegExp(`To this agent's store: bucket ${bucket} at http`)).waitFor();
   const name = await bk.locator('input[name="backup-name"]').inputValue();
-  await bk.locator('input[name="backup-path"]').fill(`${bucket}/console/${volume}`);
+  const path = await bk.locator('input[name="backup-path"]').inputValue();
+  if (!path.startsWith(`${bucket}/backups/${volume}/`)) throw new Error(`the prefilled path ${path} is not in the agent's bucket ${bucket}`);
   await bk.getByRole("button", { name: "Back up" }).click();
   await bk.getByText(`Backup ${name} started: its progress is below.`).waitFor();
   const job = page.locator(`#volume-jobs tr[data-job="${name}"]`);
   await job.getByText("Complete", { exact: true }).waitFor({ timeout: 120_000 });
   log("default-store backup:", await job.innerText());
-  await page.locator("#volume-remove").getByRole("button", { name: "Remove volume" }).click();
-  await page.getByRole("heading", { level: 1, name: "Volumes" }).waitFor();
+  // Restored into a new volume from the agent's store (no keys asked), then deleted.
+  await job.getByRole("button", { name: "Restore…" }).click();
+  const rs = page.locator("#restore-backup");
+  await rs.locator('input[name="restore-name"]').fill(`${volume}-r`);
+  await rs.getByRole("button", { name: "Restore", exact: true }).click();
+  await rs.getByText(new RegExp(`^Restoring ${name} into the new volume ${volume}-r`)).waitFor({ timeout: 60_000 });
+  await page.goto(`${page.url().replace(/\/volumes\/.*$/, "")}/volumes/${volume}-r`);
+  await page.locator(`#volume-jobs tr[data-job="${volume}-r"]`).getByText("Complete", { exact: true }).waitFor({ timeout: 120_000 });
+  await shot("volume-restored-ceph");
+  const removeByName = async (v) => {
+    await page.locator("#volume-remove").getByRole("button", { name: "Remove volume" }).click();
+    await page.locator("#volume-remove").locator('input[name="confirm-name"]').fill(v);
+    await page.locator("#volume-remove").getByRole("button", { name: "Remove volume" }).click();
+    await page.getByRole("heading", { level: 1, name: "Volumes" }).waitFor();
+  };
+  await removeByName(`${volume}-r`);
+  await page.locator(`tr[data-volume="${volume}"]`).getByRole("link", { name: volume }).click();
+  await job.getByRole("button", { name: "Delete…" }).click();
+  const del = page.locator("#delete-backup");
+  await del.locator('input[name="confirm-name"]').fill(name);
+  await del.getByRole("button", { name: "Delete backup" }).click();
+  await del.getByText(`Deleted backup ${name} (2 objects).`).waitFor({ timeout: 60_000 });
+  await removeByName(volume);
 
   if (problems.length) throw new Error(`page errors or accessibility violations:\n${problems.join("\n")}`);
   log("storage with Ceph: every step passed");

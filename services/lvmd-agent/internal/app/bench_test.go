@@ -127,7 +127,7 @@ func BenchmarkBackupThroughput(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		path := fmt.Sprintf("bench/%d", i)
 		backupT += timed(b, func() error {
-			st := backupUntilDone(b, ctx, a, &lvmdpb.CreateBackupRequest{Backup: &lvmdpb.Backup{Name: path, VolumeHandle: "src",
+			st := backupUntilDone(b, ctx, a, &lvmdpb.CreateBackupRequest{Backup: &lvmdpb.Backup{Name: fmt.Sprintf("bench-%d", i), VolumeHandle: "src",
 				DataSource: &lvmdpb.DataSource{Type: &lvmdpb.DataSource_S3_{S3: bk.source(path, "")}}}})
 			if st.GetState() != lvmdpb.StateType_COMPLETE {
 				return fmt.Errorf("backup %v", st)
