@@ -30,7 +30,7 @@ type behaviour = testenv.Case[*StoreTest]
 // behaviours is the conformance table.
 func behaviours() []behaviour {
 	var all []behaviour
-	for _, group := range [][]behaviour{userBehaviours(), tokenBehaviours(), quotaBehaviours(), throttleBehaviours(), writeBehaviours()} {
+	for _, group := range [][]behaviour{userBehaviours(), tokenBehaviours(), quotaBehaviours(), throttleBehaviours(), writeBehaviours(), externalBehaviours()} {
 		all = append(all, group...)
 	}
 	return all
