@@ -52,8 +52,7 @@ func (s *Store) SignInExternal(ctx context.Context, ext identity.ExternalIdentit
 		before.User, err = scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users
 			WHERE oidc_provider = $1 AND oidc_subject = $2 FOR UPDATE`, ext.Provider, ext.Subject))
 		if errors.Is(err, pgx.ErrNoRows) {
-			before.User, err = createExternalUser(ctx, tx, ext)
-			before.Created = true
+			before.User, before.Created, err = createExternalUser(ctx, tx, ext)
 		}
 		if err != nil {
 			return fmt.Errorf("select user of provider %s: %w", ext.Provider, err)
@@ -101,26 +100,36 @@ func (s *Store) SignInExternal(ctx context.Context, ext identity.ExternalIdentit
 
 // createExternalUser inserts the provider's user under ext.Username or, when another user
 // (local or not) has it, under a shortened one with a random suffix; each try in a savepoint,
-// so a taken name does not abort the transaction.
-func createExternalUser(ctx context.Context, tx pgx.Tx, ext identity.ExternalIdentity) (identity.User, error) {
+// so a taken name does not abort the transaction. When a sign-in of the same person on
+// another replica created the user first, that user is returned, locked (created false):
+// the insert waits for the other transaction and does nothing.
+func createExternalUser(ctx context.Context, tx pgx.Tx, ext identity.ExternalIdentity) (u identity.User, created bool, err error) {
 	name := ext.Username
 	for try := 0; ; try++ {
 		sp, err := tx.Begin(ctx)
 		if err != nil {
-			return identity.User{}, err
+			return identity.User{}, false, err
 		}
 		u, err := scanUser(sp.QueryRow(ctx, `INSERT INTO users (username, password_hash, role, oidc_provider, oidc_subject)
-			VALUES ($1, '', $2, $3, $4) RETURNING `+userColumns, name, string(ext.Role), ext.Provider, ext.Subject))
+			VALUES ($1, '', $2, $3, $4)
+			ON CONFLICT (oidc_provider, oidc_subject) WHERE oidc_provider IS NOT NULL DO NOTHING
+			RETURNING `+userColumns, name, string(ext.Role), ext.Provider, ext.Subject))
+		if errors.Is(err, pgx.ErrNoRows) {
+			_ = sp.Rollback(ctx)
+			u, err := scanUser(tx.QueryRow(ctx, `SELECT `+userColumns+` FROM users
+				WHERE oidc_provider = $1 AND oidc_subject = $2 FOR UPDATE`, ext.Provider, ext.Subject))
+			return u, false, err
+		}
 		if err == nil {
-			return u, sp.Commit(ctx)
+			return u, true, sp.Commit(ctx)
 		}
 		_ = sp.Rollback(ctx)
 		if !isUniqueViolation(err) || try == usernameTries-1 {
-			return identity.User{}, fmt.Errorf("insert user: %w", err)
+			return identity.User{}, false, fmt.Errorf("insert user: %w", err)
 		}
 		suffix := make([]byte, 3)
 		if _, err := rand.Read(suffix); err != nil {
-			return identity.User{}, err
+			return identity.User{}, false, err
 		}
 		name = ext.Username[:min(len(ext.Username), 17)] + "-" + hex.EncodeToString(suffix)
 	}

@@ -1,7 +1,9 @@
 package identitytest
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/plinth-dev/plinth/libs/platform/authz"
@@ -56,6 +58,34 @@ func externalBehaviours() []behaviour {
 			}
 			if a, ok, err := st.Store.ValidToken(st.Ctx, identity.TokenID("t2"), now()); err != nil || !ok || a.ID != u.ID {
 				st.T.Fatalf("the sign-in's token: %+v %v %v", a, ok, err)
+			}
+		}},
+		{Name: "external/first sign-ins of one person racing make one user", Run: func(st *StoreTest) {
+			ext := identity.ExternalIdentity{Provider: "dex", Subject: "s-race", Username: "racer", Role: authz.Viewer}
+			ids := make(chan string, 8)
+			var wg sync.WaitGroup
+			for i := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					at := now()
+					t := identity.Token{ID: identity.TokenID(fmt.Sprint("race", i)), CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+					u, _, err := st.Store.SignInExternal(st.Ctx, ext, identity.ExternalSignedIn(identity.TokenQuota{}, ext, t, ""))
+					if err != nil {
+						st.T.Error(err)
+						return
+					}
+					ids <- u.ID
+				}()
+			}
+			wg.Wait()
+			close(ids)
+			seen := map[string]bool{}
+			for id := range ids {
+				seen[id] = true
+			}
+			if len(seen) != 1 {
+				st.T.Fatalf("8 racing first sign-ins made %d users", len(seen))
 			}
 		}},
 		{Name: "external/a role change stores the role and revokes exactly the live tokens", Run: func(st *StoreTest) {
