@@ -160,13 +160,13 @@ func TestOIDCKeyRotation(t *testing.T) {
 	if _, err := op.Rotate(true); err != nil {
 		t.Fatal(err)
 	}
-	var kid string
-	op.Tamper(func(tok string) string { kid = headerKid(tok); return tok })
+	kids := make(chan string, 1)
+	op.Tamper(func(tok string) string { kids <- headerKid(tok); return tok })
 	done, err := signIn(t, ctx, oidc, "alice", "alice-op-password")
 	if err != nil {
 		t.Fatalf("sign-in after the provider rotated its key: %v", err)
 	}
-	if kid == old || kid != op.KeyID() {
+	if kid := <-kids; kid == old || kid != op.KeyID() {
 		t.Fatalf("the second ID token was signed by %q; old %q, new %q", kid, old, op.KeyID())
 	}
 	if !checkToken(t, ctx, authpb.NewAuthServiceClient(conn), done.GetToken()) {
