@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { WatchResponseSchema } from "../gen/lvmd/lvmd_pb";
 import {
   className, deviceClasses, duplicateProblem, volumeProblem, backupProblem, resizeProblem, sizeGiB, suggestedBackup,
-  backupNameProblem, backupChoiceKey, confirmed, initialBackupForm, loadBackupChoice, restoreProblem, saveBackupChoice, type RestoreForm,
+  backupNameProblem, backupChoiceKey, bucketOf, confirmed, initialBackupForm, loadBackupChoice, restoreProblem, saveBackupChoice, type RestoreForm,
 } from "./volumes";
 
 describe("volumes view logic", () => {
@@ -103,6 +103,11 @@ describe("backup form", () => {
     expect(restoreProblem(f, 2n * gib, true, false).field).toBe("accessKeyId");
     expect(restoreProblem({ ...f, accessKeyId: "a" }, 2n * gib, true, false).field).toBe("secretAccessKey");
     expect(restoreProblem(f, 2n * gib, false, true).field).toBe("encryptionKey");
+  });
+  it("reads a path's bucket", () => {
+    expect(bucketOf("plinth-lvmd/backups/v1/x")).toBe("plinth-lvmd");
+    expect(bucketOf("s3://b/x")).toBe("b");
+    expect(bucketOf("")).toBe("");
   });
   it("confirms a destructive action only with the exact name", () => {
     expect(confirmed("vol1", "vol1")).toBe(true);

@@ -128,10 +128,14 @@ export function loadBackupChoice(storage: Pick<Storage, "getItem">): BackupChoic
   }
 }
 
+/** The bucket a backup path names: its first segment ("" for none). */
+export function bucketOf(path: string): string {
+  return path.replace(/^s3:\/\//, "").split("/")[0] ?? "";
+}
+
 /** Keeps a sent form's store (bucket, endpoint, access key id — no secret) as the next default. */
 export function saveBackupChoice(storage: Pick<Storage, "setItem">, f: BackupForm): void {
-  const bucket = f.path.replace(/^s3:\/\//, "").split("/")[0] ?? "";
-  const c: BackupChoice = { bucket, endpoint: f.endpoint, accessKeyId: f.endpoint ? f.accessKeyId : "" };
+  const c: BackupChoice = { bucket: bucketOf(f.path), endpoint: f.endpoint, accessKeyId: f.endpoint ? f.accessKeyId : "" };
   storage.setItem(backupChoiceKey, JSON.stringify(c));
 }
 

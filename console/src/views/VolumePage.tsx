@@ -8,7 +8,7 @@ import type { JobService } from "../gen/plinth/lvmd/v1/jobs_pb";
 import type { Volume, VolumeService } from "../gen/plinth/lvmd/v1/volumes_pb";
 import { useAction, usePoll } from "../lib/hooks";
 import { readOnlyNotice } from "../lib/roles";
-import { backupProblem, className, initialBackupForm, loadBackupChoice, resizeProblem, saveBackupChoice, sizeGiB, type BackupForm } from "../lib/volumes";
+import { backupProblem, bucketOf, className, initialBackupForm, loadBackupChoice, resizeProblem, saveBackupChoice, sizeGiB, type BackupForm } from "../lib/volumes";
 import { storeWords } from "../lib/storeWords";
 import { ConfirmByName } from "./ConfirmByName";
 import { CopyButton, DoneLine, ErrorLine, Link, Loading, NotFound, Panel, Refreshed } from "./ui";
@@ -126,6 +126,9 @@ function Backup({ v, lv, defaultEndpoint, defaultBucket }: { v: Volume; lv: Clie
   const act = useAction();
   const useDefault = () => setForm(initialBackupForm(v.name, new Date(), defaultBucket, null));
   const onDefault = defaultEndpoint !== "" && !form.endpoint && !form.accessKeyId && !form.secretAccessKey;
+  // The agent's store with a bucket other than its own (typed, or kept from an earlier choice):
+  // said, with the way back, so the line never names one bucket while the path names another.
+  const otherBucket = onDefault && defaultBucket !== "" && bucketOf(form.path) !== "" && bucketOf(form.path) !== defaultBucket ? bucketOf(form.path) : "";
   const set = (k: keyof BackupForm) => (e: { target: { value: string } }) => setForm((f) => ({ ...f, [k]: e.target.value }));
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -163,6 +166,7 @@ function Backup({ v, lv, defaultEndpoint, defaultBucket }: { v: Volume; lv: Clie
     <Panel title="Back up to S3" id="volume-backup">
       <p className="small-text" id="backup-store">
         {!defaultEndpoint ? "This agent has no store of its own: name the S3 endpoint, its keys, and the bucket first in the path."
+          : otherBucket ? <>To this agent's store at <code>{defaultEndpoint}</code>, bucket <strong>{otherBucket}</strong> — not its own bucket, {defaultBucket}. <button type="button" className="small" onClick={useDefault}>Use {defaultBucket}</button></>
           : onDefault ? <>To this agent's store{defaultBucket ? <>: bucket <strong>{defaultBucket}</strong></> : ""} at <code>{defaultEndpoint}</code>{defaultBucket ? "" : " (its bucket is not known: put it first in the path)"}. Name an endpoint and keys to write elsewhere.</>
           : <>To the store named below. <button type="button" className="small" onClick={useDefault}>Use this agent's store{defaultBucket ? ` (${defaultBucket})` : ""}</button></>}
       </p>
