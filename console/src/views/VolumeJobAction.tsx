@@ -55,7 +55,7 @@ function Restore({ job, jobs, vg, onClose, onDone }: { job: Job; jobs: Client<ty
         credentials: job.defaultStore ? undefined : { accessKeyId: form.accessKeyId, secretAccessKey: form.secretAccessKey },
       });
       await onDone();
-      return `Restoring ${job.name} into the new volume ${r.job?.name ?? form.name}: its progress is in the list above.`;
+      return `Restoring ${job.name} into the new volume ${r.job?.name ?? form.name}: its progress shows on the new volume's page and under Backups and restores on Volumes.`;
     });
     if (ok) setForm((f) => ({ ...f, secretAccessKey: "", encryptionKey: "" }));
   };
