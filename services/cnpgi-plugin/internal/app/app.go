@@ -14,6 +14,7 @@ import (
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/catalog"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/instance/metrics"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/kube"
+	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/operator/reconciler"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/wal"
 )
@@ -33,6 +34,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, environ []string) (
 		return nil, err
 	}
 	logStores(log, stores)
+	var access reconciler.Access
 	if cfg.Kubeconfig != "" || cfg.KubeInCluster {
 		src, err := kube.NewObjectStores(kube.Options{Kubeconfig: cfg.Kubeconfig, Logger: log.With("source", "kubernetes")})
 		switch {
@@ -43,6 +45,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, environ []string) (
 			return nil, fmt.Errorf("PLINTH_CNPGI_KUBECONFIG: %w", err)
 		default:
 			stores.SetObjectStores(src)
+			access = src
 			log.Info("ObjectStore resources (barmancloud.cnpg.io/v1) are read from the Kubernetes API")
 		}
 	}
@@ -69,7 +72,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, environ []string) (
 	if err != nil {
 		return nil, err
 	}
-	p := plugin{cfg: cfg, log: log, pool: pool, catalog: cat, wal: walService, stores: stores, failures: failures}
+	p := plugin{cfg: cfg, log: log, pool: pool, catalog: cat, wal: walService, stores: stores, failures: failures, access: access}
 	if err := p.register(srv.GRPC()); err != nil {
 		return nil, err
 	}

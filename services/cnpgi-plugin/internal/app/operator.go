@@ -110,6 +110,8 @@ type plugin struct {
 	wal      *wal.Service
 	stores   *stores.Registry
 	failures *metrics.Failures
+	// access grants Clusters' instances their ObjectStores; nil without the Kubernetes API.
+	access reconciler.Access
 }
 
 // register registers every CNPG-I service on g, and Identity with exactly the capabilities
@@ -154,7 +156,8 @@ func (v catalogView) Backups(ctx context.Context, store, server string) ([]backu
 func (p plugin) registerOperator(g *grpc.Server) ([]identityv1.PluginCapability_Service_Type, error) {
 	hist, name := history.NewReader(p.pool), p.cfg.PluginName
 	rules := operator.Rules{Plugin: name, Stores: p.stores}
-	gate := reconciler.NewGate(name, p.stores, reconciler.Options{RequeueAfter: p.cfg.RequeueAfter, ProbeTimeout: p.cfg.ProbeTimeout, Logger: p.log})
+	gate := reconciler.NewGate(name, p.stores, reconciler.Options{RequeueAfter: p.cfg.RequeueAfter, ProbeTimeout: p.cfg.ProbeTimeout,
+		Logger: p.log, Access: p.access})
 	operatorv1.RegisterOperatorServer(g, operator.NewOperatorServer(rules, p.stores, hist, p.log))
 	reconcilerv1.RegisterReconcilerHooksServer(g, operator.NewReconcilerServer(gate, p.log))
 	identityv1.RegisterPostgresServer(g, instance.NewPostgresServer(name, p.log))

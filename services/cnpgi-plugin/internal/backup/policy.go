@@ -93,10 +93,9 @@ type Plan struct {
 // said must stay (WAL.SetFirstRequired); the WAL horizon never passes it. Without any
 // completed backup nothing is deleted: the archive may be all there is.
 func plan(backups []Stored, p Policy, now time.Time, firstRequired string) Plan {
-	complete := func(b Stored) bool { return b.Usable() && len(b.Missing()) == 0 }
 	var done []Stored
 	for _, b := range backups {
-		if complete(b) {
+		if b.complete() {
 			done = append(done, b)
 		}
 	}
@@ -130,7 +129,7 @@ func plan(backups []Stored, p Policy, now time.Time, firstRequired string) Plan 
 	for _, b := range backups {
 		// Incomplete backups (failed, interrupted, missing archives) go once a kept backup is
 		// newer than them.
-		if keep[b.ID] || !complete(b) && b.ID >= oldest.ID {
+		if keep[b.ID] || !b.complete() && b.ID >= oldest.ID {
 			out.Keep = append(out.Keep, b)
 		} else {
 			out.Delete = append(out.Delete, b)
@@ -158,4 +157,26 @@ func walObsolete(name, horizon string) bool {
 	tli, pos, ok := segmentPosition(name)
 	htli, hpos, hok := segmentPosition(horizon)
 	return ok && hok && tli <= htli && pos < hpos
+}
+
+// complete reports whether the backup can be restored: it completed and none of its
+// archives is missing.
+func (b Stored) complete() bool { return b.Usable() && len(b.Missing()) == 0 }
+
+// WindowOf is the recovery window the backups (as List returns them) give today: the end of
+// the oldest complete backup (the first recoverability point) and of the newest; zero times
+// without any complete backup.
+func WindowOf(backups []Stored) (first, last time.Time) {
+	for _, b := range backups {
+		if !b.complete() {
+			continue
+		}
+		if end := b.Info.EndTime; first.IsZero() || end.Before(first) {
+			first = end
+		}
+		if end := b.Info.EndTime; end.After(last) {
+			last = end
+		}
+	}
+	return first, last
 }

@@ -67,6 +67,7 @@ type Cluster struct {
 	Metadata struct {
 		Name        string            `json:"name"`
 		Namespace   string            `json:"namespace"`
+		UID         string            `json:"uid"`
 		Annotations map[string]string `json:"annotations"`
 		// DeletionTimestamp is set once the Cluster is being deleted.
 		DeletionTimestamp string `json:"deletionTimestamp"`
@@ -305,6 +306,28 @@ func (c *Cluster) RestoreTarget(plugin string) (Target, error) {
 		}
 	}
 	return c.ArchiveTarget(plugin)
+}
+
+// ObjectStores are the ObjectStore resources (barmanObjectName) in the Cluster's namespace
+// that its instances use through plugin: its own archive's and those of its external
+// clusters served by plugin (a recovery or replica source), sorted, each once. Entries whose
+// parameters are invalid are left out: validation refuses them.
+func (c *Cluster) ObjectStores(plugin string) []string {
+	var names []string
+	if t, err := c.ArchiveTarget(plugin); err == nil && t.BarmanObject != "" {
+		names = append(names, t.BarmanObject)
+	}
+	for i, ec := range c.Spec.ExternalClusters {
+		if ec.Plugin == nil || ec.Plugin.Name != plugin {
+			continue
+		}
+		t, err := targetOf(*ec.Plugin, fmt.Sprintf("spec.externalClusters[%d].plugin.parameters", i), ec.Name, c.Metadata.Namespace)
+		if err == nil && t.BarmanObject != "" {
+			names = append(names, t.BarmanObject)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // SkipEmptyWALArchiveCheck reports the cnpg.io/skipEmptyWalArchiveCheck annotation.

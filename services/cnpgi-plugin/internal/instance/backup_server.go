@@ -81,6 +81,7 @@ func (s *BackupServer) Backup(ctx context.Context, req *backupv1.BackupRequest) 
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}
 	res, err := s.svc.TakeAndRetain(ctx, r.Request, r.Retention)
+	s.reportWindow(ctx, r, res, err)
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err, "store", r.Target.Store.Name, "server", r.Target.Server, "backup", input.Quote(r.Name))
 	}
@@ -127,6 +128,54 @@ type backupCall struct {
 	backup.Request
 	// Retention is applied after the backup succeeds; nil without a retentionPolicy.
 	Retention *backup.Policy
+	// ObjectStore is the ObjectStore resource (barmanObjectName) the backup goes to, in the
+	// Cluster's namespace; "" when it goes to a store of the plugin's configuration.
+	ObjectStore, Namespace string
+}
+
+// reportWindow writes the server's recovery window into the status of the ObjectStore the
+// backup went to, as plugin-barman-cloud does after each backup: after a success the first
+// recoverability point and the last successful backup as the store now holds them (after
+// retention), after a failure the time it failed. A status that cannot be written is logged:
+// the backup's own result stands.
+func (s *BackupServer) reportWindow(ctx context.Context, r backupCall, res *backup.Result, backupErr error) {
+	windows := s.stores.RecoveryWindows()
+	if r.ObjectStore == "" || windows == nil {
+		return
+	}
+	var set func(*stores.RecoveryWindow)
+	if backupErr != nil {
+		failed := stores.At(time.Now())
+		set = func(w *stores.RecoveryWindow) { w.LastFailedBackupTime = failed }
+	} else {
+		first, last, err := windowAfter(ctx, r, res)
+		if err != nil {
+			s.log.WarnContext(ctx, "the recovery window could not be read from the store: the ObjectStore's status is not updated",
+				"objectStore", r.ObjectStore, "namespace", r.Namespace, "server", r.Target.Server, "error", errmap.PublicMessage(err))
+			return
+		}
+		set = func(w *stores.RecoveryWindow) {
+			w.FirstRecoverabilityPoint, w.LastSuccessfulBackupTime = stores.At(first), stores.At(last)
+		}
+	}
+	if err := windows.UpdateRecoveryWindow(ctx, r.Namespace, r.ObjectStore, r.Target.Server, set); err != nil {
+		s.log.WarnContext(ctx, "the ObjectStore's status.serverRecoveryWindow could not be updated",
+			"objectStore", r.ObjectStore, "namespace", r.Namespace, "server", r.Target.Server, "error", err)
+	}
+}
+
+// windowAfter is the recovery window after a successful backup: the retention run's when one
+// ran, else the store's backups as listed now.
+func windowAfter(ctx context.Context, r backupCall, res *backup.Result) (first, last time.Time, err error) {
+	if rt := res.Retention; rt != nil && rt.Err == nil && !rt.Report.FirstRecoverabilityPoint.IsZero() {
+		return rt.Report.FirstRecoverabilityPoint, rt.Report.LastSuccessful, nil
+	}
+	list, err := backup.List(ctx, r.Target.Store.Store, r.Target.Server)
+	if err != nil {
+		return time.Time{}, time.Time{}, err
+	}
+	first, last = backup.WindowOf(list)
+	return first, last, nil
 }
 
 // request validates the call and resolves where the backup goes.
@@ -144,6 +193,9 @@ func (s *BackupServer) request(ctx context.Context, req *backupv1.BackupRequest)
 		return backupCall{}, err
 	}
 	call := backupCall{Request: r}
+	if ct.BarmanObject != "" && req.GetParameters()[backupParamStore] == "" {
+		call.ObjectStore, call.Namespace = ct.BarmanObject, ct.Namespace
+	}
 	if ct.RetentionPolicy != "" {
 		// Validation refuses a bad policy; a cluster the operator never validated gets told here.
 		p, err := backup.ParsePolicySpec(ct.RetentionPolicy)

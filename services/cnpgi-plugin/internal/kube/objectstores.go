@@ -5,6 +5,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,11 +17,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/plinth-dev/plinth/libs/platform/input"
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/stores"
@@ -60,7 +63,8 @@ type ObjectStores struct {
 type entry struct {
 	mu      sync.Mutex // one refresh at a time per ObjectStore
 	named   *stores.Named
-	version string // the ObjectStore's and its Secrets' resourceVersions
+	version string   // the ObjectStore's and its Secrets' resourceVersions
+	secrets []string // the Secrets it names
 	read    time.Time
 }
 
@@ -125,14 +129,14 @@ func (s *ObjectStores) Get(ctx context.Context, namespace, name string) (*stores
 	if e.named != nil && time.Since(e.read) < s.opts.Fresh {
 		return e.named, nil
 	}
-	named, version, err := s.read(ctx, namespace, name, e.version)
+	named, version, secrets, err := s.read(ctx, namespace, name, e.version)
 	switch {
 	case err == nil:
 		if named != nil { // changed (or first read): new clients
 			if e.named != nil {
 				s.opts.Logger.InfoContext(ctx, "ObjectStore changed: using its new configuration", "objectStore", key)
 			}
-			e.named, e.version = named, version
+			e.named, e.version, e.secrets = named, version, secrets
 		}
 		e.read = time.Now()
 		return e.named, nil
@@ -142,36 +146,49 @@ func (s *ObjectStores) Get(ctx context.Context, namespace, name string) (*stores
 		return e.named, nil
 	default:
 		if !errors.Is(err, ErrAPIUnreachable) {
-			e.named, e.version = nil, "" // deleted or made invalid: never used again as it was
+			e.named, e.version, e.secrets = nil, "", nil // deleted or made invalid: never used again as it was
 		}
 		return nil, err
 	}
 }
 
+// secretsOf names the Secrets of the ObjectStore as last read (sorted).
+func (s *ObjectStores) secretsOf(namespace, name string) []string {
+	s.mu.Lock()
+	e := s.entries[stores.ObjectStoreName(namespace, name)]
+	s.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.secrets)
+}
+
 // read fetches the ObjectStore and its Secrets; named is nil when their versions equal
-// known (nothing changed).
-func (s *ObjectStores) read(ctx context.Context, namespace, name, known string) (named *stores.Named, version string, err error) {
+// known (nothing changed); secrets names the Secrets it names.
+func (s *ObjectStores) read(ctx context.Context, namespace, name, known string) (named *stores.Named, version string, secrets []string, err error) {
 	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
 	defer cancel()
 	u, err := s.dyn.Resource(ObjectStoreResource).Namespace(namespace).Get(cctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, "", s.apiErr(err, fmt.Sprintf("ObjectStore %s in namespace %s", input.Quote(name), input.Quote(namespace)))
+		return nil, "", nil, s.apiErr(err, fmt.Sprintf("ObjectStore %s in namespace %s", input.Quote(name), input.Quote(namespace)))
 	}
 	data, err := u.MarshalJSON()
 	if err != nil {
-		return nil, "", fmt.Errorf("encode ObjectStore %s: %w", name, err)
+		return nil, "", nil, fmt.Errorf("encode ObjectStore %s: %w", name, err)
 	}
 	obj, err := stores.ParseObjectStore(data)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	// Secrets are read once per refresh, and their versions join the ObjectStore's: a
 	// rotated key is a change.
-	secrets := map[string]map[string][]byte{}
+	secretData := map[string]map[string][]byte{}
 	versions := map[string]string{}
 	var secretErr error
 	get := func(secret string) (map[string][]byte, bool, error) {
-		if d, ok := secrets[secret]; ok {
+		if d, ok := secretData[secret]; ok {
 			return d, true, nil
 		}
 		sec, err := s.core.CoreV1().Secrets(namespace).Get(cctx, secret, metav1.GetOptions{})
@@ -183,27 +200,28 @@ func (s *ObjectStores) read(ctx context.Context, namespace, name, known string) 
 			secretErr = err
 			return nil, false, err
 		}
-		secrets[secret], versions[secret] = sec.Data, sec.ResourceVersion
+		secretData[secret], versions[secret] = sec.Data, sec.ResourceVersion
 		return sec.Data, true, nil
 	}
 	// A first pass reads the Secrets (and finds every mistake); the version decides whether
 	// the clients are built again.
 	named, err = stores.OpenObjectStore(obj, get)
 	if secretErr != nil {
-		return nil, "", secretErr
+		return nil, "", nil, secretErr
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	var b strings.Builder
 	b.WriteString(obj.Metadata.ResourceVersion)
 	for _, k := range slices.Sorted(maps.Keys(versions)) {
 		b.WriteString("," + k + "=" + versions[k])
 	}
+	secrets = slices.Sorted(maps.Keys(versions))
 	if b.String() == known {
-		return nil, known, nil
+		return nil, known, secrets, nil
 	}
-	return named, b.String(), nil
+	return named, b.String(), secrets, nil
 }
 
 // apiErr sorts an API error: a missing object is an unknown store (the user's to fix),
@@ -216,4 +234,77 @@ func (s *ObjectStores) apiErr(err error, what string) error {
 		return fmt.Errorf("%w: the plugin may not read %s: grant get on it to its service account", stores.ErrUnknownStore, what)
 	}
 	return fmt.Errorf("%w: reading %s: %w", ErrAPIUnreachable, what, err)
+}
+
+var _ stores.RecoveryWindows = (*ObjectStores)(nil)
+
+// UpdateRecoveryWindow changes server's entry of the ObjectStore's status.serverRecoveryWindow
+// through the status subresource, reading the object again and retrying when another writer
+// (another instance's sidecar) changed it in between, as plugin-barman-cloud does.
+func (s *ObjectStores) UpdateRecoveryWindow(ctx context.Context, namespace, name, server string, set func(*stores.RecoveryWindow)) error {
+	what := fmt.Sprintf("the status of ObjectStore %s in namespace %s", input.Quote(name), input.Quote(namespace))
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+		defer cancel()
+		res := s.dyn.Resource(ObjectStoreResource).Namespace(namespace)
+		u, err := res.Get(cctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		windows, _, err := unstructured.NestedMap(u.Object, "status", "serverRecoveryWindow")
+		if err != nil {
+			return &badStatusError{fmt.Errorf("%s: status.serverRecoveryWindow: %w", what, err)}
+		}
+		if windows == nil {
+			windows = map[string]any{}
+		}
+		var w stores.RecoveryWindow
+		if raw, ok := windows[server]; ok {
+			if err := roundTrip(raw, &w); err != nil {
+				return &badStatusError{fmt.Errorf("%s: status.serverRecoveryWindow.%s: %w", what, server, err)}
+			}
+		}
+		set(&w)
+		var entry map[string]any
+		if err := roundTrip(w, &entry); err != nil {
+			return &badStatusError{err}
+		}
+		windows[server] = entry
+		if err := unstructured.SetNestedMap(u.Object, windows, "status", "serverRecoveryWindow"); err != nil {
+			return &badStatusError{err}
+		}
+		_, err = res.UpdateStatus(cctx, u, metav1.UpdateOptions{FieldManager: "cnpgi-plugin"})
+		return err
+	})
+	var bad *badStatusError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &bad):
+		return err
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("the plugin may not update %s: grant update on objectstores/status to its service account", what)
+	case isAPIError(err):
+		return fmt.Errorf("update %s: %w", what, err)
+	}
+	return fmt.Errorf("%w: updating %s: %w", ErrAPIUnreachable, what, err)
+}
+
+// badStatusError is a status the plugin cannot read, not the API failing.
+type badStatusError struct{ error }
+
+// isAPIError reports whether the API server answered err (as opposed to not answering).
+func isAPIError(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st)
+}
+
+// roundTrip converts in to out through JSON: status entries are plain maps in an
+// unstructured object, and times take the API's RFC 3339 form.
+func roundTrip(in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
 }

@@ -31,18 +31,20 @@ func (s *ReconcilerServer) GetCapabilities(context.Context, *reconcilerv1.Reconc
 	}}, nil
 }
 
-// Pre runs before the operator reconciles.
+// Pre runs before the operator reconciles: it grants the instances their access to the
+// ObjectStores they use, then checks the store.
 func (s *ReconcilerServer) Pre(ctx context.Context, req *reconcilerv1.ReconcilerHooksRequest) (*reconcilerv1.ReconcilerHooksResult, error) {
-	return s.check(ctx, req)
+	return s.answer(ctx, s.gate.Prepare, req)
 }
 
 // Post runs after the operator reconciled: the store may have gone away meanwhile.
 func (s *ReconcilerServer) Post(ctx context.Context, req *reconcilerv1.ReconcilerHooksRequest) (*reconcilerv1.ReconcilerHooksResult, error) {
-	return s.check(ctx, req)
+	return s.answer(ctx, s.gate.Check, req)
 }
 
-func (s *ReconcilerServer) check(ctx context.Context, req *reconcilerv1.ReconcilerHooksRequest) (*reconcilerv1.ReconcilerHooksResult, error) {
-	d, err := s.gate.Check(ctx, req.GetClusterDefinition(), req.GetResourceDefinition())
+func (s *ReconcilerServer) answer(ctx context.Context, decide func(ctx context.Context, clusterDef, resourceDef []byte) (reconciler.Decision, error),
+	req *reconcilerv1.ReconcilerHooksRequest) (*reconcilerv1.ReconcilerHooksResult, error) {
+	d, err := decide(ctx, req.GetClusterDefinition(), req.GetResourceDefinition())
 	if err != nil {
 		return nil, errmap.ToStatus(ctx, s.log, err)
 	}

@@ -256,6 +256,13 @@ func (s *syncBuffer) String() string {
 // further ALTER SYSTEM statements. PostgreSQL is restarted once for archive_mode.
 func archivingPostgres(t *testing.T, instance, server, store string, settings ...string) (*pglocal.Cluster, *plugin, pglocal.Options) {
 	t.Helper()
+	return archivingPostgresTo(t, instance, fmt.Sprintf("-server-name=%s -object-store=%s", server, store), nil, settings...)
+}
+
+// archivingPostgresTo is archivingPostgres with the wal-archive flags that say where (e.g.
+// -cluster-file) and more environment for the plugin.
+func archivingPostgresTo(t *testing.T, instance, where string, env []string, settings ...string) (*pglocal.Cluster, *plugin, pglocal.Options) {
+	t.Helper()
 	if _, err := pglocal.FindBinaries(); err != nil {
 		testenv.SkipOrFail(t, err.Error())
 	}
@@ -266,11 +273,11 @@ func archivingPostgres(t *testing.T, instance, server, store string, settings ..
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pg.Stop(context.Background()) }) // the running one, after the restart too
-	p := startPlugin(t, 1, "PLINTH_CNPGI_INSTANCE_URL="+pg.URL("postgres"), "PLINTH_CNPGI_INSTANCE_NAME="+instance,
-		"PLINTH_CNPGI_PGDATA="+opts.DataDir)
+	p := startPlugin(t, 1, append([]string{"PLINTH_CNPGI_INSTANCE_URL=" + pg.URL("postgres"), "PLINTH_CNPGI_INSTANCE_NAME=" + instance,
+		"PLINTH_CNPGI_PGDATA=" + opts.DataDir}, env...)...)
 	opts.Port = pg.Port()
 	exec1(t, ctx, pg.URL("postgres"), append([]string{"ALTER SYSTEM SET archive_mode = 'on'",
-		fmt.Sprintf("ALTER SYSTEM SET archive_command = '%s wal-archive -socket=%s -server-name=%s -object-store=%s %%p'", pluginBinary(t), p.socket, server, store)},
+		fmt.Sprintf("ALTER SYSTEM SET archive_command = '%s wal-archive -socket=%s %s %%p'", pluginBinary(t), p.socket, where)},
 		settings...)...)
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/plinth-dev/plinth/services/cnpgi-plugin/internal/cluster"
@@ -22,6 +23,12 @@ import (
 // Stores resolves a cluster's store parameters; *stores.Registry provides it.
 type Stores interface {
 	Lookup(ctx context.Context, namespace, barmanObject, name string) (*stores.Named, error)
+}
+
+// Access grants a Cluster's instances what they read of the ObjectStores they use;
+// *kube.ObjectStores provides it.
+type Access interface {
+	GrantInstances(ctx context.Context, namespace, cluster, uid string, objectStores []string) error
 }
 
 // Decision is the answer to one hook call.
@@ -43,6 +50,9 @@ type Options struct {
 	ProbeTimeout time.Duration
 	// Logger receives why a reconciliation is held back.
 	Logger *slog.Logger
+	// Access, when set, grants the instances of Clusters that use ObjectStore resources
+	// their Role before a reconciliation goes on (Prepare).
+	Access Access
 }
 
 // Gate checks the store behind a reconciliation.
@@ -115,6 +125,35 @@ func (g *Gate) Check(ctx context.Context, clusterDef, resourceDef []byte) (Decis
 		return Decision{}, err
 	}
 	return g.probe(ctx, t), nil
+}
+
+// Prepare is Check before CloudNativePG reconciles: for a Cluster whose instances read
+// ObjectStore resources (barmanObjectName), their Role and RoleBinding are made or brought up
+// to date first, so the sidecars CloudNativePG is about to start can read them. When that
+// fails the reconciliation waits (the sidecars would fail too).
+func (g *Gate) Prepare(ctx context.Context, clusterDef, resourceDef []byte) (Decision, error) {
+	if g.opts.Access != nil && !isBackup(resourceDef) {
+		c, err := cluster.Parse(clusterDef)
+		if err != nil {
+			return Decision{}, err
+		}
+		if names := c.ObjectStores(g.plugin); len(names) > 0 && c.Metadata.DeletionTimestamp == "" {
+			if err := g.opts.Access.GrantInstances(ctx, c.Metadata.Namespace, c.Metadata.Name, c.Metadata.UID, names); err != nil {
+				reason := fmt.Sprintf("the instances of cluster %s cannot be given access to ObjectStore(s) %s",
+					input.Quote(c.Metadata.Name), strings.Join(names, ", "))
+				g.opts.Logger.WarnContext(ctx, "holding back the reconciliation", "reason", reason, "error", err,
+					"retry_in", g.opts.RequeueAfter)
+				return Decision{Requeue: true, RequeueAfter: g.opts.RequeueAfter, Reason: reason}, nil
+			}
+		}
+	}
+	return g.Check(ctx, clusterDef, resourceDef)
+}
+
+// isBackup reports whether resourceDef is a Backup (else the Cluster itself is reconciled).
+func isBackup(resourceDef []byte) bool {
+	var res resource
+	return len(resourceDef) > 0 && json.Unmarshal(resourceDef, &res) == nil && res.Kind == "Backup"
 }
 
 // probe lists a key prefix that holds nothing: one cheap request that fails when the bucket
