@@ -8,6 +8,7 @@ import { timestampMs } from "./lib/format";
 import { afterSignIn, notFound, pages, routeFor, routePath, signInPath } from "./lib/routes";
 import { canAdminister, canWrite } from "./lib/roles";
 import { endSession, loadSession, msUntilExpiry, refusedMessage, saveSession, signOutReason, type Session } from "./lib/session";
+import { parseSignInFragment, type SignInOutcome } from "./lib/oidc";
 import { askOtherTabs, channelName, onTabMessage, parseTabMessage, type Channel } from "./lib/tabs";
 import { renewDelay, type VagrantSession } from "./lib/vagrantSession";
 import { SignIn } from "./views/SignIn";
@@ -44,11 +45,28 @@ function tabChannel(): Channel | null {
   return typeof BroadcastChannel === "undefined" ? null : (new BroadcastChannel(channelName) as unknown as Channel);
 }
 
+/**
+ * Takes the outcome of an OpenID sign-in from /signin's fragment, where the gateway's callback
+ * put it: a session is kept in the session storage before anything reads it, and the fragment
+ * leaves the address bar (and the history) at once, so the token is not left in view, in a
+ * bookmark or in a screenshot.
+ */
+function takeSignInFragment(store: Storage): SignInOutcome {
+  if (window.location.pathname !== signInPath || window.location.hash === "") return null;
+  const outcome = parseSignInFragment(window.location.hash);
+  if (outcome === null) return null;
+  window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  if (outcome.kind === "session") saveSession(store, outcome.session);
+  return outcome;
+}
+
 /** A Vagrant token refused again this soon after the last one was issued is not renewed. */
 const vagrantRetryMs = 5_000;
 
 export function App() {
   const store = window.sessionStorage;
+  // Before the session is read: a sign-in just back from a provider wins over the one stored.
+  const [arrival] = useState(() => takeSignInFragment(store));
   const [session, setSession] = useState<Session | null>(() => loadSession(store, Date.now()));
   const channel = useMemo(tabChannel, []);
   // A tab opened without a session asks the open ones first (a moment; they answer at once).
@@ -56,7 +74,7 @@ export function App() {
   const [vagrant, setVagrant] = useState<VagrantSession | null>(null);
   const [vagrantProblem, setVagrantProblem] = useState("");
   const [path, go] = usePath();
-  const [reason, setReason] = useState(() => signOutReason(store));
+  const [reason, setReason] = useState(() => (arrival?.kind === "refused" ? arrival.message : signOutReason(store)));
   // The folded menu of a narrow screen: open or not.
   const [menuOpen, setMenuOpen] = useState(false);
   const mine = useRef(session);
@@ -79,6 +97,14 @@ export function App() {
     setReason("");
     setSession(s);
   }, [store]);
+
+  // A sign-in through a provider came back (its session is stored already): tabs waiting on
+  // the sign-in page sign in too, and this one opens the home page.
+  useEffect(() => {
+    if (arrival?.kind !== "session") return;
+    channel?.postMessage({ type: "session", session: arrival.session });
+    go(afterSignIn("/"));
+  }, [arrival, channel, go]);
 
   // The other tabs: answer their asks, adopt a sign-in, end with their sign-out.
   useEffect(() => {
@@ -174,6 +200,7 @@ export function App() {
     return (
       <SignIn
         auth={clients.auth}
+        oidc={clients.oidc}
         message={reason}
         onSignedIn={(s) => {
           adopt(s);

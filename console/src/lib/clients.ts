@@ -7,6 +7,7 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { isUnauthenticated } from "./errors";
 import { AuthService } from "../gen/services/auth/auth_pb";
 import { AdminService } from "../gen/plinth/auth/v1/admin_pb";
+import { OIDCService } from "../gen/plinth/auth/v1/oidc_pb";
 import { StatsService } from "../gen/stats/stats_pb";
 import { HistoryService } from "../gen/plinth/stats/v1/history_pb";
 import { ClusterService } from "../gen/plinth/stats/v1/cluster_pb";
@@ -24,6 +25,8 @@ import { SessionTokenService } from "../gen/plinth/vagrant/v1/session_tokens_pb"
 export interface Clients {
   auth: Client<typeof AuthService>;
   admin: Client<typeof AdminService>;
+  /** auth's OpenID providers (public: the sign-in page lists them before anyone signs in). */
+  oidc: Client<typeof OIDCService>;
   stats: Client<typeof StatsService>;
   /** stats' usage history (the Storage page's capacity plot) and activity (the Activity page). */
   history: Client<typeof HistoryService>;
@@ -94,6 +97,7 @@ export function makeClients(
   return {
     auth: createClient(AuthService, plinth),
     admin: createClient(AdminService, plinth),
+    oidc: createClient(OIDCService, plinth),
     stats: createClient(StatsService, plinth),
     history: createClient(HistoryService, plinth),
     cluster: createClient(ClusterService, plinth),

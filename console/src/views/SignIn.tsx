@@ -1,7 +1,10 @@
-// Sign in with a user of the auth service.
-import { useState, type FormEvent } from "react";
+// Sign in with a user of the auth service, or through one of auth's OpenID providers (a link
+// to the gateway's start route; the outcome comes back in /signin's fragment, read by App).
+import { useEffect, useState, type FormEvent } from "react";
 import type { Client } from "@connectrpc/connect";
 import type { AuthService } from "../gen/services/auth/auth_pb";
+import type { OIDCService, Provider } from "../gen/plinth/auth/v1/oidc_pb";
+import { startPath } from "../lib/oidc";
 import { timestampMs } from "../lib/format";
 import { describeError } from "../lib/errors";
 import { validateLogin } from "../lib/auth";
@@ -9,8 +12,9 @@ import type { Session } from "../lib/session";
 import { fetchRole, type Role } from "../lib/roles";
 import { ErrorLine } from "./ui";
 
-export function SignIn({ auth, message, onSignedIn }: {
+export function SignIn({ auth, oidc, message, onSignedIn }: {
   auth: Client<typeof AuthService>;
+  oidc: Client<typeof OIDCService>;
   message: string;
   onSignedIn: (s: Session) => void;
 }) {
@@ -18,6 +22,27 @@ export function SignIn({ auth, message, onSignedIn }: {
   const [password, setPassword] = useState("");
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
+  const [providers, setProviders] = useState<Provider[]>([]);
+  // Until auth says otherwise the form shows: it is how every suite without providers signs in.
+  const [passwordLogin, setPasswordLogin] = useState(true);
+  const [providersProblem, setProvidersProblem] = useState("");
+
+  useEffect(() => {
+    let live = true;
+    oidc.listProviders({}).then(
+      (r) => {
+        if (!live) return;
+        setProviders(r.providers);
+        setPasswordLogin(r.passwordLogin);
+      },
+      (err: unknown) => {
+        if (live) setProvidersProblem(`Sign-in with other providers is not offered: ${describeError(err)}`);
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [oidc]);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -43,21 +68,34 @@ export function SignIn({ auth, message, onSignedIn }: {
 
   return (
     <main className="signin" id="main">
-      <form onSubmit={submit} aria-labelledby="signin-h" noValidate>
+      <div className="signin-box">
         <h1 id="signin-h">Plinth</h1>
-        <p className="muted">Sign in with your Plinth account.</p>
         {message && <p className="notice" role="status">{message}</p>}
-        <label>
-          Username
-          <input name="username" autoComplete="username" value={username} onChange={(e) => setUsername(e.target.value)} autoFocus required />
-        </label>
-        <label>
-          Password
-          <input name="password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} required />
-        </label>
-        <ErrorLine text={error} />
-        <button type="submit" disabled={busy}>{busy ? "Signing in…" : "Sign in"}</button>
-      </form>
+        {providers.length > 0 && (
+          <nav className="providers" aria-label="Sign in with a provider">
+            {providers.map((p) => (
+              <a key={p.name} className="button" href={startPath(p.name)}>Sign in with {p.label || p.name}</a>
+            ))}
+          </nav>
+        )}
+        {providersProblem && <p className="muted">{providersProblem}</p>}
+        {!passwordLogin && <p className="muted">Password sign-in is turned off here: sign in with a provider.</p>}
+        {passwordLogin && (
+        <form onSubmit={submit} aria-labelledby="signin-h" noValidate>
+          <p className="muted">{providers.length > 0 ? "Or sign in with your Plinth account." : "Sign in with your Plinth account."}</p>
+          <label>
+            Username
+            <input name="username" autoComplete="username" value={username} onChange={(e) => setUsername(e.target.value)} autoFocus required />
+          </label>
+          <label>
+            Password
+            <input name="password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} required />
+          </label>
+          <ErrorLine text={error} />
+          <button type="submit" disabled={busy}>{busy ? "Signing in…" : "Sign in"}</button>
+        </form>
+        )}
+      </div>
     </main>
   );
 }
