@@ -11,7 +11,12 @@ func authGatewaySocket(home string) string {
 }
 
 // authEnv gives auth its gateway listener, so lockout counts the address the gateway names
-// (the browser's) for logins through it, and the TCP peer for calls on auth's own port.
+// (the browser's) for logins through it, and the TCP peer for calls on auth's own port; with
+// -dev-oidc, the dev OpenID provider as its provider "dev" (devoidc.go).
 func authEnv(c Config, _ map[string]Placement) map[string]string {
-	return map[string]string{envAuthGatewayAddr: authGatewaySocket(c.Home)}
+	env := map[string]string{envAuthGatewayAddr: authGatewaySocket(c.Home)}
+	if c.DevOIDC {
+		env[envAuthOIDCProvidersFile] = devOIDCProvidersFile(c.Home)
+	}
+	return env
 }

@@ -50,6 +50,9 @@ type Config struct {
 	// NoInstall keeps the launcher from installing the Debian packages the binaries need,
 	// even as root: it then only says what to install (needs.go).
 	NoInstall bool
+	// DevOIDC runs auth's local OpenID provider (`auth dev-oidc`) beside the suite and makes it
+	// auth's provider "dev", with an admin user whose password is printed (devoidc.go).
+	DevOIDC bool
 	// NoCeph keeps the launcher from starting its dev Ceph for stats and as the default S3
 	// store (ceph.go).
 	NoCeph bool
@@ -69,6 +72,10 @@ type Config struct {
 	// (PLINTH_STATS_CEPH_URL: no dev Ceph), the etcd kaas's control planes run
 	// (PLINTH_KAAS_VAGRANT_ETCD; else Debian's /usr/bin/etcd, which make up installs).
 	LvmdConfig, LvmdDefaultS3Endpoint, CNPGIConfig, StatsCephURL, KaasEtcd string
+
+	// only, when set (tests), keeps just these of the binaries found under services/: a test
+	// runs a part of the suite the way make up runs all of it.
+	only []string
 }
 
 // Defaults from ARCHITECTURE.md.
@@ -116,6 +123,8 @@ func ParseConfig(args []string, environ []string, out io.Writer) (Config, error)
 		"never install missing Debian packages (as root it otherwise does, one apt-get call); say what to install instead (env PLINTH_NO_INSTALL=1)")
 	fs.BoolVar(&c.NoCeph, "no-ceph", getenv("PLINTH_NO_CEPH") == "1",
 		"do not start the dev Ceph (HOME/ceph: stats's cluster and the default S3 store) that make up starts as root (env PLINTH_NO_CEPH=1)")
+	fs.BoolVar(&c.DevOIDC, "dev-oidc", false,
+		"also run a local OpenID provider (auth dev-oidc on 127.0.0.1:7008) as auth's provider \"dev\", for trying \"Sign in with Dev\"; its admin user's password is printed")
 	fs.StringVar(&c.LvmdVG, "lvmd-vg", orDefault(getenv("PLINTH_LVMD_VG"), "plinth"),
 		"the loop-backed volume group made for lvmd-agent as root (kept across runs; env PLINTH_LVMD_VG)")
 	fs.StringVar(&c.RunBinary, "run", "", "run only this service binary in the foreground, with the environment make up gives it, beside a running -infra-only")
@@ -163,6 +172,9 @@ func (c Config) Validate() error {
 	}
 	if c.InfraOnly && c.RunBinary != "" {
 		return errors.New("-infra-only and -run exclude each other: start one launcher with -infra-only, then one -run per service")
+	}
+	if c.DevOIDC && (c.InfraOnly || c.RunBinary != "") {
+		return errors.New("-dev-oidc runs with the whole suite only (make up), not with -infra-only or -run")
 	}
 	if c.ReadyTimeout <= 0 || c.StopTimeout <= 0 {
 		return errors.New("-ready-timeout and -stop-timeout must be positive durations")

@@ -54,6 +54,9 @@ func run(ctx context.Context, cancel func(), c Config, interrupts <-chan os.Sign
 	if err := s.startDevCeph(ctx, c); err != nil {
 		return err
 	}
+	if err := s.startDevOIDC(ctx, c, placed); err != nil {
+		return err
+	}
 	children, err := startAll(ctx, c, s.con, placed, infra, skipped, say)
 	defer func() {
 		if len(children) > 0 {

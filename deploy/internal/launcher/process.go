@@ -20,11 +20,11 @@ type child struct {
 	err  error         // exit error, valid after done
 }
 
-// startChild runs path with env, its stdout and stderr going to out. The child gets its own
+// startChild runs path with args and env, its stdout and stderr going to out. The child gets its own
 // process group, so a terminal's Ctrl-C reaches only the launcher, which then stops children
 // in order; and it gets SIGTERM should the launcher die without cleaning up.
-func startChild(name, path string, env []string, dir string, out io.WriteCloser) (*child, error) {
-	cmd := exec.Command(path)
+func startChild(name, path string, env []string, dir string, out io.WriteCloser, args ...string) (*child, error) {
+	cmd := exec.Command(path, args...)
 	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}

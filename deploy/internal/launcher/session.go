@@ -49,6 +49,9 @@ func openSession(c Config, cancel func(), interrupts <-chan os.Signal, stateFile
 	if err != nil {
 		return nil, err
 	}
+	if c.only != nil {
+		found = slices.DeleteFunc(found, func(b Binary) bool { return !slices.Contains(c.only, b.Name) })
+	}
 	con := NewConsole(c.Out, c.Color, nameWidth(found))
 	w := con.Writer("plinth-up")
 	s := &session{found: found, con: con, out: w, self: func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }}

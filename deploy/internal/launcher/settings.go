@@ -32,6 +32,11 @@ const (
 	// auth
 	envAuthGatewayAddr = "PLINTH_AUTH_GATEWAY_ADDR"
 	envAdminPassword   = "PLINTH_ADMIN_PASSWORD"
+	// auth's OpenID providers, with -dev-oidc (devoidc.go)
+	envAuthOIDCProvidersFile = "PLINTH_AUTH_OIDC_PROVIDERS_FILE"
+
+	// gateway: the Koor listener, which the user may set; -dev-oidc registers its callback
+	envGatewayKoorAddr = "PLINTH_GATEWAY_KOOR_ADDR"
 
 	// stats
 	envStatsCephURL          = "PLINTH_STATS_CEPH_URL"
@@ -75,6 +80,7 @@ const (
 // ending in "_" is a prefix, which TestNoSettingSpelledOutside checks some setting starts with.
 const (
 	prefixAuth           = "PLINTH_AUTH_"
+	prefixDevOIDC        = "PLINTH_DEV_OIDC_" // auth dev-oidc's, the same binary's
 	prefixStats          = "PLINTH_STATS_"
 	prefixKaas           = "PLINTH_KAAS_"
 	prefixVagrant        = "PLINTH_VAGRANT_"

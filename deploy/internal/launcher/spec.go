@@ -84,7 +84,7 @@ func Table() []Spec {
 			// The gateway reaches auth on a private unix socket (auth.go), whose
 			// x-forwarded-for alone auth believes, so lockout counts the browser's address.
 			Binary: "auth", Service: "auth", GRPCPort: 7001, AdminPort: 7101, Env: authEnv,
-			Settings: []string{prefixAuth, envAdminPassword},
+			Settings: []string{prefixAuth, prefixDevOIDC, envAdminPassword},
 		},
 		{
 			// Every stats call's token is checked with auth. Its sources: the suite's inventory
