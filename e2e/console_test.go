@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -47,7 +48,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		skipOrFail(t, "no PostgreSQL data directory for the Backups page: %v", err)
 	}
-	l := startLauncher(t, bin, root, home, freeOffset(t, bandConsole), "PLINTH_DATABASE_NAME="+dbName,
+	// -dev-oidc: the dev OpenID provider, for the console's "Sign in with Dev" (oidc.mjs).
+	l := startLauncherWithFlags(t, bin, root, home, freeOffset(t, bandConsole), []string{"-dev-oidc"}, "PLINTH_DATABASE_NAME="+dbName,
 		"PLINTH_ADMIN_PASSWORD="+password, ownDevVG(t, home), "PLINTH_CNPGI_PGDATA="+pgdata)
 	e := l.waitEndpoints(t, readyTimeout)
 	defer dropDatabase(t, e.Database, dbName)
@@ -81,6 +83,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	offlineRunner := offlineRunnerForConsole(t, gateway, strings.TrimSpace(string(vagrantToken)))
 	volumeBackup, store := backupForConsole(t, gateway, password)
 
+	devOIDCPassword := devOIDCPassword(t, home)
+
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(consoleDir, "e2e", "browser.mjs"))
@@ -97,6 +101,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		"CNPGI_SERVER="+walServer,
 		"CNPGI_WAL="+segment,
 		"LVMD_BACKUP="+volumeBackup,
+		"DEV_OIDC_USER=dev",
+		"DEV_OIDC_PASSWORD="+devOIDCPassword,
 	)
 	cmd.Env = append(cmd.Env, store.env()...)
 	result, err := cmd.CombinedOutput()
@@ -104,7 +110,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("browser test failed (%v); screenshots in %s", err, out)
 	}
-	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "05-volume-page", "05-backups", "05-backup-server", "07-signed-out", "09-admin", "09-admin-refused", "11-second-tab"} {
+	for _, shot := range []string{"01-signin", "02-storage", "03-vagrant", "04-clusters", "05-volumes", "05-volume-page", "05-backups", "05-backup-server", "07-signed-out", "09-admin", "09-admin-refused", "11-second-tab",
+		"oidc-01-signin", "oidc-02-signed-in", "oidc-03-refused"} {
 		if st, err := os.Stat(filepath.Join(out, shot+".png")); err != nil || st.Size() == 0 {
 			t.Errorf("no screenshot %s.png in %s (%v)", shot, out, err)
 		}
@@ -157,4 +164,21 @@ func browserTools(t *testing.T, root string) (node, consoleDir string) {
 		}
 	}
 	return node, consoleDir
+}
+
+// devOIDCPassword is the password of the user dev that `plinth-up -dev-oidc` wrote for its
+// dev OpenID provider (HOME/dev-oidc.json).
+func devOIDCPassword(t *testing.T, home string) string {
+	t.Helper()
+	var op struct {
+		Users []struct {
+			Username string `json:"username"`
+			Password string `json:"password"`
+		} `json:"users"`
+	}
+	data, err := os.ReadFile(filepath.Join(home, "dev-oidc.json"))
+	if err != nil || json.Unmarshal(data, &op) != nil || len(op.Users) == 0 || op.Users[0].Username != "dev" || op.Users[0].Password == "" {
+		t.Fatalf("the launcher wrote no dev OpenID user: %v", err)
+	}
+	return op.Users[0].Password
 }

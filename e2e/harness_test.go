@@ -228,9 +228,16 @@ func withoutSuiteEnv(env []string) []string {
 // environment. Variables that would point it at other infrastructure are removed.
 func startLauncher(t *testing.T, bin, root, home string, offset int, extra ...string) *launcher {
 	t.Helper()
+	return startLauncherWithFlags(t, bin, root, home, offset, nil, extra...)
+}
+
+// startLauncherWithFlags is startLauncher with flags of plinth-up that have no environment
+// variable (-dev-oidc).
+func startLauncherWithFlags(t *testing.T, bin, root, home string, offset int, flags []string, extra ...string) *launcher {
+	t.Helper()
 	env := append(withoutSuiteEnv(os.Environ()), "PLINTH_HOME="+home, "PLINTH_PORT_OFFSET="+strconv.Itoa(offset))
 	l := &launcher{home: home, log: &lockedBuffer{}, done: make(chan struct{})}
-	l.cmd = exec.Command(bin, "-root", root)
+	l.cmd = exec.Command(bin, append([]string{"-root", root}, flags...)...)
 	l.cmd.Env = append(env, extra...)
 	l.cmd.Stdout, l.cmd.Stderr = l.log, l.log
 	if err := l.cmd.Start(); err != nil {

@@ -14,6 +14,7 @@ import { chromium } from "playwright-core";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { oidcSteps } from "./oidc.mjs";
 
 const env = (k, d) => {
   const v = process.env[k] ?? d;
@@ -41,6 +42,10 @@ const s3 = {
   endpoint: process.env.LVMD_S3_ENDPOINT ?? "", bucket: process.env.LVMD_S3_BUCKET ?? "",
   accessKeyId: process.env.LVMD_S3_ACCESS_KEY_ID ?? "", secretAccessKey: process.env.LVMD_S3_SECRET_ACCESS_KEY ?? "",
 };
+// The dev OpenID provider's user (make up -dev-oidc; console_test.go starts the suite so):
+// with its password the OpenID steps run (oidc.mjs).
+const devOIDCUser = process.env.DEV_OIDC_USER || "dev";
+const devOIDCPassword = process.env.DEV_OIDC_PASSWORD ?? "";
 const suffix = Date.now().toString(36);
 mkdirSync(outDir, { recursive: true });
 
@@ -870,6 +875,15 @@ try {
   await page.getByRole("heading", { level: 1, name: "Clusters" }).waitFor();
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByText("You signed out.").waitFor();
+
+  if (devOIDCPassword) {
+    await oidcSteps({
+      browser, base, user: devOIDCUser, password: devOIDCPassword, outDir, log, audit, pageErrors,
+      setStep: (s) => { step = s; log(s); },
+    });
+  } else {
+    log("OpenID steps skipped: no DEV_OIDC_PASSWORD (a suite started with -dev-oidc gives one)");
+  }
 
   if (pageErrors.length) throw new Error(`errors in the page: ${pageErrors.join("; ")}`);
   step = "accessibility: no serious or critical axe-core violation on any page";
