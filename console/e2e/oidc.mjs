@@ -7,6 +7,9 @@
 //
 //   CONSOLE_URL=http://127.0.0.1:8080 DEV_OIDC_PASSWORD="$(jq -r '.users[0].password' .plinth/dev-oidc.json)" \
 //   node console/e2e/oidc.mjs
+//
+// With PASSWORD_LOGIN=off (auth run with PLINTH_AUTH_PASSWORD_LOGIN=false) the sign-in page
+// must offer no password form, only the provider.
 import { chromium } from "playwright-core";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -18,7 +21,7 @@ import { pathToFileURL } from "node:url";
  * the step for a failure; audit(name, page) is the caller's accessibility pass; errors from the
  * pages are pushed to pageErrors.
  */
-export async function oidcSteps({ browser, base, user, password, outDir, log, setStep, audit, pageErrors }) {
+export async function oidcSteps({ browser, base, user, password, outDir, log, setStep, audit, pageErrors, passwordLogin = true }) {
   const open = async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light" });
     const page = await context.newPage();
@@ -36,7 +39,12 @@ export async function oidcSteps({ browser, base, user, password, outDir, log, se
   const link = page.getByRole("link", { name: "Sign in with Dev" });
   await link.waitFor();
   if ((await link.getAttribute("href")) !== "/auth/oidc/dev/start") throw new Error(`the link goes to ${await link.getAttribute("href")}`);
-  await page.getByLabel("Username").waitFor(); // password login is on under make up
+  if (passwordLogin) {
+    await page.getByLabel("Username").waitFor(); // password login is on under make up
+  } else {
+    await page.getByText("Password sign-in is turned off here").waitFor();
+    if (await page.getByLabel("Password").count()) throw new Error("the password form shows while auth has password login off");
+  }
   await page.screenshot({ path: join(outDir, "oidc-01-signin.png"), fullPage: true });
   await audit("oidc-signin", page);
 
@@ -109,6 +117,8 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     await oidcSteps({
       browser, base: env("CONSOLE_URL").replace(/\/$/, ""), user: env("DEV_OIDC_USER", "dev"), password: env("DEV_OIDC_PASSWORD"),
       outDir, log, setStep: (s) => { step = s; log(s); }, audit, pageErrors,
+      // PASSWORD_LOGIN=off: auth runs with PLINTH_AUTH_PASSWORD_LOGIN=false, the form must not show.
+      passwordLogin: (process.env.PASSWORD_LOGIN ?? "on") !== "off",
     });
     if (pageErrors.length) throw new Error(`errors in the page: ${pageErrors.join("; ")}`);
     if (a11yProblems.length) throw new Error(`axe-core found: ${a11yProblems.join("; ")}`);

@@ -1,7 +1,7 @@
 // Sign in with a user of the auth service, or through one of auth's OpenID providers (a link
 // to the gateway's start route; the outcome comes back in /signin's fragment, read by App).
 import { useEffect, useState, type FormEvent } from "react";
-import type { Client } from "@connectrpc/connect";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { AuthService } from "../gen/services/auth/auth_pb";
 import type { OIDCService, Provider } from "../gen/plinth/auth/v1/oidc_pb";
 import { startPath } from "../lib/oidc";
@@ -36,7 +36,10 @@ export function SignIn({ auth, oidc, message, onSignedIn }: {
         setPasswordLogin(r.passwordLogin);
       },
       (err: unknown) => {
-        if (live) setProvidersProblem(`Sign-in with other providers is not offered: ${describeError(err)}`);
+        // An auth (or gateway) without OpenID sign-in has no providers to offer: nothing to say.
+        if (live && !(err instanceof ConnectError && err.code === Code.Unimplemented)) {
+          setProvidersProblem(`Sign-in with other providers is not offered now: ${describeError(err)}`);
+        }
       },
     );
     return () => {
