@@ -1,6 +1,7 @@
 package upstreamtest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,8 +33,11 @@ var objectStores = schema.GroupVersionResource{Group: "barmancloud.cnpg.io", Ver
 // records the failure time and keeps the window.
 func TestObjectStoreResourceEndToEnd(t *testing.T) {
 	t.Parallel()
-	ctx := ctxT(t)
 	k := kubetest.Start(t, kubetest.Options{CRDs: kubetest.BarmanCloudCRDs(t)})
+	// A control plane, a PostgreSQL and two base backups: more than ctxT's two minutes on a
+	// loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	t.Cleanup(cancel)
 	o := runAs(t)
 	dir := home(t, o)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
