@@ -144,7 +144,9 @@ func startCompose(t *testing.T, prefix string, band int, subnet string, ceph boo
 	start := time.Now()
 	out, err := c.compose(c.up...)
 	if err != nil {
-		t.Fatalf("plinth-compose up: %v\n%s", err, out)
+		// The reason is at the end of a long BuildKit log: said first, so that a CI excerpt
+		// that keeps only a log's beginning and end shows it.
+		t.Fatalf("plinth-compose up: %v; its last lines:\n%s\n--- all of its output:\n%s", err, lastLines(string(out), 60), out)
 	}
 	t.Logf("up --wait (build included) in %s, ports shifted by %d", time.Since(start).Round(time.Second), offset)
 	gwAddr := "127.0.0.1:" + strconv.Itoa(8081+offset)
@@ -357,4 +359,10 @@ func volumeFile(t *testing.T, ctx context.Context, env []string, project, volume
 		t.Fatalf("read %s from the %s volume: %v: %s", path, volume, err, out)
 	}
 	return []byte(out + "\n")
+}
+
+// lastLines is the end of a command's output: its last n lines.
+func lastLines(out string, n int) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
