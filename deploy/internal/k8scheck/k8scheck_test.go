@@ -25,8 +25,20 @@ func TestKustomizationsPassEveryCheck(t *testing.T) {
 				t.Errorf("%d workloads, want 8 (auth, stats, kaas, vagrant-server, vagrant-runner, lvmd-agent, cnpgi-plugin, gateway)", len(s.Workloads))
 			}
 			for _, o := range objs {
-				if o.GetKind() != "Namespace" && o.GetNamespace() != "plinth" {
-					t.Errorf("%s is not in namespace plinth", o)
+				switch o.GetKind() {
+				case "Namespace", "ClusterRole":
+				case "ClusterRoleBinding":
+					// Cluster-scoped: its subjects must be plinth's own service accounts.
+					subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+					for _, sub := range subjects {
+						if m, _ := sub.(map[string]any); m["namespace"] != "plinth" {
+							t.Errorf("%s binds %v, outside namespace plinth", o, sub)
+						}
+					}
+				default:
+					if o.GetNamespace() != "plinth" {
+						t.Errorf("%s is not in namespace plinth", o)
+					}
 				}
 			}
 		})
