@@ -124,7 +124,11 @@ func TestNoSourcemapsShipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if total > 1<<20 {
-		t.Errorf("the embedded console is %d bytes; keep it under 1 MiB", total)
+	// Every file is there three times (plain, .gz, .br). The budget catches what must never
+	// be embedded (sourcemaps, a second bundle, unminified code); it grew from 1 MiB to
+	// 1.125 MiB when the console gained OpenID sign-in and volume restores (1,043,903 →
+	// 1,067,780 bytes).
+	if budget := 1<<20 + 1<<17; total > budget {
+		t.Errorf("the embedded console is %d bytes; keep it under %d", total, budget)
 	}
 }
