@@ -74,15 +74,15 @@ func (s *ObjectStores) ensureRole(ctx context.Context, want *rbacv1.Role) error 
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = roles.Create(ctx, want, metav1.CreateOptions{FieldManager: "cnpgi-plugin"})
-		return s.writeErr(err, "create", what)
+		return writeErr(err, "create", what, rbacGrant("create"))
 	case err != nil:
-		return s.writeErr(err, "read", what)
+		return writeErr(err, "read", what, rbacGrant("read"))
 	case reflect.DeepEqual(have.Rules, want.Rules) && reflect.DeepEqual(have.OwnerReferences, want.OwnerReferences):
 		return nil
 	}
 	have.Rules, have.OwnerReferences, have.Labels = want.Rules, want.OwnerReferences, want.Labels
 	_, err = roles.Update(ctx, have, metav1.UpdateOptions{FieldManager: "cnpgi-plugin"})
-	return s.writeErr(err, "update", what)
+	return writeErr(err, "update", what, rbacGrant("update"))
 }
 
 func (s *ObjectStores) ensureRoleBinding(ctx context.Context, want *rbacv1.RoleBinding) error {
@@ -92,35 +92,41 @@ func (s *ObjectStores) ensureRoleBinding(ctx context.Context, want *rbacv1.RoleB
 	switch {
 	case apierrors.IsNotFound(err):
 		_, err = bindings.Create(ctx, want, metav1.CreateOptions{FieldManager: "cnpgi-plugin"})
-		return s.writeErr(err, "create", what)
+		return writeErr(err, "create", what, rbacGrant("create"))
 	case err != nil:
-		return s.writeErr(err, "read", what)
+		return writeErr(err, "read", what, rbacGrant("read"))
 	case have.RoleRef != want.RoleRef:
 		// A binding's roleRef cannot change: it is made again.
 		if err := bindings.Delete(ctx, want.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return s.writeErr(err, "delete", what)
+			return writeErr(err, "delete", what, rbacGrant("delete"))
 		}
 		_, err = bindings.Create(ctx, want, metav1.CreateOptions{FieldManager: "cnpgi-plugin"})
-		return s.writeErr(err, "create", what)
+		return writeErr(err, "create", what, rbacGrant("create"))
 	case reflect.DeepEqual(have.Subjects, want.Subjects) && reflect.DeepEqual(have.OwnerReferences, want.OwnerReferences):
 		return nil
 	}
 	have.Subjects, have.OwnerReferences, have.Labels = want.Subjects, want.OwnerReferences, want.Labels
 	_, err = bindings.Update(ctx, have, metav1.UpdateOptions{FieldManager: "cnpgi-plugin"})
-	return s.writeErr(err, "update", what)
+	return writeErr(err, "update", what, rbacGrant("update"))
 }
 
-// writeErr says what the plugin could not do; forbidden names the permission its own service
-// account lacks (and may only grant what it holds: RBAC refuses escalation).
-func (s *ObjectStores) writeErr(err error, verb, what string) error {
+// writeErr says what the plugin could not do to what: forbidden with grant (the permission
+// its service account lacks), an API answer as such, anything else as the API unreachable.
+func writeErr(err error, verb, what, grant string) error {
 	switch {
 	case err == nil:
 		return nil
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("the plugin may not %s %s: its service account needs %s on roles and rolebindings, "+
-			"and itself get on objectstores, objectstores/status and secrets (deploy/k8s/base/cnpgi-plugin/rbac.yaml): %w", verb, what, verb, err)
+		return fmt.Errorf("the plugin may not %s %s: %s: %w", verb, what, grant, err)
 	case isAPIError(err):
 		return fmt.Errorf("%s %s: %w", verb, what, err)
 	}
 	return fmt.Errorf("%w: %s %s: %w", ErrAPIUnreachable, verb, what, err)
+}
+
+// rbacGrant is what the operator side's service account needs to grant instances their
+// access (RBAC lets it grant only what it holds).
+func rbacGrant(verb string) string {
+	return "its service account needs " + verb + " on roles and rolebindings, and itself get on objectstores, " +
+		"objectstores/status and secrets (deploy/k8s/base/cnpgi-plugin/rbac.yaml)"
 }

@@ -276,18 +276,10 @@ func (s *ObjectStores) UpdateRecoveryWindow(ctx context.Context, namespace, name
 		_, err = res.UpdateStatus(cctx, u, metav1.UpdateOptions{FieldManager: "cnpgi-plugin"})
 		return err
 	})
-	var bad *badStatusError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &bad):
+	if bad := (*badStatusError)(nil); errors.As(err, &bad) {
 		return err
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("the plugin may not update %s: grant update on objectstores/status to its service account", what)
-	case isAPIError(err):
-		return fmt.Errorf("update %s: %w", what, err)
 	}
-	return fmt.Errorf("%w: updating %s: %w", ErrAPIUnreachable, what, err)
+	return writeErr(err, "update", what, "grant update on objectstores/status to its service account")
 }
 
 // badStatusError is a status the plugin cannot read, not the API failing.
